@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * User memory over FUSE_IOCTL_RETRY: the uaccess helpers of
+ * <cusemu/uaccess.h>, acting on the call record of the current thread.
+ */
+#define G_LOG_DOMAIN "cusemu-call"
+
+#include <errno.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "call.h"
+
+static __thread struct cusemu_call *current_call;
+
+void cusemu_call_set_current(struct cusemu_call *call)
+{
+	current_call = call;
+}
+
+struct cusemu_call *cusemu_call_current(void)
+{
+	return current_call;
+}
+
+void cusemu_call_init(struct cusemu_call *call, struct cusemu_device *dev,
+		      struct cusemu_file *file, unsigned int cmd,
+		      unsigned long arg, bool compat, pid_t tid)
+{
+	call->dev = dev;
+	call->file = file;
+	call->cmd = cmd;
+	call->arg = arg;
+	call->compat = compat;
+	call->tid = tid;
+	call->in.count = call->out.count = 0;
+	call->in.bytes = call->out.bytes = 0;
+	call->in_data = NULL;
+	call->out_data = NULL;
+	call->in_avail = call->out_avail = call->out_used = 0;
+	call->pending = false;
+	call->error = 0;
+}
+
+static void copy_ranges(struct cusemu_user_ranges *to,
+			const struct cusemu_user_ranges *from)
+{
+	to->count = from->count;
+	to->bytes = from->bytes;
+	memcpy(to->r, from->r, from->count * sizeof(from->r[0]));
+}
+
+/* A known range holding [addr, addr + len), fetched or not. */
+static const struct cusemu_user_range *
+find_range(const struct cusemu_user_ranges *set, cusemu_uptr_t addr,
+	   uint64_t len)
+{
+	for (unsigned int i = 0; i < set->count; i++) {
+		const struct cusemu_user_range *r = &set->r[i];
+
+		if (addr >= r->addr && addr - r->addr + len <= r->len)
+			return r;
+	}
+	return NULL;
+}
+
+static bool fetched(const struct cusemu_user_range *r, uint32_t avail)
+{
+	return r->off + r->len <= avail;
+}
+
+/*
+ * Bytes of an out range that the handler leaves alone must not change in
+ * the client: take them from the in data where the range was also read.
+ */
+static void prefill_out(struct cusemu_call *call)
+{
+	memset(call->out_data, 0, call->out_avail);
+	for (unsigned int i = 0; i < call->out.count; i++) {
+		const struct cusemu_user_range *o = &call->out.r[i];
+		const struct cusemu_user_range *r;
+
+		r = find_range(&call->in, o->addr, o->len);
+		if (r && fetched(r, call->in_avail))
+			memcpy(call->out_data + o->off,
+			       call->in_data + r->off + (o->addr - r->addr),
+			       o->len);
+	}
+}
+
+void cusemu_call_set_data(struct cusemu_call *call,
+			  const struct cusemu_user_ranges *prev_in,
+			  const struct cusemu_user_ranges *prev_out,
+			  const void *in_data, uint32_t in_len,
+			  uint8_t *out_data, uint32_t out_len)
+{
+	if (prev_in)
+		copy_ranges(&call->in, prev_in);
+	if (prev_out)
+		copy_ranges(&call->out, prev_out);
+	g_return_if_fail(call->in.bytes == in_len);
+	g_return_if_fail(call->out.bytes == out_len);
+	call->in_data = in_data;
+	call->in_avail = in_len;
+	call->out_data = out_data;
+	call->out_avail = out_len;
+	if (out_len)
+		prefill_out(call);
+}
+
+/* A 32-bit caller cannot name memory above 4 GiB; the kernel would say -EIO. */
+static bool reachable(const struct cusemu_call *call, cusemu_uptr_t addr,
+		      uint64_t len)
+{
+	uint64_t limit = call->compat ? UINT64_C(1) << 32 : UINT64_MAX;
+
+	return addr <= limit && len <= limit - addr;
+}
+
+/*
+ * Name a range for the next retry. Returns 0 when its bytes are here,
+ * -EAGAIN when they will come with the retry, -EFAULT or -ENOMEM when they
+ * never can.
+ */
+static int want(struct cusemu_call *call, struct cusemu_user_ranges *set,
+		uint32_t avail, cusemu_uptr_t addr, uint64_t len)
+{
+	const struct cusemu_user_range *known;
+	struct cusemu_user_range *r;
+
+	if (!len)
+		return 0;
+	known = find_range(set, addr, len);
+	if (known && fetched(known, avail))
+		return 0;
+	if (known) {
+		call->pending = true;
+		return -EAGAIN;
+	}
+	if (!reachable(call, addr, len))
+		return -EFAULT;
+	if (call->in.count + call->out.count >= CUSEMU_USER_MAX_RANGES ||
+	    len > CUSEMU_USER_MAX_BYTES - set->bytes) {
+		call->error = -ENOMEM;
+		return -ENOMEM;
+	}
+	r = &set->r[set->count++];
+	r->addr = addr;
+	r->len = (uint32_t)len;
+	r->off = set->bytes;
+	set->bytes += (uint32_t)len;
+	call->pending = true;
+	return -EAGAIN;
+}
+
+int cusemu_user_want_read(cusemu_uptr_t addr, size_t len)
+{
+	struct cusemu_call *call = current_call;
+
+	return want(call, &call->in, call->in_avail, addr, len);
+}
+
+int cusemu_user_want_write(cusemu_uptr_t addr, size_t len)
+{
+	struct cusemu_call *call = current_call;
+
+	return want(call, &call->out, call->out_avail, addr, len);
+}
+
+bool cusemu_user_pending(void)
+{
+	return current_call->pending;
+}
+
+bool cusemu_in_compat_syscall(void)
+{
+	return current_call->compat;
+}
+
+unsigned long cusemu_copy_from_user(void *to, cusemu_uptr_t from,
+				    unsigned long n)
+{
+	struct cusemu_call *call = current_call;
+	const struct cusemu_user_range *r;
+
+	if (want(call, &call->in, call->in_avail, from, n))
+		return n;
+	if (!n)
+		return 0;
+	r = find_range(&call->in, from, n);
+	memcpy(to, call->in_data + r->off + (from - r->addr), n);
+	return 0;
+}
+
+unsigned long cusemu_copy_to_user(cusemu_uptr_t to, const void *from,
+				  unsigned long n)
+{
+	struct cusemu_call *call = current_call;
+	const struct cusemu_user_range *r;
+	uint32_t end;
+
+	if (want(call, &call->out, call->out_avail, to, n))
+		return n;
+	if (!n)
+		return 0;
+	r = find_range(&call->out, to, n);
+	memcpy(call->out_data + r->off + (to - r->addr), from, n);
+	end = r->off + (uint32_t)(to - r->addr) + (uint32_t)n;
+	if (end > call->out_used)
+		call->out_used = end;
+	return 0;
+}
+
+enum cusemu_call_outcome cusemu_call_outcome(struct cusemu_call *call,
+					     long *result)
+{
+	if (call->error) {
+		*result = call->error;
+		return CUSEMU_CALL_ERROR;
+	}
+	if (call->pending)
+		return CUSEMU_CALL_RETRY;
+	if (*result < 0)
+		return CUSEMU_CALL_ERROR;
+	/*
+	 * Unwritten out ranges past the last written byte are simply not
+	 * sent back; the ones before it carry their prefilled bytes.
+	 */
+	return CUSEMU_CALL_REPLY;
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The call record: one ioctl as it travels from the transport through the
+ * dispatcher to a handler, with the client memory fetched so far. Nothing
+ * here knows about FUSE, so unit tests drive it with a fake kernel.
+ */
+#ifndef CUSEMU_CALL_H
+#define CUSEMU_CALL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cusemu/device.h"
+#include "cusemu/uaccess.h"
+
+struct cusemu_user_range {
+	cusemu_uptr_t addr;
+	uint32_t len;
+	uint32_t off;	/* where its bytes sit in the in or out data */
+};
+
+/* The ranges of one direction, in the order the kernel lays their bytes. */
+struct cusemu_user_ranges {
+	struct cusemu_user_range r[CUSEMU_USER_MAX_RANGES];
+	unsigned int count;
+	uint32_t bytes;
+};
+
+struct cusemu_call {
+	struct cusemu_device *dev;
+	struct cusemu_file *file;
+	unsigned int cmd;
+	unsigned long arg;
+	bool compat;		/* a 32-bit caller */
+	pid_t tid;		/* the calling thread */
+
+	struct cusemu_user_ranges in, out;
+	const uint8_t *in_data;	/* bytes of in, as the kernel sent them */
+	uint32_t in_avail;
+	uint8_t *out_data;	/* bytes of out, to send back */
+	uint32_t out_avail;
+	uint32_t out_used;	/* the reply covers out_data[0, out_used) */
+
+	bool pending;		/* some range must still be fetched */
+	int error;		/* -errno that fails the call whatever the handler says */
+};
+
+/* What the transport does with a call once the handler has run. */
+enum cusemu_call_outcome {
+	CUSEMU_CALL_REPLY,	/* result >= 0 and out_data[0, out_used) */
+	CUSEMU_CALL_ERROR,	/* -result is the errno */
+	CUSEMU_CALL_RETRY,	/* send in and out ranges, expect the call again */
+};
+
+/*
+ * Start a call. in_data/out_data are what the kernel sent and the room for
+ * the reply; prev holds the ranges of the retry that produced them (NULL on
+ * a fresh call), and must describe exactly in_len and out_len bytes.
+ */
+void cusemu_call_init(struct cusemu_call *call, struct cusemu_device *dev,
+		      struct cusemu_file *file, unsigned int cmd,
+		      unsigned long arg, bool compat, pid_t tid);
+void cusemu_call_set_data(struct cusemu_call *call,
+			  const struct cusemu_user_ranges *prev_in,
+			  const struct cusemu_user_ranges *prev_out,
+			  const void *in_data, uint32_t in_len,
+			  uint8_t *out_data, uint32_t out_len);
+
+/* Decide the outcome from the handler's result; *result may change. */
+enum cusemu_call_outcome cusemu_call_outcome(struct cusemu_call *call,
+					     long *result);
+
+/* The call the current thread serves, for the uaccess helpers. */
+void cusemu_call_set_current(struct cusemu_call *call);
+struct cusemu_call *cusemu_call_current(void);
+
+#endif

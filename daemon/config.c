@@ -1,0 +1,346 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reading the configuration file (GKeyFile) and --device arguments into
+ * device descriptions. GKeyFile keeps no line numbers, so errors find the
+ * line in the text themselves.
+ */
+#define G_LOG_DOMAIN "cusemu-config"
+
+#include <string.h>
+
+#include "config.h"
+
+#define DEVICE_GROUP_PREFIX "device "
+#define DAEMON_GROUP "daemon"
+
+static void setting_free(gpointer p)
+{
+	struct cusemu_setting *s = p;
+
+	g_free(s->key);
+	g_free(s->value);
+	g_free(s->origin);
+	g_free(s);
+}
+
+static void spec_free(gpointer p)
+{
+	struct cusemu_device_spec *spec = p;
+
+	g_free(spec->model);
+	g_free(spec->origin);
+	g_ptr_array_unref(spec->settings);
+	g_free(spec);
+}
+
+static struct cusemu_device_spec *spec_new(const char *model,
+					   const char *origin)
+{
+	struct cusemu_device_spec *spec = g_new0(struct cusemu_device_spec, 1);
+
+	spec->model = g_strdup(model);
+	spec->origin = g_strdup(origin);
+	spec->settings = g_ptr_array_new_with_free_func(setting_free);
+	return spec;
+}
+
+static void spec_add(struct cusemu_device_spec *spec, const char *key,
+		     const char *value, const char *origin)
+{
+	struct cusemu_setting *s = g_new0(struct cusemu_setting, 1);
+
+	s->key = g_strdup(key);
+	s->value = g_strdup(value);
+	s->origin = g_strdup(origin);
+	g_ptr_array_add(spec->settings, s);
+}
+
+const struct cusemu_setting *
+cusemu_device_spec_lookup(const struct cusemu_device_spec *spec,
+			  const char *key)
+{
+	for (guint i = 0; i < spec->settings->len; i++) {
+		const struct cusemu_setting *s = spec->settings->pdata[i];
+
+		if (!strcmp(s->key, key))
+			return s;
+	}
+	return NULL;
+}
+
+struct cusemu_config *cusemu_config_new(void)
+{
+	struct cusemu_config *config = g_new0(struct cusemu_config, 1);
+
+	config->devices = g_ptr_array_new_with_free_func(spec_free);
+	return config;
+}
+
+void cusemu_config_free(struct cusemu_config *config)
+{
+	if (!config)
+		return;
+	g_free(config->kernel_model);
+	g_free(config->kernel_model_origin);
+	g_free(config->lock);
+	g_free(config->lock_origin);
+	g_ptr_array_unref(config->devices);
+	g_free(config);
+}
+
+/* The text of a file, split in lines, to point errors at a line number. */
+struct source {
+	const char *path;
+	char **lines;
+};
+
+static gboolean is_group_line(const char *line, const char *group)
+{
+	const char *s = line + strspn(line, " \t");
+	size_t n = strlen(group);
+
+	return s[0] == '[' && !strncmp(s + 1, group, n) && s[n + 1] == ']';
+}
+
+static gboolean is_key_line(const char *line, const char *key)
+{
+	const char *s = line + strspn(line, " \t");
+	size_t n = strlen(key);
+
+	if (strncmp(s, key, n))
+		return FALSE;
+	s += n;
+	s += strspn(s, " \t");
+	return *s == '=';
+}
+
+/* 1-based line of [group] (key NULL) or of key within it; 0 if unknown. */
+static guint source_line(const struct source *src, const char *group,
+			 const char *key)
+{
+	gboolean in_group = FALSE;
+
+	for (guint i = 0; src->lines[i]; i++) {
+		const char *s = src->lines[i] + strspn(src->lines[i], " \t");
+
+		if (s[0] == '[') {
+			in_group = is_group_line(s, group);
+			if (in_group && !key)
+				return i + 1;
+			continue;
+		}
+		if (in_group && key && is_key_line(s, key))
+			return i + 1;
+	}
+	return 0;
+}
+
+static char *source_origin(const struct source *src, const char *group,
+			   const char *key)
+{
+	guint line = source_line(src, group, key);
+
+	return line ? g_strdup_printf("%s:%u", src->path, line)
+		    : g_strdup(src->path);
+}
+
+/*
+ * GKeyFile quotes the offending text in its parse errors; find that line
+ * so the user is sent to it.
+ */
+static void prefix_parse_error(const struct source *src, GError **error)
+{
+	const char *msg = (*error)->message;
+	const char *open = strstr(msg, "“");
+	const char *close = open ? strstr(open, "”") : NULL;
+
+	if (open && close) {
+		g_autofree char *quoted =
+			g_strndup(open + strlen("“"),
+				  close - open - strlen("“"));
+
+		for (guint i = 0; src->lines[i]; i++) {
+			if (*quoted && strstr(src->lines[i], quoted)) {
+				g_prefix_error(error, "%s:%u: ", src->path,
+					       i + 1);
+				return;
+			}
+		}
+	}
+	g_prefix_error(error, "%s: ", src->path);
+}
+
+static gboolean load_daemon_group(struct cusemu_config *config,
+				  GKeyFile *kf, const struct source *src,
+				  GError **error)
+{
+	g_auto(GStrv) keys = g_key_file_get_keys(kf, DAEMON_GROUP, NULL, NULL);
+
+	for (guint i = 0; keys && keys[i]; i++) {
+		char **value, **origin;
+
+		if (!strcmp(keys[i], "model")) {
+			value = &config->kernel_model;
+			origin = &config->kernel_model_origin;
+		} else if (!strcmp(keys[i], "lock")) {
+			value = &config->lock;
+			origin = &config->lock_origin;
+		} else {
+			g_autofree char *at =
+				source_origin(src, DAEMON_GROUP, keys[i]);
+
+			g_set_error(error, G_KEY_FILE_ERROR,
+				    G_KEY_FILE_ERROR_KEY_NOT_FOUND,
+				    "%s: unknown key '%s' in [%s]; "
+				    "the daemon settings are model and lock",
+				    at, keys[i], DAEMON_GROUP);
+			return FALSE;
+		}
+		g_free(*value);
+		g_free(*origin);
+		*value = g_key_file_get_string(kf, DAEMON_GROUP, keys[i], NULL);
+		*origin = source_origin(src, DAEMON_GROUP, keys[i]);
+	}
+	return TRUE;
+}
+
+static gboolean load_device_group(struct cusemu_config *config,
+				  GKeyFile *kf, const struct source *src,
+				  const char *group, GError **error)
+{
+	const char *name = group + strlen(DEVICE_GROUP_PREFIX);
+	g_autofree char *at = source_origin(src, group, NULL);
+	g_autofree char *model = NULL;
+	g_auto(GStrv) keys = NULL;
+	struct cusemu_device_spec *spec;
+
+	model = g_key_file_get_string(kf, group, "model", NULL);
+	if (!model || !*model) {
+		g_set_error(error, G_KEY_FILE_ERROR,
+			    G_KEY_FILE_ERROR_KEY_NOT_FOUND,
+			    "%s: [%s] has no 'model' key; add e.g. model=fioc",
+			    at, group);
+		return FALSE;
+	}
+	spec = spec_new(model, at);
+	g_ptr_array_add(config->devices, spec);
+	if (*name) {
+		g_autofree char *name_at = g_strdup(at);
+
+		spec_add(spec, "name", name, name_at);
+	}
+	keys = g_key_file_get_keys(kf, group, NULL, NULL);
+	for (guint i = 0; keys && keys[i]; i++) {
+		g_autofree char *value = NULL;
+		g_autofree char *origin = NULL;
+
+		if (!strcmp(keys[i], "model"))
+			continue;
+		origin = source_origin(src, group, keys[i]);
+		if (!strcmp(keys[i], "name")) {
+			g_set_error(error, G_KEY_FILE_ERROR,
+				    G_KEY_FILE_ERROR_INVALID_VALUE,
+				    "%s: the node name comes from the group "
+				    "name: write [device NAME] instead of a "
+				    "name key",
+				    origin);
+			return FALSE;
+		}
+		value = g_key_file_get_string(kf, group, keys[i], NULL);
+		spec_add(spec, keys[i], value ? value : "", origin);
+	}
+	return TRUE;
+}
+
+gboolean cusemu_config_load_file(struct cusemu_config *config,
+				 const char *path, GError **error)
+{
+	g_autofree char *text = NULL;
+	g_auto(GStrv) lines = NULL;
+	g_auto(GStrv) groups = NULL;
+	g_autoptr(GKeyFile) kf = g_key_file_new();
+	struct source src;
+
+	if (!g_file_get_contents(path, &text, NULL, error)) {
+		g_prefix_error(error, "cannot read the configuration file: ");
+		return FALSE;
+	}
+	lines = g_strsplit(text, "\n", -1);
+	src.path = path;
+	src.lines = lines;
+	if (!g_key_file_load_from_data(kf, text, (gsize)-1, G_KEY_FILE_NONE,
+				       error)) {
+		prefix_parse_error(&src, error);
+		return FALSE;
+	}
+	groups = g_key_file_get_groups(kf, NULL);
+	for (guint i = 0; groups[i]; i++) {
+		const char *group = groups[i];
+		gboolean ok;
+
+		if (!strcmp(group, DAEMON_GROUP)) {
+			ok = load_daemon_group(config, kf, &src, error);
+		} else if (g_str_has_prefix(group, DEVICE_GROUP_PREFIX)) {
+			ok = load_device_group(config, kf, &src, group, error);
+		} else {
+			g_autofree char *at = source_origin(&src, group, NULL);
+
+			g_set_error(error, G_KEY_FILE_ERROR,
+				    G_KEY_FILE_ERROR_GROUP_NOT_FOUND,
+				    "%s: unknown group [%s]; groups are "
+				    "[daemon] and [device NAME]",
+				    at, group);
+			ok = FALSE;
+		}
+		if (!ok)
+			return FALSE;
+	}
+	return TRUE;
+}
+
+gboolean cusemu_config_add_device_arg(struct cusemu_config *config,
+				      const char *arg, GError **error)
+{
+	g_autofree char *origin = g_strdup_printf("--device %s", arg);
+	const char *colon = strchr(arg, ':');
+	g_autofree char *model =
+		colon ? g_strndup(arg, colon - arg) : g_strdup(arg);
+	g_auto(GStrv) pairs = NULL;
+	struct cusemu_device_spec *spec;
+
+	if (!*model) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s: no device model before ':'; write "
+			    "MODEL[:key=value,...], e.g. fioc:name=fioc0",
+			    origin);
+		return FALSE;
+	}
+	spec = spec_new(model, origin);
+	g_ptr_array_add(config->devices, spec);
+	if (!colon || !colon[1])
+		return TRUE;
+	pairs = g_strsplit(colon + 1, ",", -1);
+	for (guint i = 0; pairs[i]; i++) {
+		const char *eq = strchr(pairs[i], '=');
+		g_autofree char *key = NULL;
+
+		if (!eq || eq == pairs[i]) {
+			g_set_error(error, G_OPTION_ERROR,
+				    G_OPTION_ERROR_BAD_VALUE,
+				    "%s: '%s' is not key=value", origin,
+				    pairs[i]);
+			return FALSE;
+		}
+		key = g_strndup(pairs[i], eq - pairs[i]);
+		if (!strcmp(key, "model")) {
+			g_set_error(error, G_OPTION_ERROR,
+				    G_OPTION_ERROR_BAD_VALUE,
+				    "%s: the device model goes before ':'; "
+				    "for the kernel model use kernel=NAME",
+				    origin);
+			return FALSE;
+		}
+		spec_add(spec, key, eq + 1, origin);
+	}
+	return TRUE;
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The daemon's configuration: settings and device descriptions, from the
+ * configuration file and the command line, each value with where it came
+ * from so that an error can point at it.
+ */
+#ifndef CUSEMU_CONFIG_H
+#define CUSEMU_CONFIG_H
+
+#include <glib.h>
+
+/* One key = value of a device description. */
+struct cusemu_setting {
+	char *key;
+	char *value;
+	char *origin;		/* "FILE:LINE" or "--device ARG" */
+};
+
+/* One device instance, as described; not validated against its model yet. */
+struct cusemu_device_spec {
+	char *model;
+	char *origin;		/* where the description starts */
+	GPtrArray *settings;	/* of struct cusemu_setting */
+};
+
+struct cusemu_config {
+	char *kernel_model;	/* NULL: the default */
+	char *kernel_model_origin;
+	char *lock;		/* NULL: the default */
+	char *lock_origin;
+	GPtrArray *devices;	/* of struct cusemu_device_spec */
+};
+
+struct cusemu_config *cusemu_config_new(void);
+void cusemu_config_free(struct cusemu_config *config);
+
+/* Add what a configuration file holds; errors name the file and line. */
+gboolean cusemu_config_load_file(struct cusemu_config *config,
+				 const char *path, GError **error);
+
+/* Add one --device MODEL[:key=value,...] argument. */
+gboolean cusemu_config_add_device_arg(struct cusemu_config *config,
+				      const char *arg, GError **error);
+
+/* The value of key in spec, or NULL. */
+const struct cusemu_setting *
+cusemu_device_spec_lookup(const struct cusemu_device_spec *spec,
+			  const char *key);
+
+#endif

@@ -1,0 +1,389 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Device instances from their descriptions: the model's keys checked and
+ * normalised, the common keys (name, mode, owner, group, kernel) applied.
+ */
+#define G_LOG_DOMAIN "cusemu-device"
+
+#include <grp.h>
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device.h"
+#include "dispatch.h"
+
+const struct cusemu_param cusemu_common_params[] = {
+	{ .key = "name", .type = CUSEMU_PARAM_STRING,
+	  .help = "node name under /dev (default: model name and a number, "
+		  "e.g. fioc0)" },
+	{ .key = "mode", .type = CUSEMU_PARAM_UINT, .default_value = "0600",
+	  .help = "node permissions, octal" },
+	{ .key = "owner", .type = CUSEMU_PARAM_STRING, .default_value = "root",
+	  .help = "node owner, name or uid" },
+	{ .key = "group", .type = CUSEMU_PARAM_STRING, .default_value = "root",
+	  .help = "node group, name or gid" },
+	{ .key = "kernel", .type = CUSEMU_PARAM_STRING,
+	  .help = "kernel model for this device (default: the daemon's "
+		  "--model)" },
+	CUSEMU_PARAM_END
+};
+
+const struct cusemu_device_model *cusemu_device_model_find(const char *name)
+{
+	for (unsigned int i = 0; cusemu_device_models[i]; i++)
+		if (!strcmp(cusemu_device_models[i]->name, name))
+			return cusemu_device_models[i];
+	return NULL;
+}
+
+static const struct cusemu_param *find_param(const struct cusemu_param *params,
+					     const char *key)
+{
+	for (const struct cusemu_param *p = params; p && p->key; p++)
+		if (!strcmp(p->key, key))
+			return p;
+	return NULL;
+}
+
+static gboolean parse_u64(const char *s, enum cusemu_param_type type,
+			  uint64_t *out)
+{
+	char *end;
+	uint64_t v, mult = 1;
+
+	if (!*s || *s == '-' || g_ascii_isspace(*s))
+		return FALSE;
+	errno = 0;
+	v = g_ascii_strtoull(s, &end, type == CUSEMU_PARAM_SIZE ? 10 : 0);
+	if (errno || end == s)
+		return FALSE;
+	if (type == CUSEMU_PARAM_SIZE && *end) {
+		switch (g_ascii_toupper(*end++)) {
+		case 'K': mult = 1ull << 10; break;
+		case 'M': mult = 1ull << 20; break;
+		case 'G': mult = 1ull << 30; break;
+		default: return FALSE;
+		}
+	}
+	if (*end || v > UINT64_MAX / mult)
+		return FALSE;
+	*out = v * mult;
+	return TRUE;
+}
+
+static gboolean parse_bool(const char *s, gboolean *out)
+{
+	static const char *const yes[] = { "true", "yes", "1", "on" };
+	static const char *const no[] = { "false", "no", "0", "off" };
+
+	for (unsigned int i = 0; i < G_N_ELEMENTS(yes); i++) {
+		if (!g_ascii_strcasecmp(s, yes[i]) ||
+		    !g_ascii_strcasecmp(s, no[i])) {
+			*out = !g_ascii_strcasecmp(s, yes[i]);
+			return TRUE;
+		}
+	}
+	return FALSE;
+}
+
+/* The value in a canonical form, or NULL with a hint in *why. */
+static char *normalise(const struct cusemu_param *p, const char *value,
+		       const char **why)
+{
+	uint64_t v;
+	gboolean b;
+
+	switch (p->type) {
+	case CUSEMU_PARAM_STRING:
+		return g_strdup(value);
+	case CUSEMU_PARAM_BOOL:
+		if (!parse_bool(value, &b)) {
+			*why = "write true or false";
+			return NULL;
+		}
+		return g_strdup(b ? "true" : "false");
+	case CUSEMU_PARAM_UINT:
+	case CUSEMU_PARAM_SIZE:
+		if (!parse_u64(value, p->type, &v)) {
+			*why = p->type == CUSEMU_PARAM_SIZE
+				       ? "write a byte count, e.g. 65536 or 64K"
+				       : "write a non-negative integer";
+			return NULL;
+		}
+		if ((p->min || p->max) && (v < p->min || v > p->max)) {
+			*why = "the value is out of range";
+			return NULL;
+		}
+		return g_strdup_printf("%" G_GUINT64_FORMAT, v);
+	}
+	g_assert_not_reached();
+}
+
+static char *known_keys(const struct cusemu_device_model *m)
+{
+	GString *s = g_string_new(NULL);
+
+	for (const struct cusemu_param *p = cusemu_common_params; p->key; p++)
+		g_string_append_printf(s, "%s%s", s->len ? ", " : "", p->key);
+	for (const struct cusemu_param *p = m->params; p && p->key; p++)
+		g_string_append_printf(s, ", %s", p->key);
+	return g_string_free(s, FALSE);
+}
+
+static gboolean set_param(struct cusemu_device *dev,
+			  const struct cusemu_param *p,
+			  const struct cusemu_setting *s, GError **error)
+{
+	const char *why = NULL;
+	char *v = normalise(p, s->value, &why);
+
+	if (!v) {
+		g_autofree char *range =
+			p->min || p->max
+				? g_strdup_printf(" (allowed: %" G_GUINT64_FORMAT
+						  " to %" G_GUINT64_FORMAT ")",
+						  p->min, p->max)
+				: g_strdup("");
+
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s: bad value '%s' for %s, the %s: %s%s",
+			    s->origin, s->value, p->key, p->help, why, range);
+		return FALSE;
+	}
+	g_hash_table_replace(dev->dp->params, g_strdup(p->key), v);
+	return TRUE;
+}
+
+/* Model keys: defaults first, then the description's values. */
+static gboolean load_params(struct cusemu_device *dev,
+			    const struct cusemu_device_spec *spec,
+			    GError **error)
+{
+	const struct cusemu_device_model *m = dev->model;
+
+	for (const struct cusemu_param *p = m->params; p && p->key; p++)
+		if (p->default_value)
+			g_hash_table_replace(dev->dp->params, g_strdup(p->key),
+					     g_strdup(p->default_value));
+	for (guint i = 0; i < spec->settings->len; i++) {
+		const struct cusemu_setting *s = spec->settings->pdata[i];
+		const struct cusemu_param *p;
+
+		if (find_param(cusemu_common_params, s->key))
+			continue;
+		p = find_param(m->params, s->key);
+		if (!p) {
+			g_autofree char *keys = known_keys(m);
+
+			g_set_error(error, G_OPTION_ERROR,
+				    G_OPTION_ERROR_UNKNOWN_OPTION,
+				    "%s: unknown key '%s' for device model "
+				    "%s; its keys are: %s",
+				    s->origin, s->key, m->name, keys);
+			return FALSE;
+		}
+		if (!set_param(dev, p, s, error))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+static gboolean valid_node_name(const char *name)
+{
+	if (!*name || strlen(name) > 64 || !strcmp(name, ".") ||
+	    !strcmp(name, ".."))
+		return FALSE;
+	for (const char *c = name; *c; c++)
+		if (!g_ascii_isalnum(*c) && !strchr("-_.", *c))
+			return FALSE;
+	return TRUE;
+}
+
+static gboolean resolve_id(const char *value, gboolean is_user, guint32 *id)
+{
+	char *end;
+	unsigned long v = strtoul(value, &end, 10);
+
+	if (*value && !*end) {
+		*id = (guint32)v;
+		return v <= G_MAXUINT32;
+	}
+	if (is_user) {
+		struct passwd *pw = getpwnam(value);
+
+		if (pw)
+			*id = pw->pw_uid;
+		return pw != NULL;
+	} else {
+		struct group *gr = getgrnam(value);
+
+		if (gr)
+			*id = gr->gr_gid;
+		return gr != NULL;
+	}
+}
+
+static const char *setting(const struct cusemu_device_spec *spec,
+			   const char *key, const char *fallback,
+			   const char **origin)
+{
+	const struct cusemu_setting *s = cusemu_device_spec_lookup(spec, key);
+
+	*origin = s ? s->origin : spec->origin;
+	return s ? s->value : fallback;
+}
+
+static gboolean load_common(struct cusemu_device *dev,
+			    const struct cusemu_device_spec *spec,
+			    unsigned int instance, GError **error)
+{
+	struct cusemu_device_private *dp = dev->dp;
+	const char *origin, *v;
+	guint32 id;
+	uint64_t mode;
+
+	v = setting(spec, "name", NULL, &origin);
+	dev->name = v ? g_strdup(v)
+		      : g_strdup_printf("%s%u", dev->model->node_prefix,
+					 instance);
+	if (!valid_node_name(dev->name)) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s: bad node name '%s': use letters, digits, "
+			    "'-', '_' and '.', at most 64",
+			    origin, dev->name);
+		return FALSE;
+	}
+	v = setting(spec, "mode", "0600", &origin);
+	if (!parse_u64(v, CUSEMU_PARAM_UINT, &mode) || v[0] != '0' ||
+	    mode > 0777) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s: bad mode '%s': write octal permissions "
+			    "with a leading 0, e.g. 0660",
+			    origin, v);
+		return FALSE;
+	}
+	dp->mode = (mode_t)mode;
+	v = setting(spec, "owner", "0", &origin);
+	if (!resolve_id(v, TRUE, &id)) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s: unknown user '%s' for owner", origin, v);
+		return FALSE;
+	}
+	dp->owner = id;
+	v = setting(spec, "group", "0", &origin);
+	if (!resolve_id(v, FALSE, &id)) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s: unknown group '%s'", origin, v);
+		return FALSE;
+	}
+	dp->group = id;
+	return TRUE;
+}
+
+static gboolean load_kernel_model(struct cusemu_device *dev,
+				  const struct cusemu_device_spec *spec,
+				  const struct cusemu_kernel_model *daemon_km,
+				  GError **error)
+{
+	const char *origin;
+	const char *v = setting(spec, "kernel", NULL, &origin);
+
+	dev->dp->kmodel = v ? cusemu_kernel_model_find(v) : daemon_km;
+	if (!dev->dp->kmodel) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s: unknown kernel model '%s'; see cusemud --help "
+			    "for the list",
+			    origin, v);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+struct cusemu_device *
+cusemu_device_new(const struct cusemu_device_spec *spec, unsigned int instance,
+		  const struct cusemu_kernel_model *kmodel, GError **error)
+{
+	const struct cusemu_device_model *m = cusemu_device_model_find(spec->model);
+	struct cusemu_device *dev;
+	char *why = NULL;
+	int err;
+
+	if (!m) {
+		GString *names = g_string_new(NULL);
+
+		for (unsigned int i = 0; cusemu_device_models[i]; i++)
+			g_string_append_printf(names, "%s%s", i ? ", " : "",
+					       cusemu_device_models[i]->name);
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s: unknown device model '%s'; available: %s",
+			    spec->origin, spec->model, names->str);
+		g_string_free(names, TRUE);
+		return NULL;
+	}
+	dev = g_new0(struct cusemu_device, 1);
+	dev->model = m;
+	dev->dp = g_new0(struct cusemu_device_private, 1);
+	dev->dp->params = g_hash_table_new_full(g_str_hash, g_str_equal,
+						g_free, g_free);
+	if (!load_common(dev, spec, instance, error) ||
+	    !load_kernel_model(dev, spec, kmodel, error) ||
+	    !load_params(dev, spec, error))
+		goto fail;
+	err = m->probe ? m->probe(dev, &why) : 0;
+	if (err) {
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(-err),
+			    "%s: device %s (%s) failed to start: %s",
+			    spec->origin, dev->name, m->name,
+			    why ? why : g_strerror(-err));
+		g_free(why);
+		goto fail;
+	}
+	return dev;
+
+fail:
+	cusemu_device_free(dev);
+	return NULL;
+}
+
+void cusemu_device_free(struct cusemu_device *dev)
+{
+	if (!dev)
+		return;
+	if (dev->priv && dev->model->remove)
+		dev->model->remove(dev);
+	g_hash_table_unref(dev->dp->params);
+	g_free(dev->dp);
+	g_free((char *)dev->name);
+	g_free(dev);
+}
+
+static const char *param_value(const struct cusemu_device *dev,
+			       const char *key)
+{
+	const char *v = g_hash_table_lookup(dev->dp->params, key);
+
+	if (!v)
+		g_error("device model %s reads key '%s' it does not declare "
+			"or that has no default",
+			dev->model->name, key);
+	return v;
+}
+
+uint64_t cusemu_device_param_u64(const struct cusemu_device *dev,
+				 const char *key)
+{
+	return g_ascii_strtoull(param_value(dev, key), NULL, 10);
+}
+
+bool cusemu_device_param_bool(const struct cusemu_device *dev,
+			      const char *key)
+{
+	return !strcmp(param_value(dev, key), "true");
+}
+
+const char *cusemu_device_param_str(const struct cusemu_device *dev,
+				    const char *key)
+{
+	return param_value(dev, key);
+}

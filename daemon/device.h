@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Device instances: a model, its validated parameters, node attributes and
+ * the kernel model and lock it is dispatched with.
+ */
+#ifndef CUSEMU_DAEMON_DEVICE_H
+#define CUSEMU_DAEMON_DEVICE_H
+
+#include <sys/types.h>
+
+#include <glib.h>
+
+#include "config.h"
+#include "cusemu/device.h"
+
+struct cusemu_kernel_model;
+struct cusemu_lock;
+
+/* What the daemon keeps beside the public struct cusemu_device. */
+struct cusemu_device_private {
+	GHashTable *params;	/* key -> validated value string */
+	mode_t mode;
+	uid_t owner;
+	gid_t group;
+	const struct cusemu_kernel_model *kmodel;
+	struct cusemu_lock *lock;	/* NULL: no lock */
+	/* The methods, from the model or built from its tables. */
+	cusemu_ioctl_fn ioctl, unlocked_ioctl, compat_ioctl;
+	cusemu_ioctl_fn ioctl_native, ioctl_compat;
+};
+
+/* The device models built in (generated from devices/meson.build). */
+extern const struct cusemu_device_model *const cusemu_device_models[];
+
+const struct cusemu_device_model *cusemu_device_model_find(const char *name);
+
+/*
+ * Create an instance from its description; instance is the number of
+ * earlier instances of the same model (for the default node name). The
+ * kernel model is the daemon's unless the description has kernel=.
+ */
+struct cusemu_device *
+cusemu_device_new(const struct cusemu_device_spec *spec, unsigned int instance,
+		  const struct cusemu_kernel_model *kmodel, GError **error);
+void cusemu_device_free(struct cusemu_device *dev);
+
+/* The common keys every model takes, for --help. */
+extern const struct cusemu_param cusemu_common_params[];
+
+#endif

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The dispatcher: a kernel model picks the method and the table for a call,
+ * and the lock stage decides what is held around the handler.
+ */
+#ifndef CUSEMU_DISPATCH_H
+#define CUSEMU_DISPATCH_H
+
+#include <stdbool.h>
+
+#include "call.h"
+
+struct cusemu_kernel_model {
+	const char *name;
+	const char *summary;
+	/* Run the call through the device's methods; returns the result. */
+	long (*dispatch)(struct cusemu_call *call);
+};
+
+#define CUSEMU_DEFAULT_KERNEL_MODEL "modern"
+
+extern const struct cusemu_kernel_model *const cusemu_kernel_models[];
+const struct cusemu_kernel_model *cusemu_kernel_model_find(const char *name);
+
+/* --lock: who is serialised around handlers. */
+enum cusemu_lock_mode {
+	CUSEMU_LOCK_MODEL,	/* what the kernel model prescribes */
+	CUSEMU_LOCK_GLOBAL,	/* one lock around every handler */
+	CUSEMU_LOCK_DEVICE,	/* one lock per device */
+	CUSEMU_LOCK_NONE,
+};
+
+bool cusemu_lock_mode_parse(const char *s, enum cusemu_lock_mode *mode);
+
+/* Give a device its methods (from its tables where the model left them
+ * NULL) and its lock under the given mode. */
+void cusemu_dispatch_bind(struct cusemu_device *dev,
+			  enum cusemu_lock_mode mode);
+void cusemu_dispatch_unbind(struct cusemu_device *dev);
+
+/* Serve one call: the result, or anything with call->pending set. */
+long cusemu_dispatch(struct cusemu_call *call);
+
+/* The table row for cmd, or NULL. */
+const struct cusemu_ioctl *cusemu_ioctl_lookup(const struct cusemu_ioctl *table,
+					       unsigned int cmd);
+
+#endif

@@ -1,0 +1,495 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cusemud: reads the configuration, creates one CUSE node per device
+ * instance, serves them until SIGINT or SIGTERM, then removes them.
+ */
+#define G_LOG_DOMAIN "cusemud"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <glib-unix.h>
+#include <glib.h>
+
+#include "config.h"
+#include "device.h"
+#include "dispatch.h"
+#include "transport.h"
+
+#define CUSE_PATH "/dev/cuse"
+#define NODE_TIMEOUT_MS 10000
+
+struct options {
+	char *config_file;
+	char **devices;
+	char *kernel_model;
+	char *lock;
+	gboolean foreground;
+	int max_threads;
+	gboolean debug;
+	gboolean verbose;
+};
+
+struct daemon {
+	const struct cusemu_kernel_model *kmodel;
+	enum cusemu_lock_mode lock_mode;
+	GPtrArray *devices;	/* struct cusemu_device */
+	GPtrArray *sessions;	/* struct cusemu_session, same order */
+	GMainLoop *loop;
+	int exit_status;
+};
+
+static gboolean use_syslog;
+static gboolean verbose;
+
+static GLogWriterOutput log_writer(GLogLevelFlags level,
+				   const GLogField *fields, gsize n_fields,
+				   gpointer user_data)
+{
+	const char *message = NULL;
+	const char *prefix = "";
+	int priority = LOG_INFO;
+
+	for (gsize i = 0; i < n_fields; i++)
+		if (!strcmp(fields[i].key, "MESSAGE"))
+			message = fields[i].value;
+	if (!message)
+		return G_LOG_WRITER_UNHANDLED;
+	if (level & (G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL)) {
+		prefix = "error: ";
+		priority = LOG_ERR;
+	} else if (level & G_LOG_LEVEL_WARNING) {
+		prefix = "warning: ";
+		priority = LOG_WARNING;
+	} else if (level & G_LOG_LEVEL_DEBUG) {
+		if (!verbose)
+			return G_LOG_WRITER_HANDLED;
+		priority = LOG_DEBUG;
+	}
+	if (use_syslog)
+		syslog(priority, "%s%s", prefix, message);
+	else
+		fprintf(stderr, "cusemud: %s%s\n", prefix, message);
+	return G_LOG_WRITER_HANDLED;
+}
+
+static char *models_description(void)
+{
+	GString *s = g_string_new("Device models (--device MODEL[:key=value,...]):\n");
+
+	for (unsigned int i = 0; cusemu_device_models[i]; i++) {
+		const struct cusemu_device_model *m = cusemu_device_models[i];
+
+		g_string_append_printf(s, "  %-10s %s\n", m->name, m->summary);
+		for (const struct cusemu_param *p = m->params; p && p->key; p++)
+			g_string_append_printf(s, "    %s=%s  %s\n", p->key,
+					       p->default_value ? p->default_value : "",
+					       p->help);
+	}
+	g_string_append(s, "  Keys every model takes:\n");
+	for (const struct cusemu_param *p = cusemu_common_params; p->key; p++)
+		g_string_append_printf(s, "    %s=%s  %s\n", p->key,
+				       p->default_value ? p->default_value : "",
+				       p->help);
+	g_string_append(s, "\nKernel models (--model, or kernel= per device):\n");
+	for (unsigned int i = 0; cusemu_kernel_models[i]; i++)
+		g_string_append_printf(s, "  %-10s %s%s\n",
+				       cusemu_kernel_models[i]->name,
+				       cusemu_kernel_models[i]->summary,
+				       strcmp(cusemu_kernel_models[i]->name,
+					      CUSEMU_DEFAULT_KERNEL_MODEL)
+					       ? ""
+					       : " (default)");
+	g_string_append(s,
+		"\nLock modes (--lock):\n"
+		"  model      what the kernel model prescribes (default)\n"
+		"  global     one lock around every handler of every device\n"
+		"  device     one lock per device\n"
+		"  none       no lock at all\n"
+		"\nWithout --device and --config, one fioc device is created: "
+		"/dev/fioc0.\n"
+		"The configuration file has a [daemon] group (model=, lock=) "
+		"and one\n[device NAME] group per node (model=fioc, then the "
+		"keys above).\n");
+	return g_string_free(s, FALSE);
+}
+
+static gboolean parse_options(int *argc, char ***argv, struct options *o,
+			      GError **error)
+{
+	GOptionEntry entries[] = {
+		{ "config", 'c', 0, G_OPTION_ARG_FILENAME, &o->config_file,
+		  "Read devices and settings from FILE", "FILE" },
+		{ "device", 'd', 0, G_OPTION_ARG_STRING_ARRAY, &o->devices,
+		  "Add a device; repeat for more", "MODEL[:key=value,...]" },
+		{ "model", 'm', 0, G_OPTION_ARG_STRING, &o->kernel_model,
+		  "Kernel model to dispatch ioctls as (default: "
+		  CUSEMU_DEFAULT_KERNEL_MODEL ")", "NAME" },
+		{ "lock", 'l', 0, G_OPTION_ARG_STRING, &o->lock,
+		  "Lock around handlers: model, global, device or none "
+		  "(default: model)", "MODE" },
+		{ "foreground", 'f', 0, G_OPTION_ARG_NONE, &o->foreground,
+		  "Stay in the foreground and log to stderr (default: "
+		  "detach once the nodes exist, log to syslog)", NULL },
+		{ "max-threads", 't', 0, G_OPTION_ARG_INT, &o->max_threads,
+		  "Worker threads per device, at most (default: 8)", "N" },
+		{ "verbose", 'v', 0, G_OPTION_ARG_NONE, &o->verbose,
+		  "Log debug messages", NULL },
+		{ "fuse-debug", 0, 0, G_OPTION_ARG_NONE, &o->debug,
+		  "Trace every FUSE request (libfuse's -d)", NULL },
+		{ NULL }
+	};
+	g_autoptr(GOptionContext) ctx =
+		g_option_context_new("- emulated character devices over CUSE");
+	g_autofree char *description = models_description();
+
+	o->max_threads = 8;
+	g_option_context_add_main_entries(ctx, entries, NULL);
+	g_option_context_set_description(ctx, description);
+	if (!g_option_context_parse(ctx, argc, argv, error))
+		return FALSE;
+	if (*argc > 1) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED,
+			    "unexpected argument '%s'; see --help", (*argv)[1]);
+		return FALSE;
+	}
+	if (o->max_threads < 1 || o->max_threads > 1024) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "--max-threads takes 1 to 1024");
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/* Command line over configuration file over defaults. */
+static gboolean resolve_settings(struct daemon *d, const struct options *o,
+				 const struct cusemu_config *config,
+				 GError **error)
+{
+	const char *km = o->kernel_model ? o->kernel_model
+			 : config->kernel_model ? config->kernel_model
+			 : CUSEMU_DEFAULT_KERNEL_MODEL;
+	const char *km_origin = o->kernel_model ? "--model"
+				: config->kernel_model_origin;
+	const char *lock = o->lock ? o->lock : config->lock ? config->lock
+					     : "model";
+	const char *lock_origin = o->lock ? "--lock" : config->lock_origin;
+
+	d->kmodel = cusemu_kernel_model_find(km);
+	if (!d->kmodel) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s: unknown kernel model '%s'; see --help for the "
+			    "list",
+			    km_origin, km);
+		return FALSE;
+	}
+	if (!cusemu_lock_mode_parse(lock, &d->lock_mode)) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s: unknown lock mode '%s'; use model, global, "
+			    "device or none",
+			    lock_origin, lock);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+static gboolean create_devices(struct daemon *d,
+			       const struct cusemu_config *config,
+			       GError **error)
+{
+	g_autoptr(GHashTable) instances = g_hash_table_new(g_str_hash,
+							   g_str_equal);
+	g_autoptr(GHashTable) names = g_hash_table_new(g_str_hash,
+						       g_str_equal);
+
+	for (guint i = 0; i < config->devices->len; i++) {
+		const struct cusemu_device_spec *spec = config->devices->pdata[i];
+		guint n = GPOINTER_TO_UINT(
+			g_hash_table_lookup(instances, spec->model));
+		struct cusemu_device *dev;
+		const char *other;
+
+		dev = cusemu_device_new(spec, n, d->kmodel, error);
+		if (!dev)
+			return FALSE;
+		g_ptr_array_add(d->devices, dev);
+		g_hash_table_insert(instances, spec->model,
+				    GUINT_TO_POINTER(n + 1));
+		other = g_hash_table_lookup(names, dev->name);
+		if (other) {
+			g_set_error(error, G_OPTION_ERROR,
+				    G_OPTION_ERROR_BAD_VALUE,
+				    "%s: node name '%s' is already used by %s; "
+				    "give one of them another name=",
+				    spec->origin, dev->name, other);
+			return FALSE;
+		}
+		g_hash_table_insert(names, (char *)dev->name, spec->origin);
+	}
+	return TRUE;
+}
+
+static gboolean check_host(const struct daemon *d, GError **error)
+{
+	int fd = open(CUSE_PATH, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0 && errno == ENOENT) {
+		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
+			    CUSE_PATH " does not exist: this kernel has no "
+			    "CUSE loaded. Run 'modprobe cuse' as root; on a "
+			    "kernel without CUSE, run cusemud in the VM: "
+			    "client-tests/vm-run -- build/daemon/cusemud "
+			    "--foreground ...");
+		return FALSE;
+	}
+	if (fd < 0) {
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
+			    "cannot open " CUSE_PATH ": %s; cusemud must run "
+			    "as root",
+			    g_strerror(errno));
+		return FALSE;
+	}
+	close(fd);
+	for (guint i = 0; i < d->devices->len; i++) {
+		const struct cusemu_device *dev = d->devices->pdata[i];
+		g_autofree char *path = g_strdup_printf("/dev/%s", dev->name);
+
+		if (g_file_test(path, G_FILE_TEST_EXISTS)) {
+			g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_EXIST,
+				    "%s already exists (another device, or "
+				    "a cusemud still running); give the "
+				    "device another name=",
+				    path);
+			return FALSE;
+		}
+	}
+	return TRUE;
+}
+
+/* The node appears once the kernel has handled CUSE_INIT: wait for it. */
+static gboolean wait_for_node(struct cusemu_device *dev,
+			      struct cusemu_session *s, GError **error)
+{
+	g_autofree char *path = g_strdup_printf("/dev/%s", dev->name);
+	const struct cusemu_device_private *dp = dev->dp;
+	gint64 deadline = g_get_monotonic_time() +
+			  NODE_TIMEOUT_MS * G_TIME_SPAN_MILLISECOND;
+	struct stat st;
+
+	while (stat(path, &st) || !S_ISCHR(st.st_mode)) {
+		if (cusemu_session_ended(s) ||
+		    g_get_monotonic_time() > deadline) {
+			g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
+				    "%s did not appear: the kernel refused "
+				    "the device (a name clash in /sys/class?)",
+				    path);
+			return FALSE;
+		}
+		g_usleep(5000);
+	}
+	if (chown(path, dp->owner, dp->group) || chmod(path, dp->mode)) {
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
+			    "cannot set owner and mode of %s: %s", path,
+			    g_strerror(errno));
+		return FALSE;
+	}
+	return TRUE;
+}
+
+static gboolean start_sessions(struct daemon *d, const struct options *o,
+			       GError **error)
+{
+	struct cusemu_session_options so = {
+		.max_threads = (unsigned int)o->max_threads,
+		.debug = o->debug,
+	};
+
+	cusemu_transport_init();
+	for (guint i = 0; i < d->devices->len; i++) {
+		struct cusemu_device *dev = d->devices->pdata[i];
+		struct cusemu_session *s;
+
+		cusemu_dispatch_bind(dev, d->lock_mode);
+		s = cusemu_session_start(dev, &so, error);
+		if (!s)
+			return FALSE;
+		g_ptr_array_add(d->sessions, s);
+	}
+	for (guint i = 0; i < d->devices->len; i++) {
+		struct cusemu_device *dev = d->devices->pdata[i];
+
+		if (!wait_for_node(dev, d->sessions->pdata[i], error))
+			return FALSE;
+		g_message("serving /dev/%s: %s, kernel model %s, mode %04o",
+			  dev->name, dev->model->name, dev->dp->kmodel->name,
+			  (unsigned int)dev->dp->mode);
+	}
+	return TRUE;
+}
+
+static void stop(struct daemon *d)
+{
+	for (guint i = 0; i < d->sessions->len; i++)
+		cusemu_session_stop(d->sessions->pdata[i]);
+	g_ptr_array_set_size(d->sessions, 0);
+	for (guint i = 0; i < d->devices->len; i++) {
+		struct cusemu_device *dev = d->devices->pdata[i];
+
+		cusemu_dispatch_unbind(dev);
+		cusemu_device_free(dev);
+	}
+	g_ptr_array_set_size(d->devices, 0);
+}
+
+static gboolean on_signal(gpointer data)
+{
+	struct daemon *d = data;
+
+	g_message("stopping: removing %u node(s)", d->devices->len);
+	g_main_loop_quit(d->loop);
+	return G_SOURCE_REMOVE;
+}
+
+/* A session whose loop ended by itself lost its node: say so and stop. */
+static gboolean check_sessions(gpointer data)
+{
+	struct daemon *d = data;
+
+	for (guint i = 0; i < d->sessions->len; i++) {
+		if (cusemu_session_ended(d->sessions->pdata[i])) {
+			const struct cusemu_device *dev = d->devices->pdata[i];
+
+			g_critical("the kernel closed the session of /dev/%s; "
+				   "stopping",
+				   dev->name);
+			d->exit_status = EXIT_FAILURE;
+			g_main_loop_quit(d->loop);
+			return G_SOURCE_REMOVE;
+		}
+	}
+	return G_SOURCE_CONTINUE;
+}
+
+/*
+ * Detach before any thread exists. The parent stays until the child says
+ * whether every node came up, so that the caller sees start-up errors.
+ */
+static int detach(int *ready_fd)
+{
+	int pipefd[2];
+	pid_t pid;
+	char status = 1;
+
+	if (pipe(pipefd))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid > 0) {
+		close(pipefd[1]);
+		if (read(pipefd[0], &status, 1) != 1)
+			status = 1;
+		_exit(status);
+	}
+	close(pipefd[0]);
+	setsid();
+	*ready_fd = pipefd[1];
+	return 0;
+}
+
+static void report_ready(int ready_fd, char status)
+{
+	int devnull;
+
+	if (ready_fd < 0)
+		return;
+	if (!status) {
+		devnull = open("/dev/null", O_RDWR);
+		dup2(devnull, STDIN_FILENO);
+		dup2(devnull, STDOUT_FILENO);
+		dup2(devnull, STDERR_FILENO);
+		if (devnull > STDERR_FILENO)
+			close(devnull);
+		openlog("cusemud", LOG_PID, LOG_DAEMON);
+		use_syslog = TRUE;
+	}
+	if (write(ready_fd, &status, 1) != 1)
+		g_warning("cannot report start-up to the parent");
+	close(ready_fd);
+}
+
+static gboolean load_config(struct cusemu_config *config,
+			    const struct options *o, GError **error)
+{
+	if (o->config_file &&
+	    !cusemu_config_load_file(config, o->config_file, error))
+		return FALSE;
+	for (char **arg = o->devices; arg && *arg; arg++)
+		if (!cusemu_config_add_device_arg(config, *arg, error))
+			return FALSE;
+	if (!config->devices->len)
+		return cusemu_config_add_device_arg(config, "fioc", error);
+	return TRUE;
+}
+
+/* Devices and settings from the file and the command line. */
+static gboolean configure(struct daemon *d, const struct options *o,
+			  GError **error)
+{
+	struct cusemu_config *config = cusemu_config_new();
+	gboolean ok = load_config(config, o, error) &&
+		      resolve_settings(d, o, config, error) &&
+		      create_devices(d, config, error);
+
+	cusemu_config_free(config);
+	return ok;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = { 0 };
+	struct daemon d = { 0 };
+	g_autoptr(GError) error = NULL;
+	int ready_fd = -1;
+
+	g_log_set_writer_func(log_writer, NULL, NULL);
+	d.devices = g_ptr_array_new();
+	d.sessions = g_ptr_array_new();
+	if (!parse_options(&argc, &argv, &o, &error))
+		goto fail;
+	verbose = o.verbose;
+	if (!configure(&d, &o, &error) || !check_host(&d, &error))
+		goto fail;
+	if (!o.foreground && detach(&ready_fd)) {
+		g_set_error(&error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
+			    "cannot detach: %s", g_strerror(errno));
+		goto fail;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	if (!start_sessions(&d, &o, &error))
+		goto fail;
+
+	d.loop = g_main_loop_new(NULL, FALSE);
+	g_unix_signal_add(SIGINT, on_signal, &d);
+	g_unix_signal_add(SIGTERM, on_signal, &d);
+	g_timeout_add(200, check_sessions, &d);
+	g_message("ready: %u device(s)", d.devices->len);
+	report_ready(ready_fd, 0);
+	g_main_loop_run(d.loop);
+	g_main_loop_unref(d.loop);
+	stop(&d);
+	return d.exit_status;
+
+fail:
+	g_critical("%s", error->message);
+	stop(&d);
+	report_ready(ready_fd, 1);
+	return EXIT_FAILURE;
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The CUSE transport: one session per device instance, its worker threads,
+ * and the translation of FUSE requests into call records and back.
+ */
+#ifndef CUSEMU_TRANSPORT_H
+#define CUSEMU_TRANSPORT_H
+
+#include <stdbool.h>
+
+#include <glib.h>
+
+#include "cusemu/device.h"
+
+struct cusemu_session;
+
+struct cusemu_session_options {
+	unsigned int max_threads;	/* worker threads per device */
+	bool debug;			/* libfuse's request trace */
+};
+
+/* Called once before the first session: the signal that wakes loops. */
+void cusemu_transport_init(void);
+
+/* Open /dev/cuse for dev and start serving it; the node appears soon after. */
+struct cusemu_session *
+cusemu_session_start(struct cusemu_device *dev,
+		     const struct cusemu_session_options *opts, GError **error);
+
+/* True once the session loop has ended (the kernel dropped it, or stop). */
+bool cusemu_session_ended(struct cusemu_session *s);
+
+/*
+ * End the loop, close /dev/cuse (the node goes away) and release what
+ * clients left open. Safe with clients connected or blocked.
+ */
+void cusemu_session_stop(struct cusemu_session *s);
+
+#endif

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The device-model API: what a file in devices/ fills in. A model is one
+ * const struct cusemu_device_model; its ioctl handlers sit in a native and a
+ * compat table, and the daemon dispatches through them as a kernel would.
+ */
+#ifndef CUSEMU_DEVICE_H
+#define CUSEMU_DEVICE_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * "Not mine": a method returns it for a command it does not know, and the
+ * kernel model decides what the caller sees (Linux's value, never returned
+ * to user space as is).
+ */
+#ifndef ENOIOCTLCMD
+#define ENOIOCTLCMD 515
+#endif
+
+struct cusemu_device;
+struct cusemu_file;
+
+/*
+ * An ioctl handler, shaped like a kernel one: the device instance, the open
+ * file, the command and its argument (a user address, or a value). Returns
+ * >= 0 on success, -errno on failure, -ENOIOCTLCMD for "not mine". User
+ * memory goes through the helpers of <cusemu/uaccess.h>; a handler asks for
+ * all of it before any side effect, since it runs again from the start once
+ * the memory has been fetched.
+ */
+typedef long (*cusemu_ioctl_fn)(struct cusemu_device *dev,
+				struct cusemu_file *file, unsigned int cmd,
+				unsigned long arg);
+
+/* How the user memory of a table row is reached. */
+enum cusemu_payload {
+	/* arg is a plain value, or the command takes nothing. */
+	CUSEMU_PAYLOAD_NONE,
+	/*
+	 * arg points to the payload that the _IOC direction and size bits of
+	 * the command describe; the dispatcher fetches it before the handler
+	 * runs, in one round trip.
+	 */
+	CUSEMU_PAYLOAD_IOC,
+	/* The handler chases its pointers itself (unencoded commands). */
+	CUSEMU_PAYLOAD_USER,
+};
+
+/*
+ * One row of a native or compat table. In a compat table a row with a NULL
+ * handler is "compatible": the layout is the same on both ABIs and the
+ * native row of the same command serves it, with arg passed through
+ * compat_ptr() (what the kernel's compat_ptr_ioctl() does).
+ */
+struct cusemu_ioctl {
+	unsigned int cmd;
+	const char *name;
+	cusemu_ioctl_fn handler;
+	enum cusemu_payload payload;
+};
+
+/* Rows, named by their pattern. Tables end with CUSEMU_IOCTL_END. */
+#define CUSEMU_IOCTL_NONE(c, fn) { (c), #c, (fn), CUSEMU_PAYLOAD_NONE }
+#define CUSEMU_IOCTL_IOC(c, fn) { (c), #c, (fn), CUSEMU_PAYLOAD_IOC }
+#define CUSEMU_IOCTL_USER(c, fn) { (c), #c, (fn), CUSEMU_PAYLOAD_USER }
+#define CUSEMU_COMPAT_SAME(c) { (c), #c, NULL, CUSEMU_PAYLOAD_NONE }
+#define CUSEMU_IOCTL_END { 0, NULL, NULL, CUSEMU_PAYLOAD_NONE }
+
+/* A configuration key a model accepts, besides the common ones. */
+enum cusemu_param_type {
+	CUSEMU_PARAM_UINT,	/* decimal, 0x hex or 0 octal */
+	CUSEMU_PARAM_SIZE,	/* a byte count, with an optional K, M or G */
+	CUSEMU_PARAM_BOOL,	/* true/false, yes/no, 1/0 */
+	CUSEMU_PARAM_STRING,
+};
+
+struct cusemu_param {
+	const char *key;
+	enum cusemu_param_type type;
+	const char *default_value;
+	const char *help;
+	/* For numbers: the accepted range, inclusive. 0, 0 means any. */
+	uint64_t min, max;
+};
+
+#define CUSEMU_PARAM_END { .key = NULL }
+
+/* One emulated device: one node, one CUSE session. */
+struct cusemu_device {
+	const struct cusemu_device_model *model;
+	const char *name;		/* node name under /dev */
+	void *priv;			/* the model's state, from ->probe */
+	/* Private to the daemon. */
+	struct cusemu_device_private *dp;
+};
+
+/* One open file of a device node: what the kernel's struct file is. */
+struct cusemu_file {
+	struct cusemu_device *dev;
+	void *private_data;		/* the model's, from ->open */
+	int flags;			/* open flags: O_NONBLOCK etc. */
+	pid_t opener;			/* pid of the process that opened it */
+	off_t pos;			/* stream position for read/write */
+};
+
+/*
+ * A device model. Every slot may be NULL unless it says otherwise; the
+ * struct grows only at the end.
+ */
+struct cusemu_device_model {
+	/* Name used by --device and the configuration; required. */
+	const char *name;
+	/* One line for --help. */
+	const char *summary;
+	/* Node name when the configuration gives none: this prefix and the
+	 * instance number, e.g. "fioc" gives fioc0, fioc1...; required. */
+	const char *node_prefix;
+	/* Model-specific configuration keys, ended by CUSEMU_PARAM_END. */
+	const struct cusemu_param *params;
+
+	/*
+	 * Creates the model's state in dev->priv from its parameters
+	 * (cusemu_device_param_*). Called once at start-up, before the node
+	 * exists. Returns 0 or -errno; a message for the user goes in *why.
+	 */
+	int (*probe)(struct cusemu_device *dev, char **why);
+	/* Frees dev->priv at shutdown, after every file was released. */
+	void (*remove)(struct cusemu_device *dev);
+
+	/* A process opened the node. Returns 0 or -errno (e.g. -EBUSY). */
+	int (*open)(struct cusemu_device *dev, struct cusemu_file *file);
+	/* The last reference to the open file went away. */
+	void (*release)(struct cusemu_device *dev, struct cusemu_file *file);
+	/*
+	 * read(2) and write(2): fill or consume buf, at most size bytes.
+	 * CUSE nodes are not seekable; file->pos is the model's to keep.
+	 * Return the byte count or -errno.
+	 */
+	ssize_t (*read)(struct cusemu_device *dev, struct cusemu_file *file,
+			char *buf, size_t size);
+	ssize_t (*write)(struct cusemu_device *dev, struct cusemu_file *file,
+			 const char *buf, size_t size);
+
+	/*
+	 * The ioctl methods of the kernel generations (see DESIGN.md).
+	 * Left NULL, each one the kernel model uses is built from the tables
+	 * below; a model sets one by hand to show a driver of its era (a
+	 * legacy driver has only ->ioctl).
+	 */
+	cusemu_ioctl_fn ioctl;		/* under the big lock */
+	cusemu_ioctl_fn unlocked_ioctl;
+	cusemu_ioctl_fn compat_ioctl;
+	cusemu_ioctl_fn ioctl_native;
+	cusemu_ioctl_fn ioctl_compat;
+
+	/* Handler tables, each ended by CUSEMU_IOCTL_END. */
+	const struct cusemu_ioctl *native_table;
+	const struct cusemu_ioctl *compat_table;
+};
+
+/* The parameters of an instance, already validated against model->params. */
+uint64_t cusemu_device_param_u64(const struct cusemu_device *dev,
+				 const char *key);
+bool cusemu_device_param_bool(const struct cusemu_device *dev,
+			      const char *key);
+const char *cusemu_device_param_str(const struct cusemu_device *dev,
+				    const char *key);
+
+#endif
