@@ -305,9 +305,6 @@ cusemu_device_new(const struct cusemu_device_spec *spec, unsigned int instance,
 		  const struct cusemu_kernel_model *kmodel, GError **error)
 {
 	const struct cusemu_device_model *m = cusemu_device_model_find(spec->model);
-	struct cusemu_device *dev;
-	char *why = NULL;
-	int err;
 
 	if (!m) {
 		GString *names = g_string_new(NULL);
@@ -321,6 +318,19 @@ cusemu_device_new(const struct cusemu_device_spec *spec, unsigned int instance,
 		g_string_free(names, TRUE);
 		return NULL;
 	}
+	return cusemu_device_create(m, spec, instance, kmodel, error);
+}
+
+struct cusemu_device *
+cusemu_device_create(const struct cusemu_device_model *m,
+		     const struct cusemu_device_spec *spec,
+		     unsigned int instance,
+		     const struct cusemu_kernel_model *kmodel, GError **error)
+{
+	struct cusemu_device *dev;
+	char *why = NULL;
+	int err;
+
 	dev = g_new0(struct cusemu_device, 1);
 	dev->model = m;
 	dev->dp = g_new0(struct cusemu_device_private, 1);

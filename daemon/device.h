@@ -42,6 +42,12 @@ const struct cusemu_device_model *cusemu_device_model_find(const char *name);
 struct cusemu_device *
 cusemu_device_new(const struct cusemu_device_spec *spec, unsigned int instance,
 		  const struct cusemu_kernel_model *kmodel, GError **error);
+/* The same for a model outside the registry (tests). */
+struct cusemu_device *
+cusemu_device_create(const struct cusemu_device_model *m,
+		     const struct cusemu_device_spec *spec,
+		     unsigned int instance,
+		     const struct cusemu_kernel_model *kmodel, GError **error);
 void cusemu_device_free(struct cusemu_device *dev);
 
 /* The common keys every model takes, for --help. */

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/* The fake kernel of fake-kernel.h. */
+#include <errno.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "dispatch.h"
+#include "fake-kernel.h"
+
+/* The kernel gives up on a server that keeps asking; so do we. */
+#define MAX_ROUNDS 16
+
+cusemu_uptr_t fake_addr(const struct fake_client *c, const void *p)
+{
+	return c->base + (cusemu_uptr_t)((const uint8_t *)p - c->mem);
+}
+
+static uint8_t *client_bytes(struct fake_client *c, cusemu_uptr_t addr,
+			     size_t len)
+{
+	if (addr < c->base || len > c->size ||
+	    addr - c->base > c->size - len)
+		return NULL;
+	return c->mem + (addr - c->base);
+}
+
+/* What fuse_verify_ioctl_iov() and the compat checks refuse. */
+static int check_ranges(const struct fake_client *c,
+			const struct cusemu_user_ranges *set)
+{
+	for (unsigned int i = 0; i < set->count; i++)
+		if (c->compat && (set->r[i].addr > UINT32_MAX))
+			return -EIO;
+	return 0;
+}
+
+static int gather(struct fake_client *c, const struct cusemu_user_ranges *in,
+		  uint8_t *buf)
+{
+	for (unsigned int i = 0; i < in->count; i++) {
+		uint8_t *p = client_bytes(c, in->r[i].addr, in->r[i].len);
+
+		if (!p)
+			return -EFAULT;
+		memcpy(buf + in->r[i].off, p, in->r[i].len);
+	}
+	return 0;
+}
+
+static int scatter(struct fake_client *c, const struct cusemu_user_ranges *out,
+		   const uint8_t *buf, uint32_t used)
+{
+	for (unsigned int i = 0; i < out->count && out->r[i].off < used; i++) {
+		uint32_t n = MIN(out->r[i].len, used - out->r[i].off);
+		uint8_t *p = client_bytes(c, out->r[i].addr, n);
+
+		if (!p)
+			return -EFAULT;
+		memcpy(p, buf + out->r[i].off, n);
+	}
+	return 0;
+}
+
+long fake_ioctl(struct fake_client *c, struct cusemu_device *dev,
+		struct cusemu_file *file, unsigned int cmd, cusemu_uptr_t arg,
+		unsigned int *round_trips)
+{
+	static uint8_t in_buf[CUSEMU_USER_MAX_BYTES];
+	static uint8_t out_buf[CUSEMU_USER_MAX_BYTES];
+	struct cusemu_user_ranges *in = g_new0(struct cusemu_user_ranges, 1);
+	struct cusemu_user_ranges *out = g_new0(struct cusemu_user_ranges, 1);
+	struct cusemu_call call;
+	long ret = -EIO;
+	int err;
+
+	*round_trips = 0;
+	for (unsigned int round = 0; round < MAX_ROUNDS; round++) {
+		cusemu_call_init(&call, dev, file, cmd, arg, c->compat, 1);
+		if (round) {
+			err = gather(c, in, in_buf);
+			if (err) {
+				ret = err;
+				break;
+			}
+			cusemu_call_set_data(&call, in, out, in_buf, in->bytes,
+					     out_buf, out->bytes);
+		}
+		ret = cusemu_dispatch(&call);
+		switch (cusemu_call_outcome(&call, &ret)) {
+		case CUSEMU_CALL_RETRY:
+			++*round_trips;
+			*in = call.in;
+			*out = call.out;
+			ret = check_ranges(c, in) ?: check_ranges(c, out);
+			if (ret)
+				goto done;
+			continue;
+		case CUSEMU_CALL_ERROR:
+			goto done;
+		case CUSEMU_CALL_REPLY:
+			err = scatter(c, &call.out, out_buf, call.out_used);
+			if (err)
+				ret = err;
+			goto done;
+		}
+	}
+done:
+	g_free(in);
+	g_free(out);
+	return ret;
+}

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of configuration reading: files and --device arguments, and
+ * that every error names the place to fix.
+ */
+#include <glib.h>
+#include <glib/gstdio.h>
+
+#include "config.h"
+#include "device.h"
+#include "dispatch.h"
+
+static char *write_config(const char *text)
+{
+	g_autoptr(GError) error = NULL;
+	char *path = NULL;
+	int fd = g_file_open_tmp("cusemu-test-XXXXXX.conf", &path, &error);
+
+	g_assert_no_error(error);
+	close(fd);
+	g_assert_true(g_file_set_contents(path, text, -1, &error));
+	return path;
+}
+
+/* Load text as a configuration file and build its devices. */
+static gboolean load(const char *text, GError **error, char **path_out)
+{
+	g_autofree char *path = write_config(text);
+	struct cusemu_config *config = cusemu_config_new();
+	gboolean ok = cusemu_config_load_file(config, path, error);
+
+	for (guint i = 0; ok && i < config->devices->len; i++) {
+		struct cusemu_device *dev = cusemu_device_new(
+			config->devices->pdata[i], i,
+			cusemu_kernel_model_find("modern"), error);
+
+		ok = dev != NULL;
+		cusemu_device_free(dev);
+	}
+	cusemu_config_free(config);
+	g_unlink(path);
+	*path_out = g_steal_pointer(&path);
+	return ok;
+}
+
+/* The error starts with "PATH:LINE:" and mentions hint. */
+static void expect_error(const char *text, unsigned int line, const char *hint)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *path = NULL;
+	g_autofree char *where = NULL;
+
+	g_assert_false(load(text, &error, &path));
+	g_assert_nonnull(error);
+	where = g_strdup_printf("%s:%u: ", path, line);
+	if (!g_str_has_prefix(error->message, where) ||
+	    !strstr(error->message, hint))
+		g_error("expected '%s...%s', got '%s'", where, hint,
+			error->message);
+}
+
+static void test_good_file(void)
+{
+	g_autofree char *path = write_config(
+		"# two buffers\n"
+		"[daemon]\n"
+		"model=modern\n"
+		"lock=none\n"
+		"\n"
+		"[device buf0]\n"
+		"model=fioc\n"
+		"max_size=64K\n"
+		"mode=0660\n"
+		"\n"
+		"[device buf1]\n"
+		"model=fioc\n");
+	struct cusemu_config *config = cusemu_config_new();
+	g_autoptr(GError) error = NULL;
+	struct cusemu_device *dev;
+
+	g_assert_true(cusemu_config_load_file(config, path, &error));
+	g_assert_no_error(error);
+	g_assert_cmpstr(config->kernel_model, ==, "modern");
+	g_assert_cmpstr(config->lock, ==, "none");
+	g_assert_cmpuint(config->devices->len, ==, 2);
+	dev = cusemu_device_new(config->devices->pdata[0], 0,
+				cusemu_kernel_model_find("modern"), &error);
+	g_assert_no_error(error);
+	g_assert_cmpstr(dev->name, ==, "buf0");
+	g_assert_cmpuint(cusemu_device_param_u64(dev, "max_size"), ==, 65536);
+	g_assert_cmpuint(dev->dp->mode, ==, 0660);
+	cusemu_device_free(dev);
+	cusemu_config_free(config);
+	g_unlink(path);
+}
+
+static void test_file_errors(void)
+{
+	expect_error("[device a]\nmodel=fioc\nmax_size=lots\n", 3,
+		     "write a byte count");
+	expect_error("[device a]\nmodel=fioc\n\nmaxsize=1\n", 4,
+		     "unknown key 'maxsize' for device model fioc");
+	expect_error("[daemon]\nmodel=modern\nthreads=3\n", 3,
+		     "unknown key 'threads'");
+	expect_error("[device a]\nmax_size=1\n", 1, "has no 'model' key");
+	expect_error("[device a]\nmodel=nosuch\n", 1,
+		     "unknown device model 'nosuch'; available: fioc");
+	expect_error("[devices]\nmodel=fioc\n", 1, "unknown group [devices]");
+	expect_error("[device a]\nmodel=fioc\nthis is not a pair\n", 3,
+		     "not a key-value pair");
+	expect_error("[device a]\nmodel=fioc\nmode=777\n", 3,
+		     "leading 0");
+	expect_error("[device a]\nmodel=fioc\nowner=no-such-user-here\n", 3,
+		     "unknown user");
+	expect_error("[device a/b]\nmodel=fioc\n", 1, "bad node name");
+	expect_error("[device a]\nmodel=fioc\nkernel=2.4\n", 3,
+		     "unknown kernel model '2.4'");
+	expect_error("[device a]\nmodel=fioc\nmax_size=1G\n", 3,
+		     "allowed: 0 to 268435456");
+}
+
+static void test_truncated_file(void)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *path = NULL;
+
+	g_assert_false(load("[device a\n", &error, &path));
+	g_assert_true(g_str_has_prefix(error->message, path));
+}
+
+static void test_device_args(void)
+{
+	struct cusemu_config *config = cusemu_config_new();
+	g_autoptr(GError) error = NULL;
+	struct cusemu_device_spec *spec;
+
+	g_assert_true(cusemu_config_add_device_arg(
+		config, "fioc:name=x,max_size=2K", &error));
+	g_assert_true(cusemu_config_add_device_arg(config, "fioc", &error));
+	spec = config->devices->pdata[0];
+	g_assert_cmpstr(spec->model, ==, "fioc");
+	g_assert_cmpstr(cusemu_device_spec_lookup(spec, "max_size")->value, ==,
+			"2K");
+	g_assert_false(cusemu_config_add_device_arg(config, "fioc:nokey",
+						    &error));
+	g_assert_nonnull(strstr(error->message, "'nokey' is not key=value"));
+	g_clear_error(&error);
+	g_assert_false(cusemu_config_add_device_arg(config, ":name=x", &error));
+	g_assert_nonnull(strstr(error->message, "no device model"));
+	cusemu_config_free(config);
+}
+
+int main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	g_test_add_func("/config/good-file", test_good_file);
+	g_test_add_func("/config/file-errors", test_file_errors);
+	g_test_add_func("/config/truncated-file", test_truncated_file);
+	g_test_add_func("/config/device-args", test_device_args);
+	return g_test_run();
+}

@@ -1,0 +1,432 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of the dispatcher and user-memory logic, run against a fake
+ * kernel (no CUSE): the fioc model in both ABIs, round trips, limits and
+ * bad pointers.
+ */
+#include <string.h>
+
+#include <glib.h>
+
+#include "config.h"
+#include "cusemu/abi/fioc.h"
+#include "device.h"
+#include "dispatch.h"
+#include "fake-kernel.h"
+
+#define NATIVE_BASE UINT64_C(0x7f0000000000)
+#define COMPAT_BASE UINT64_C(0x08000000)
+#define CLIENT_SIZE (512u * 1024u)
+
+struct fixture {
+	struct cusemu_device *dev;
+	struct cusemu_file file;
+	struct fake_client client;
+};
+
+static struct cusemu_device *make_device(const struct cusemu_device_model *m,
+					 const char *arg)
+{
+	struct cusemu_config *config = cusemu_config_new();
+	g_autoptr(GError) error = NULL;
+	struct cusemu_device *dev;
+
+	g_assert_true(cusemu_config_add_device_arg(config, arg, &error));
+	dev = m ? cusemu_device_create(m, config->devices->pdata[0], 0,
+				       cusemu_kernel_model_find("modern"),
+				       &error)
+		: cusemu_device_new(config->devices->pdata[0], 0,
+				    cusemu_kernel_model_find("modern"), &error);
+	g_assert_no_error(error);
+	cusemu_dispatch_bind(dev, CUSEMU_LOCK_MODEL);
+	cusemu_config_free(config);
+	return dev;
+}
+
+static void setup(struct fixture *f, const struct cusemu_device_model *m,
+		  const char *arg, bool compat)
+{
+	f->dev = make_device(m, arg);
+	f->file = (struct cusemu_file){ .dev = f->dev };
+	f->client.compat = compat;
+	f->client.base = compat ? COMPAT_BASE : NATIVE_BASE;
+	f->client.size = CLIENT_SIZE;
+	f->client.mem = g_malloc0(CLIENT_SIZE);
+}
+
+static void setup_native(struct fixture *f, gconstpointer data)
+{
+	setup(f, NULL, "fioc:max_size=256K", false);
+}
+
+static void setup_compat(struct fixture *f, gconstpointer data)
+{
+	setup(f, NULL, "fioc:max_size=256K", true);
+}
+
+static void teardown(struct fixture *f, gconstpointer data)
+{
+	cusemu_dispatch_unbind(f->dev);
+	cusemu_device_free(f->dev);
+	g_free(f->client.mem);
+}
+
+static long do_ioctl(struct fixture *f, unsigned int cmd, cusemu_uptr_t arg,
+		     unsigned int *round_trips)
+{
+	unsigned int rt;
+
+	return fake_ioctl(&f->client, f->dev, &f->file, cmd, arg,
+			  round_trips ? round_trips : &rt);
+}
+
+/* Client memory layout used by the fioc tests. */
+#define AT_ARG 0x100
+#define AT_BUF 0x1000
+
+static cusemu_uptr_t at(struct fixture *f, size_t off)
+{
+	return f->client.base + off;
+}
+
+/* The size commands of the caller's ABI. */
+static void set_size(struct fixture *f, uint64_t size)
+{
+	unsigned int rt;
+	long ret;
+
+	if (f->client.compat) {
+		uint32_t v = (uint32_t)size;
+
+		memcpy(f->client.mem + AT_ARG, &v, sizeof(v));
+		ret = do_ioctl(f, FIOC_SET_SIZE32, at(f, AT_ARG), &rt);
+	} else {
+		memcpy(f->client.mem + AT_ARG, &size, sizeof(size));
+		ret = do_ioctl(f, FIOC_SET_SIZE, at(f, AT_ARG), &rt);
+	}
+	g_assert_cmpint(ret, ==, 0);
+	g_assert_cmpuint(rt, ==, 1);
+}
+
+static uint64_t get_size(struct fixture *f)
+{
+	unsigned int rt;
+	uint64_t v = 0;
+
+	memset(f->client.mem + AT_ARG, 0xAA, 8);
+	if (f->client.compat) {
+		g_assert_cmpint(do_ioctl(f, FIOC_GET_SIZE32, at(f, AT_ARG), &rt),
+				==, 0);
+		memcpy(&v, f->client.mem + AT_ARG, 4);
+		/* An i386 caller's size_t is 4 bytes: nothing past it moves. */
+		g_assert_cmphex(f->client.mem[AT_ARG + 4], ==, 0xAA);
+	} else {
+		g_assert_cmpint(do_ioctl(f, FIOC_GET_SIZE, at(f, AT_ARG), &rt),
+				==, 0);
+		memcpy(&v, f->client.mem + AT_ARG, 8);
+	}
+	g_assert_cmpuint(rt, ==, 1);
+	return v;
+}
+
+/* FIOC_READ/FIOC_WRITE with the caller's struct fioc_rw_arg layout. */
+static long rw(struct fixture *f, unsigned int cmd, int64_t offset,
+	       size_t buf_off, uint32_t size, uint64_t *prev, uint64_t *next,
+	       unsigned int *rt)
+{
+	uint8_t *a = f->client.mem + AT_ARG;
+	long ret;
+
+	if (f->client.compat) {
+		struct fioc_rw_arg32 r = {
+			.offset = offset,
+			.buf = (uint32_t)at(f, buf_off),
+			.size = size,
+		};
+
+		memcpy(a, &r, sizeof(r));
+		ret = do_ioctl(f, cmd, at(f, AT_ARG), rt);
+		memcpy(&r, a, sizeof(r));
+		*prev = r.prev_size;
+		*next = r.new_size;
+	} else {
+		struct fioc_rw_arg r = {
+			.offset = offset,
+			.buf = (void *)(uintptr_t)at(f, buf_off),
+			.size = size,
+		};
+
+		memcpy(a, &r, sizeof(r));
+		ret = do_ioctl(f, cmd, at(f, AT_ARG), rt);
+		memcpy(&r, a, sizeof(r));
+		*prev = r.prev_size;
+		*next = r.new_size;
+	}
+	return ret;
+}
+
+static void test_fioc_size(struct fixture *f, gconstpointer data)
+{
+	g_assert_cmpuint(get_size(f), ==, 0);
+	set_size(f, 4096);
+	g_assert_cmpuint(get_size(f), ==, 4096);
+	set_size(f, 0);
+	g_assert_cmpuint(get_size(f), ==, 0);
+}
+
+static void test_fioc_set_size_too_big(struct fixture *f, gconstpointer data)
+{
+	uint64_t big = 256 * 1024 + 1;
+	unsigned int cmd = f->client.compat ? FIOC_SET_SIZE32 : FIOC_SET_SIZE;
+
+	memcpy(f->client.mem + AT_ARG, &big, sizeof(big));
+	g_assert_cmpint(do_ioctl(f, cmd, at(f, AT_ARG), NULL), ==, -EINVAL);
+	g_assert_cmpuint(get_size(f), ==, 0);
+}
+
+static void test_fioc_write_read(struct fixture *f, gconstpointer data)
+{
+	uint64_t prev, next;
+	unsigned int rt;
+
+	memcpy(f->client.mem + AT_BUF, "hello world", 11);
+	g_assert_cmpint(rw(f, FIOC_WRITE, 0, AT_BUF, 11, &prev, &next, &rt),
+			==, 11);
+	g_assert_cmpuint(prev, ==, 0);
+	g_assert_cmpuint(next, ==, 11);
+	/* The argument, then the buffer and the sizes: two retries. */
+	g_assert_cmpuint(rt, ==, 2);
+
+	memset(f->client.mem + AT_BUF, 0xAA, 64);
+	g_assert_cmpint(rw(f, FIOC_READ, 0, AT_BUF, 64, &prev, &next, &rt),
+			==, 11);
+	g_assert_cmpmem(f->client.mem + AT_BUF, 11, "hello world", 11);
+	/* Only the bytes read are written to the client. */
+	g_assert_cmphex(f->client.mem[AT_BUF + 11], ==, 0xAA);
+	g_assert_cmphex(f->client.mem[AT_BUF + 63], ==, 0xAA);
+	g_assert_cmpuint(prev, ==, 11);
+	g_assert_cmpuint(next, ==, 11);
+	g_assert_cmpuint(rt, ==, 2);
+
+	g_assert_cmpint(rw(f, FIOC_READ, 6, AT_BUF, 5, &prev, &next, &rt),
+			==, 5);
+	g_assert_cmpmem(f->client.mem + AT_BUF, 5, "world", 5);
+	g_assert_cmpint(rw(f, FIOC_READ, 100, AT_BUF, 5, &prev, &next, &rt),
+			==, 0);
+}
+
+static void test_fioc_write_extends(struct fixture *f, gconstpointer data)
+{
+	static const uint8_t zeros[9];
+	uint64_t prev, next;
+	unsigned int rt;
+
+	memcpy(f->client.mem + AT_BUF, "hello world", 11);
+	g_assert_cmpint(rw(f, FIOC_WRITE, 0, AT_BUF, 11, &prev, &next, &rt),
+			==, 11);
+	memcpy(f->client.mem + AT_BUF, "xyz", 3);
+	g_assert_cmpint(rw(f, FIOC_WRITE, 20, AT_BUF, 3, &prev, &next, &rt),
+			==, 3);
+	g_assert_cmpuint(prev, ==, 11);
+	g_assert_cmpuint(next, ==, 23);
+	g_assert_cmpint(rw(f, FIOC_READ, 0, AT_BUF, 23, &prev, &next, &rt),
+			==, 23);
+	g_assert_cmpmem(f->client.mem + AT_BUF + 11, 9, zeros, 9);
+	g_assert_cmpmem(f->client.mem + AT_BUF + 20, 3, "xyz", 3);
+}
+
+static void test_fioc_limits(struct fixture *f, gconstpointer data)
+{
+	uint64_t prev, next;
+	unsigned int rt;
+
+	/* Past max_size: refused before any data is fetched. */
+	g_assert_cmpint(rw(f, FIOC_WRITE, 256 * 1024 - 2, AT_BUF, 3, &prev,
+			   &next, &rt),
+			==, -EINVAL);
+	g_assert_cmpuint(get_size(f), ==, 0);
+	g_assert_cmpint(rw(f, FIOC_WRITE, -1, AT_BUF, 3, &prev, &next, &rt),
+			==, -EINVAL);
+	/* A read larger than one CUSE transfer is short, not an error. */
+	set_size(f, 200000);
+	g_assert_cmpint(rw(f, FIOC_READ, 0, AT_BUF, 200000, &prev, &next, &rt),
+			<=, CUSEMU_USER_MAX_BYTES);
+	g_assert_cmpint(rw(f, FIOC_READ, 0, AT_BUF, 200000, &prev, &next, &rt),
+			>, 100000);
+}
+
+static void test_fioc_bad_pointers(struct fixture *f, gconstpointer data)
+{
+	uint64_t prev, next;
+	unsigned int rt;
+	unsigned int get = f->client.compat ? FIOC_GET_SIZE32 : FIOC_GET_SIZE;
+
+	g_assert_cmpint(do_ioctl(f, get, 8, NULL), ==, -EFAULT);
+	g_assert_cmpint(do_ioctl(f, FIOC_READ, 8, NULL), ==, -EFAULT);
+	set_size(f, 16);
+	/* A good argument holding a bad buffer pointer. */
+	g_assert_cmpint(rw(f, FIOC_READ, 0, CLIENT_SIZE + 4096, 16, &prev,
+			   &next, &rt),
+			==, -EFAULT);
+	g_assert_cmpint(rw(f, FIOC_WRITE, 0, CLIENT_SIZE + 4096, 16, &prev,
+			   &next, &rt),
+			==, -EFAULT);
+	g_assert_cmpuint(get_size(f), ==, 16);
+}
+
+static void test_unknown_command(struct fixture *f, gconstpointer data)
+{
+	g_assert_cmpint(do_ioctl(f, _IO('E', 99), 0, NULL), ==, -ENOTTY);
+	g_assert_cmpint(do_ioctl(f, _IOR('Z', 1, int), at(f, AT_ARG), NULL),
+			==, -ENOTTY);
+}
+
+static void test_native_number_from_compat(struct fixture *f,
+					   gconstpointer data)
+{
+	/* An i386 caller cannot send the 8-byte GET_SIZE: not in its table. */
+	g_assert_cmpint(do_ioctl(f, FIOC_GET_SIZE, at(f, AT_ARG), NULL), ==,
+			-ENOTTY);
+}
+
+/*
+ * A test-only model whose one command asks for N ranges in one level
+ * (like I2C_RDWR's messages), then writes each back incremented.
+ */
+struct gather_arg {
+	uint32_t count;
+	uint32_t len;
+	uint64_t ptrs[300];
+};
+
+static long gather_handler(struct cusemu_device *dev, struct cusemu_file *file,
+			   unsigned int cmd, unsigned long arg)
+{
+	struct gather_arg a;
+	uint8_t byte;
+
+	if (cusemu_copy_from_user(&a, arg, sizeof(a)))
+		return -EFAULT;
+	if (a.count > G_N_ELEMENTS(a.ptrs))
+		return -EINVAL;
+	for (uint32_t i = 0; i < a.count; i++) {
+		cusemu_user_want_read(a.ptrs[i], a.len);
+		cusemu_user_want_write(a.ptrs[i], a.len);
+	}
+	if (cusemu_user_pending())
+		return -EAGAIN;
+	for (uint32_t i = 0; i < a.count; i++) {
+		if (cusemu_copy_from_user(&byte, a.ptrs[i], 1))
+			return -EFAULT;
+		byte++;
+		if (cusemu_copy_to_user(a.ptrs[i], &byte, 1))
+			return -EFAULT;
+	}
+	return a.count;
+}
+
+#define GATHER_CMD _IO('T', 1)
+
+static const struct cusemu_ioctl gather_table[] = {
+	CUSEMU_IOCTL_USER(GATHER_CMD, gather_handler),
+	CUSEMU_IOCTL_END
+};
+
+static const struct cusemu_device_model gather_model = {
+	.name = "gather",
+	.node_prefix = "gather",
+	.native_table = gather_table,
+};
+
+static void setup_gather(struct fixture *f, gconstpointer data)
+{
+	setup(f, &gather_model, "gather", false);
+}
+
+static long run_gather(struct fixture *f, uint32_t count, uint32_t len,
+		       unsigned int *rt)
+{
+	struct gather_arg *a = (struct gather_arg *)(f->client.mem + AT_ARG);
+
+	a->count = count;
+	a->len = len;
+	for (uint32_t i = 0; i < count; i++) {
+		a->ptrs[i] = at(f, 0x4000 + i * 16);
+		f->client.mem[0x4000 + i * 16] = (uint8_t)i;
+	}
+	return do_ioctl(f, GATHER_CMD, at(f, AT_ARG), rt);
+}
+
+static void test_round_trips_per_level(struct fixture *f, gconstpointer data)
+{
+	unsigned int rt1, rt42;
+
+	g_assert_cmpint(run_gather(f, 1, 4, &rt1), ==, 1);
+	g_assert_cmpint(run_gather(f, 42, 4, &rt42), ==, 42);
+	/* The argument, then every message of the level at once. */
+	g_assert_cmpuint(rt1, ==, 2);
+	g_assert_cmpuint(rt42, ==, rt1);
+	for (uint32_t i = 0; i < 42; i++)
+		g_assert_cmpuint(f->client.mem[0x4000 + i * 16], ==, i + 1);
+}
+
+static void test_range_limits(struct fixture *f, gconstpointer data)
+{
+	unsigned int rt;
+
+	/* 2 ranges per message: 128 messages and the argument overflow. */
+	g_assert_cmpint(run_gather(f, 128, 4, &rt), ==, -ENOMEM);
+	/* 127 * 2 + 1 = 255 ranges fit. */
+	g_assert_cmpint(run_gather(f, 127, 4, &rt), ==, 127);
+	/* Bytes: 40 ranges of 4 KiB would be 160 KiB in one direction. */
+	g_assert_cmpint(run_gather(f, 40, 4096, &rt), ==, -ENOMEM);
+}
+
+static void test_compat_high_pointer(struct fixture *f, gconstpointer data)
+{
+	/* An address a 32-bit caller cannot have: EFAULT, no retry. */
+	unsigned int rt;
+
+	g_assert_cmpint(do_ioctl(f, FIOC_GET_SIZE32,
+				 UINT64_C(0x100000000) + 16, &rt),
+			==, -EFAULT);
+	g_assert_cmpuint(rt, ==, 0);
+}
+
+#define ADD(name, setup_fn, fn) \
+	g_test_add(name, struct fixture, NULL, setup_fn, fn, teardown)
+
+int main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+
+	/* Every fioc test in both ABIs, as a pair. */
+	static const struct {
+		const char *name;
+		void (*fn)(struct fixture *, gconstpointer);
+	} both[] = {
+		{ "size", test_fioc_size },
+		{ "set-size-too-big", test_fioc_set_size_too_big },
+		{ "write-read", test_fioc_write_read },
+		{ "write-extends", test_fioc_write_extends },
+		{ "limits", test_fioc_limits },
+		{ "bad-pointers", test_fioc_bad_pointers },
+		{ "unknown-command", test_unknown_command },
+	};
+	for (unsigned int i = 0; i < G_N_ELEMENTS(both); i++) {
+		g_autofree char *n64 =
+			g_strdup_printf("/fioc/native/%s", both[i].name);
+		g_autofree char *n32 =
+			g_strdup_printf("/fioc/compat/%s", both[i].name);
+
+		ADD(n64, setup_native, both[i].fn);
+		ADD(n32, setup_compat, both[i].fn);
+	}
+	ADD("/fioc/compat/native-number", setup_compat,
+	    test_native_number_from_compat);
+	ADD("/fioc/compat/high-pointer", setup_compat, test_compat_high_pointer);
+	ADD("/uaccess/round-trips-per-level", setup_gather,
+	    test_round_trips_per_level);
+	ADD("/uaccess/range-limits", setup_gather, test_range_limits);
+	return g_test_run();
+}
