@@ -162,10 +162,18 @@ static gboolean load_params(struct cusemu_device *dev,
 {
 	const struct cusemu_device_model *m = dev->model;
 
-	for (const struct cusemu_param *p = m->params; p && p->key; p++)
-		if (p->default_value)
-			g_hash_table_replace(dev->dp->params, g_strdup(p->key),
-					     g_strdup(p->default_value));
+	for (const struct cusemu_param *p = m->params; p && p->key; p++) {
+		const char *why = NULL;
+		char *v;
+
+		if (!p->default_value)
+			continue;
+		v = normalise(p, p->default_value, &why);
+		if (!v)
+			g_error("device model %s: default '%s' of %s: %s",
+				m->name, p->default_value, p->key, why);
+		g_hash_table_replace(dev->dp->params, g_strdup(p->key), v);
+	}
 	for (guint i = 0; i < spec->settings->len; i++) {
 		const struct cusemu_setting *s = spec->settings->pdata[i];
 		const struct cusemu_param *p;
