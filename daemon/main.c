@@ -80,6 +80,16 @@ static GLogWriterOutput log_writer(GLogLevelFlags level,
 	return G_LOG_WRITER_HANDLED;
 }
 
+static void describe_params(GString *s, const struct cusemu_param *params)
+{
+	for (const struct cusemu_param *p = params; p && p->key; p++) {
+		g_autofree char *kv = g_strdup_printf(
+			"%s=%s", p->key, p->default_value ? p->default_value : "");
+
+		g_string_append_printf(s, "    %-16s %s\n", kv, p->help);
+	}
+}
+
 static char *models_description(void)
 {
 	GString *s = g_string_new("Device models (--device MODEL[:key=value,...]):\n");
@@ -88,16 +98,10 @@ static char *models_description(void)
 		const struct cusemu_device_model *m = cusemu_device_models[i];
 
 		g_string_append_printf(s, "  %-10s %s\n", m->name, m->summary);
-		for (const struct cusemu_param *p = m->params; p && p->key; p++)
-			g_string_append_printf(s, "    %s=%s  %s\n", p->key,
-					       p->default_value ? p->default_value : "",
-					       p->help);
+		describe_params(s, m->params);
 	}
 	g_string_append(s, "  Keys every model takes:\n");
-	for (const struct cusemu_param *p = cusemu_common_params; p->key; p++)
-		g_string_append_printf(s, "    %s=%s  %s\n", p->key,
-				       p->default_value ? p->default_value : "",
-				       p->help);
+	describe_params(s, cusemu_common_params);
 	g_string_append(s, "\nKernel models (--model, or kernel= per device):\n");
 	for (unsigned int i = 0; cusemu_kernel_models[i]; i++)
 		g_string_append_printf(s, "  %-10s %s%s\n",
