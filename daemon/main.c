@@ -477,12 +477,13 @@ int main(int argc, char **argv)
 		goto fail;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	if (!start_sessions(&d, &o, &error))
-		goto fail;
-
+	/* Before the nodes exist: a signal during start-up stops us cleanly. */
 	d.loop = g_main_loop_new(NULL, FALSE);
 	g_unix_signal_add(SIGINT, on_signal, &d);
 	g_unix_signal_add(SIGTERM, on_signal, &d);
+	if (!start_sessions(&d, &o, &error))
+		goto fail;
+
 	g_timeout_add(200, check_sessions, &d);
 	g_message("ready: %u device(s)", d.devices->len);
 	report_ready(ready_fd, 0);
@@ -494,6 +495,8 @@ int main(int argc, char **argv)
 fail:
 	g_critical("%s", error->message);
 	stop(&d);
+	if (d.loop)
+		g_main_loop_unref(d.loop);
 	report_ready(ready_fd, 1);
 	return EXIT_FAILURE;
 }
