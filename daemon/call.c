@@ -43,8 +43,8 @@ void cusemu_call_init(struct cusemu_call *call, struct cusemu_device *dev,
 	call->error = 0;
 }
 
-static void copy_ranges(struct cusemu_user_ranges *to,
-			const struct cusemu_user_ranges *from)
+void cusemu_user_ranges_copy(struct cusemu_user_ranges *to,
+			     const struct cusemu_user_ranges *from)
 {
 	to->count = from->count;
 	to->bytes = from->bytes;
@@ -96,9 +96,9 @@ void cusemu_call_set_data(struct cusemu_call *call,
 			  uint8_t *out_data, uint32_t out_len)
 {
 	if (prev_in)
-		copy_ranges(&call->in, prev_in);
+		cusemu_user_ranges_copy(&call->in, prev_in);
 	if (prev_out)
-		copy_ranges(&call->out, prev_out);
+		cusemu_user_ranges_copy(&call->out, prev_out);
 	g_return_if_fail(call->in.bytes == in_len);
 	g_return_if_fail(call->out.bytes == out_len);
 	call->in_data = in_data;

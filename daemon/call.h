@@ -27,6 +27,10 @@ struct cusemu_user_ranges {
 	uint32_t bytes;
 };
 
+/* Copies only the ranges in use, not the whole array. */
+void cusemu_user_ranges_copy(struct cusemu_user_ranges *to,
+			     const struct cusemu_user_ranges *from);
+
 struct cusemu_call {
 	struct cusemu_device *dev;
 	struct cusemu_file *file;

@@ -118,12 +118,8 @@ static void keep_retry(struct open_file *of, const struct cusemu_call *call)
 	r->tid = call->tid;
 	r->cmd = call->cmd;
 	r->arg = call->arg;
-	r->in.count = call->in.count;
-	r->in.bytes = call->in.bytes;
-	memcpy(r->in.r, call->in.r, call->in.count * sizeof(call->in.r[0]));
-	r->out.count = call->out.count;
-	r->out.bytes = call->out.bytes;
-	memcpy(r->out.r, call->out.r, call->out.count * sizeof(call->out.r[0]));
+	cusemu_user_ranges_copy(&r->in, &call->in);
+	cusemu_user_ranges_copy(&r->out, &call->out);
 
 	g_mutex_lock(&of->lock);
 	g_queue_push_tail(&of->retries, r);

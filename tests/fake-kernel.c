@@ -90,8 +90,8 @@ long fake_ioctl(struct fake_client *c, struct cusemu_device *dev,
 		switch (cusemu_call_outcome(&call, &ret)) {
 		case CUSEMU_CALL_RETRY:
 			++*round_trips;
-			*in = call.in;
-			*out = call.out;
+			cusemu_user_ranges_copy(in, &call.in);
+			cusemu_user_ranges_copy(out, &call.out);
 			ret = check_ranges(c, in) ?: check_ranges(c, out);
 			if (ret)
 				goto done;
