@@ -41,6 +41,11 @@ void cusemu_call_init(struct cusemu_call *call, struct cusemu_device *dev,
 	call->in_avail = call->out_avail = call->out_used = 0;
 	call->pending = false;
 	call->error = 0;
+	call->method = 0;
+	call->stats = (struct cusemu_request_stats){
+		.cmd = cmd,
+		.compat = compat,
+	};
 }
 
 void cusemu_user_ranges_copy(struct cusemu_user_ranges *to,

@@ -13,6 +13,7 @@
 
 #include "cusemu/device.h"
 #include "cusemu/uaccess.h"
+#include "stats.h"
 
 struct cusemu_user_range {
 	cusemu_uptr_t addr;
@@ -48,6 +49,9 @@ struct cusemu_call {
 
 	bool pending;		/* some range must still be fetched */
 	int error;		/* -errno that fails the call whatever the handler says */
+
+	enum cusemu_method method;	/* how the handler was reached */
+	struct cusemu_request_stats stats;
 };
 
 /* What the transport does with a call once the handler has run. */

@@ -341,6 +341,7 @@ cusemu_device_create(const struct cusemu_device_model *m,
 
 	dev = g_new0(struct cusemu_device, 1);
 	dev->model = m;
+	dev->methods = CUSEMU_METHODS_ALL;
 	dev->dp = g_new0(struct cusemu_device_private, 1);
 	dev->dp->params = g_hash_table_new_full(g_str_hash, g_str_equal,
 						g_free, g_free);

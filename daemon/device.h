@@ -23,7 +23,8 @@ struct cusemu_device_private {
 	uid_t owner;
 	gid_t group;
 	const struct cusemu_kernel_model *kmodel;
-	struct cusemu_lock *lock;	/* NULL: no lock */
+	int lock_mode;			/* enum cusemu_lock_mode */
+	struct cusemu_lock *lock;	/* --lock=device: this device's */
 	/* The methods, from the model or built from its tables. */
 	cusemu_ioctl_fn ioctl, unlocked_ioctl, compat_ioctl;
 	cusemu_ioctl_fn ioctl_native, ioctl_compat;

@@ -11,14 +11,11 @@
 
 #include <glib.h>
 
+#include "cusemu/abi/report.h"
 #include "device.h"
 #include "dispatch.h"
-
-struct cusemu_lock {
-	GRecMutex mutex;
-};
-
-static struct cusemu_lock global_lock;
+#include "ioctl32.h"
+#include "lock.h"
 
 const struct cusemu_ioctl *cusemu_ioctl_lookup(const struct cusemu_ioctl *table,
 					       unsigned int cmd)
@@ -95,6 +92,22 @@ static void check_tables(const struct cusemu_device_model *m)
 	}
 }
 
+static bool has_hand_methods(const struct cusemu_device_model *m)
+{
+	return m->ioctl || m->unlocked_ioctl || m->compat_ioctl ||
+	       m->ioctl_native || m->ioctl_compat;
+}
+
+/* The method for bit, by hand or from the tables, if the instance has it. */
+static cusemu_ioctl_fn method(const struct cusemu_device *dev,
+			      enum cusemu_method bit, cusemu_ioctl_fn by_hand,
+			      cusemu_ioctl_fn from_table)
+{
+	if (!(dev->methods & bit))
+		return NULL;
+	return has_hand_methods(dev->model) ? by_hand : from_table;
+}
+
 void cusemu_dispatch_bind(struct cusemu_device *dev,
 			  enum cusemu_lock_mode mode)
 {
@@ -104,33 +117,34 @@ void cusemu_dispatch_bind(struct cusemu_device *dev,
 	cusemu_ioctl_fn compat = m->compat_table ? table_compat_ioctl : NULL;
 
 	check_tables(m);
-	dp->ioctl = m->ioctl ? m->ioctl : native;
-	dp->unlocked_ioctl = m->unlocked_ioctl ? m->unlocked_ioctl : native;
-	dp->ioctl_native = m->ioctl_native ? m->ioctl_native : native;
-	dp->compat_ioctl = m->compat_ioctl ? m->compat_ioctl : compat;
-	dp->ioctl_compat = m->ioctl_compat ? m->ioctl_compat : compat;
+	dp->ioctl = method(dev, CUSEMU_METHOD_IOCTL, m->ioctl, native);
+	dp->unlocked_ioctl = method(dev, CUSEMU_METHOD_UNLOCKED_IOCTL,
+				    m->unlocked_ioctl, native);
+	dp->compat_ioctl = method(dev, CUSEMU_METHOD_COMPAT_IOCTL,
+				  m->compat_ioctl, compat);
+	dp->ioctl_native = method(dev, CUSEMU_METHOD_IOCTL_NATIVE,
+				  m->ioctl_native, native);
+	dp->ioctl_compat = method(dev, CUSEMU_METHOD_IOCTL_COMPAT,
+				  m->ioctl_compat, compat);
 
-	switch (mode) {
-	case CUSEMU_LOCK_GLOBAL:
-		dp->lock = &global_lock;
-		break;
-	case CUSEMU_LOCK_DEVICE:
+	dp->lock_mode = mode;
+	dp->lock = NULL;
+	if (mode == CUSEMU_LOCK_DEVICE) {
 		dp->lock = g_new0(struct cusemu_lock, 1);
-		g_rec_mutex_init(&dp->lock->mutex);
-		break;
-	case CUSEMU_LOCK_MODEL:	/* no model so far prescribes one */
-	case CUSEMU_LOCK_NONE:
-		dp->lock = NULL;
-		break;
+		cusemu_lock_init(dp->lock);
 	}
+	if (dp->kmodel->global_table)
+		cusemu_ioctl32_register_device(dev);
 }
 
 void cusemu_dispatch_unbind(struct cusemu_device *dev)
 {
 	struct cusemu_device_private *dp = dev->dp;
 
-	if (dp->lock && dp->lock != &global_lock) {
-		g_rec_mutex_clear(&dp->lock->mutex);
+	if (dp->kmodel->global_table)
+		cusemu_ioctl32_unregister_device(dev);
+	if (dp->lock) {
+		cusemu_lock_clear(dp->lock);
 		g_free(dp->lock);
 	}
 	dp->lock = NULL;
@@ -154,18 +168,160 @@ bool cusemu_lock_mode_parse(const char *s, enum cusemu_lock_mode *mode)
 	return false;
 }
 
-/* The lock stage: whatever --lock put around this device's handlers. */
-static long call_method(struct cusemu_call *call, cusemu_ioctl_fn fn)
+/* The lock stage: what the model prescribes, unless --lock says else. */
+static struct cusemu_lock *lock_for(const struct cusemu_call *call,
+				    bool big_lock)
 {
-	struct cusemu_lock *lock = call->dev->dp->lock;
+	const struct cusemu_device_private *dp = call->dev->dp;
+
+	switch (dp->lock_mode) {
+	case CUSEMU_LOCK_MODEL:
+		return big_lock ? &cusemu_big_lock : NULL;
+	case CUSEMU_LOCK_GLOBAL:
+		return &cusemu_big_lock;
+	case CUSEMU_LOCK_DEVICE:
+		return dp->lock;
+	case CUSEMU_LOCK_NONE:
+		break;
+	}
+	return NULL;
+}
+
+static long call_method(struct cusemu_call *call, cusemu_ioctl_fn fn,
+			enum cusemu_method how, bool big_lock)
+{
+	struct cusemu_lock *lock = lock_for(call, big_lock);
 	long ret;
 
+	call->method = how;
 	if (lock)
-		g_rec_mutex_lock(&lock->mutex);
+		cusemu_lock_acquire(lock);
 	ret = fn(call->dev, call->file, call->cmd, call->arg);
 	if (lock)
-		g_rec_mutex_unlock(&lock->mutex);
+		cusemu_lock_release(lock);
 	return ret;
+}
+
+long cusemu_dispatch_run_row(struct cusemu_call *call,
+			     const struct cusemu_ioctl *row,
+			     enum cusemu_method how, bool big_lock)
+{
+	struct cusemu_lock *lock = lock_for(call, big_lock);
+	long ret;
+
+	call->method = how;
+	if (lock)
+		cusemu_lock_acquire(lock);
+	ret = run_row(call->dev, call->file, row, call->cmd, call->arg);
+	if (lock)
+		cusemu_lock_release(lock);
+	return ret;
+}
+
+/* "Not mine" from a method becomes what the generation returned. */
+static long not_mine(long ret, long err)
+{
+	return ret == -ENOIOCTLCMD ? err : ret;
+}
+
+/* 2.6.10's sys_ioctl: the legacy method under the big lock. */
+static long legacy_native(struct cusemu_call *call)
+{
+	cusemu_ioctl_fn fn = call->dev->dp->ioctl;
+
+	if (!fn)
+		return -ENOTTY;
+	return not_mine(call_method(call, fn, CUSEMU_METHOD_IOCTL, true),
+			-ENOTTY);
+}
+
+static long k2610_dispatch(struct cusemu_call *call)
+{
+	if (!call->compat)
+		return legacy_native(call);
+	return not_mine(cusemu_ioctl32_dispatch(call, legacy_native, true),
+			-EINVAL);
+}
+
+/* The patch in seeds/: unlocked_ioctl without the lock when there is one. */
+static long unlocked_native(struct cusemu_call *call)
+{
+	cusemu_ioctl_fn fn = call->dev->dp->unlocked_ioctl;
+
+	if (!fn)
+		return legacy_native(call);
+	return not_mine(call_method(call, fn, CUSEMU_METHOD_UNLOCKED_IOCTL,
+				    false),
+			-ENOTTY);
+}
+
+static long unlocked_dispatch(struct cusemu_call *call)
+{
+	if (!call->compat)
+		return unlocked_native(call);
+	return not_mine(cusemu_ioctl32_dispatch(call, unlocked_native, true),
+			-EINVAL);
+}
+
+/*
+ * The article's proposal: ioctl_native and ioctl_compat, no lock, no table;
+ * a device without them is served as by 2.6.10.
+ */
+static long split_native(struct cusemu_call *call)
+{
+	cusemu_ioctl_fn fn = call->dev->dp->ioctl_native;
+
+	if (!fn)
+		return legacy_native(call);
+	return not_mine(call_method(call, fn, CUSEMU_METHOD_IOCTL_NATIVE,
+				    false),
+			-ENOTTY);
+}
+
+static long split_dispatch(struct cusemu_call *call)
+{
+	cusemu_ioctl_fn fn = call->dev->dp->ioctl_compat;
+	long ret;
+
+	if (!call->compat)
+		return split_native(call);
+	if (fn) {
+		ret = call_method(call, fn, CUSEMU_METHOD_IOCTL_COMPAT, false);
+		if (ret != -ENOIOCTLCMD)
+			return ret;
+	}
+	return not_mine(cusemu_ioctl32_dispatch(call, split_native, true),
+			-EINVAL);
+}
+
+/* What was merged: unlocked_ioctl or ioctl; compat_ioctl, then the table. */
+static long k2611_native(struct cusemu_call *call)
+{
+	struct cusemu_device_private *dp = call->dev->dp;
+	long ret = -ENOTTY;
+
+	if (dp->unlocked_ioctl)
+		ret = call_method(call, dp->unlocked_ioctl,
+				  CUSEMU_METHOD_UNLOCKED_IOCTL, false);
+	else if (dp->ioctl)
+		ret = call_method(call, dp->ioctl, CUSEMU_METHOD_IOCTL, true);
+	return not_mine(ret, -EINVAL);
+}
+
+static long k2611_dispatch(struct cusemu_call *call)
+{
+	cusemu_ioctl_fn fn = call->dev->dp->compat_ioctl;
+	long ret;
+
+	if (!call->compat)
+		return k2611_native(call);
+	if (fn) {
+		ret = call_method(call, fn, CUSEMU_METHOD_COMPAT_IOCTL, false);
+		if (ret != -ENOIOCTLCMD)
+			return ret;
+	}
+	return not_mine(cusemu_ioctl32_dispatch(call, k2611_native, true),
+			-EINVAL);
 }
 
 /*
@@ -177,21 +333,53 @@ static long modern_dispatch(struct cusemu_call *call)
 	struct cusemu_device_private *dp = call->dev->dp;
 	cusemu_ioctl_fn fn = call->compat ? dp->compat_ioctl
 					  : dp->unlocked_ioctl;
-	long ret = fn ? call_method(call, fn) : -ENOTTY;
+	enum cusemu_method how = call->compat ? CUSEMU_METHOD_COMPAT_IOCTL
+					      : CUSEMU_METHOD_UNLOCKED_IOCTL;
 
-	return ret == -ENOIOCTLCMD ? -ENOTTY : ret;
+	if (!fn)
+		return -ENOTTY;
+	return not_mine(call_method(call, fn, how, false), -ENOTTY);
 }
 
-static const struct cusemu_kernel_model modern = {
-	.name = "modern",
-	.summary = "unlocked_ioctl and compat_ioctl, no global table, no big "
-		   "lock; unknown commands: ENOTTY",
-	.dispatch = modern_dispatch,
+static const struct cusemu_kernel_model models[] = {
+	{
+		.name = "2.6.10",
+		.summary = "legacy ioctl under the big lock; 32-bit: the "
+			   "global ioctl32 table, unknown commands EINVAL",
+		.dispatch = k2610_dispatch,
+		.global_table = true,
+	},
+	{
+		.name = "unlocked",
+		.summary = "the unlocked_ioctl patch: unlocked_ioctl without "
+			   "the lock, else ioctl under it; 32-bit as 2.6.10",
+		.dispatch = unlocked_dispatch,
+		.global_table = true,
+	},
+	{
+		.name = "split",
+		.summary = "ioctl_native and ioctl_compat, no lock; the global "
+			   "table only as a fallback",
+		.dispatch = split_dispatch,
+		.global_table = true,
+	},
+	{
+		.name = "2.6.11",
+		.summary = "unlocked_ioctl or ioctl (locked), not mine: EINVAL; "
+			   "compat_ioctl, then the global table",
+		.dispatch = k2611_dispatch,
+		.global_table = true,
+	},
+	{
+		.name = "modern",
+		.summary = "unlocked_ioctl and compat_ioctl, no global table, "
+			   "no big lock; unknown commands: ENOTTY",
+		.dispatch = modern_dispatch,
+	},
 };
 
 const struct cusemu_kernel_model *const cusemu_kernel_models[] = {
-	&modern,
-	NULL,
+	&models[0], &models[1], &models[2], &models[3], &models[4], NULL,
 };
 
 const struct cusemu_kernel_model *cusemu_kernel_model_find(const char *name)
@@ -210,4 +398,26 @@ long cusemu_dispatch(struct cusemu_call *call)
 	ret = call->dev->dp->kmodel->dispatch(call);
 	cusemu_call_set_current(NULL);
 	return ret;
+}
+
+enum cusemu_method cusemu_current_method(void)
+{
+	struct cusemu_call *call = cusemu_call_current();
+
+	return call ? call->method : 0;
+}
+
+/* Clients read the method through <cusemu/abi/report.h>: same values. */
+G_STATIC_ASSERT((int)CUSEMU_REPORT_METHOD_IOCTL == (int)CUSEMU_METHOD_IOCTL);
+G_STATIC_ASSERT((int)CUSEMU_REPORT_METHOD_UNLOCKED_IOCTL == (int)CUSEMU_METHOD_UNLOCKED_IOCTL);
+G_STATIC_ASSERT((int)CUSEMU_REPORT_METHOD_COMPAT_IOCTL == (int)CUSEMU_METHOD_COMPAT_IOCTL);
+G_STATIC_ASSERT((int)CUSEMU_REPORT_METHOD_IOCTL_NATIVE == (int)CUSEMU_METHOD_IOCTL_NATIVE);
+G_STATIC_ASSERT((int)CUSEMU_REPORT_METHOD_IOCTL_COMPAT == (int)CUSEMU_METHOD_IOCTL_COMPAT);
+G_STATIC_ASSERT((int)CUSEMU_REPORT_METHOD_IOCTL32_HANDLER == (int)CUSEMU_METHOD_IOCTL32_HANDLER);
+
+const char *cusemu_method_name(enum cusemu_method how)
+{
+	const char *name = cusemu_report_method_name(how);
+
+	return name ? name : "none";
 }

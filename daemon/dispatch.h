@@ -15,6 +15,8 @@ struct cusemu_kernel_model {
 	const char *summary;
 	/* Run the call through the device's methods; returns the result. */
 	long (*dispatch)(struct cusemu_call *call);
+	/* Devices register their compat rows in the global ioctl32 table. */
+	bool global_table;
 };
 
 #define CUSEMU_DEFAULT_KERNEL_MODEL "modern"
@@ -40,6 +42,12 @@ void cusemu_dispatch_unbind(struct cusemu_device *dev);
 
 /* Serve one call: the result, or anything with call->pending set. */
 long cusemu_dispatch(struct cusemu_call *call);
+
+/* Run a table row (fetching an _IOC payload) with the lock the model
+ * prescribes (big_lock) or --lock imposes; for the ioctl32 table. */
+long cusemu_dispatch_run_row(struct cusemu_call *call,
+			     const struct cusemu_ioctl *row,
+			     enum cusemu_method how, bool big_lock);
 
 /* The table row for cmd, or NULL. */
 const struct cusemu_ioctl *cusemu_ioctl_lookup(const struct cusemu_ioctl *table,

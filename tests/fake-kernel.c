@@ -2,6 +2,7 @@
 /* The fake kernel of fake-kernel.h. */
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <glib.h>
 
@@ -76,7 +77,7 @@ long fake_ioctl(struct fake_client *c, struct cusemu_device *dev,
 
 	*round_trips = 0;
 	for (unsigned int round = 0; round < MAX_ROUNDS; round++) {
-		cusemu_call_init(&call, dev, file, cmd, arg, c->compat, 1);
+		cusemu_call_init(&call, dev, file, cmd, arg, c->compat, getpid());
 		if (round) {
 			err = gather(c, in, in_buf);
 			if (err) {

@@ -37,6 +37,29 @@ typedef long (*cusemu_ioctl_fn)(struct cusemu_device *dev,
 				struct cusemu_file *file, unsigned int cmd,
 				unsigned long arg);
 
+/* The methods of the kernel generations, as bits of a mask. */
+enum cusemu_method {
+	CUSEMU_METHOD_IOCTL = 1u << 0,		/* legacy, under the big lock */
+	CUSEMU_METHOD_UNLOCKED_IOCTL = 1u << 1,
+	CUSEMU_METHOD_COMPAT_IOCTL = 1u << 2,
+	CUSEMU_METHOD_IOCTL_NATIVE = 1u << 3,	/* the split proposal */
+	CUSEMU_METHOD_IOCTL_COMPAT = 1u << 4,
+	/* Not a method: a handler of the global ioctl32 table. */
+	CUSEMU_METHOD_IOCTL32_HANDLER = 1u << 5,
+};
+
+#define CUSEMU_METHODS_ALL                                               \
+	(CUSEMU_METHOD_IOCTL | CUSEMU_METHOD_UNLOCKED_IOCTL |            \
+	 CUSEMU_METHOD_COMPAT_IOCTL | CUSEMU_METHOD_IOCTL_NATIVE |       \
+	 CUSEMU_METHOD_IOCTL_COMPAT)
+
+/* The method, or ioctl32 handler, the current call reached its handler
+ * through; 0 outside a call. */
+enum cusemu_method cusemu_current_method(void);
+
+/* Its name: "ioctl", "unlocked_ioctl", ..., "ioctl32 handler". */
+const char *cusemu_method_name(enum cusemu_method method);
+
 /* How the user memory of a table row is reached. */
 enum cusemu_payload {
 	/* arg is a plain value, or the command takes nothing. */
@@ -95,6 +118,12 @@ struct cusemu_device {
 	const struct cusemu_device_model *model;
 	const char *name;		/* node name under /dev */
 	void *priv;			/* the model's state, from ->probe */
+	/*
+	 * Which methods this instance offers (CUSEMU_METHOD_* bits): ->probe
+	 * may narrow it, to play a driver of an older generation. Methods
+	 * the model leaves NULL are built from its tables.
+	 */
+	unsigned int methods;
 	/* Private to the daemon. */
 	struct cusemu_device_private *dp;
 };
@@ -148,9 +177,10 @@ struct cusemu_device_model {
 
 	/*
 	 * The ioctl methods of the kernel generations (see DESIGN.md).
-	 * Left NULL, each one the kernel model uses is built from the tables
-	 * below; a model sets one by hand to show a driver of its era (a
-	 * legacy driver has only ->ioctl).
+	 * A model that sets none of them gets each one built from the tables
+	 * below. A model that sets some by hand (a legacy driver has only
+	 * ->ioctl) has just those; its compat table is then only what it
+	 * registers in the global ioctl32 table.
 	 */
 	cusemu_ioctl_fn ioctl;		/* under the big lock */
 	cusemu_ioctl_fn unlocked_ioctl;

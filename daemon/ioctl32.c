@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The global ioctl32 table, after fs/compat.c of Linux 2.6.11: a hash of
+ * commands under a reader-writer lock (ioctl32_sem), so an entry cannot go
+ * away under a running handler.
+ */
+#define G_LOG_DOMAIN "cusemu-ioctl32"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <glib.h>
+
+#include "device.h"
+#include "dispatch.h"
+#include "ioctl32.h"
+
+struct entry {
+	const struct cusemu_ioctl *row;	/* row->handler NULL: compatible */
+	const struct cusemu_device_model *model;
+	char *owner;			/* node of the device that registered */
+};
+
+static GRWLock ioctl32_sem;
+static GHashTable *table;		/* cmd -> struct entry */
+static GMutex models_lock;
+static GHashTable *model_refs;		/* model -> instances bound */
+
+static void entry_free(gpointer p)
+{
+	struct entry *e = p;
+
+	g_free(e->owner);
+	g_free(e);
+}
+
+static int register_row(const struct cusemu_ioctl *row,
+			const struct cusemu_device *owner,
+			const struct entry **taken)
+{
+	struct entry *e;
+	int ret = 0;
+
+	g_rw_lock_writer_lock(&ioctl32_sem);
+	if (!table)
+		table = g_hash_table_new_full(g_direct_hash, g_direct_equal,
+					      NULL, entry_free);
+	*taken = g_hash_table_lookup(table, GUINT_TO_POINTER(row->cmd));
+	if (*taken) {
+		g_warning("Trying to register duplicated ioctl32 handler %x",
+			  row->cmd);
+		ret = -EINVAL;
+	} else {
+		e = g_new0(struct entry, 1);
+		e->row = row;
+		e->model = owner->model;
+		e->owner = g_strdup(owner->name);
+		g_hash_table_insert(table, GUINT_TO_POINTER(row->cmd), e);
+	}
+	g_rw_lock_writer_unlock(&ioctl32_sem);
+	return ret;
+}
+
+int cusemu_ioctl32_register(const struct cusemu_ioctl *row,
+			    const struct cusemu_device *owner)
+{
+	const struct entry *taken;
+
+	return register_row(row, owner, &taken);
+}
+
+int cusemu_ioctl32_unregister(unsigned int cmd,
+			      const struct cusemu_device *owner)
+{
+	const struct entry *e;
+	int ret = 0;
+
+	g_rw_lock_writer_lock(&ioctl32_sem);
+	e = table ? g_hash_table_lookup(table, GUINT_TO_POINTER(cmd)) : NULL;
+	if (e && e->model == owner->model) {
+		g_hash_table_remove(table, GUINT_TO_POINTER(cmd));
+	} else {
+		g_warning("Trying to free unknown 32bit ioctl handler %x", cmd);
+		ret = -EINVAL;
+	}
+	g_rw_lock_writer_unlock(&ioctl32_sem);
+	return ret;
+}
+
+/* Take a reference for dev's model; true for the first instance. */
+static bool model_ref(const struct cusemu_device *dev, int delta)
+{
+	guint refs;
+
+	g_mutex_lock(&models_lock);
+	if (!model_refs)
+		model_refs = g_hash_table_new(g_direct_hash, g_direct_equal);
+	refs = GPOINTER_TO_UINT(g_hash_table_lookup(model_refs, dev->model));
+	refs += delta;
+	g_hash_table_insert(model_refs, (gpointer)dev->model,
+			    GUINT_TO_POINTER(refs));
+	g_mutex_unlock(&models_lock);
+	return delta > 0 ? refs == 1 : refs == 0;
+}
+
+void cusemu_ioctl32_register_device(struct cusemu_device *dev)
+{
+	const struct cusemu_ioctl *row = dev->model->compat_table;
+
+	if (!model_ref(dev, +1))
+		return;
+	for (; row && row->name; row++) {
+		const struct entry *taken;
+
+		if (!register_row(row, dev, &taken))
+			continue;
+		/* Read without the lock: entries change only at start-up. */
+		g_warning("/dev/%s (%s) lost %s (%08x) in the global ioctl32 "
+			  "table to /dev/%s (%s), which registered it first",
+			  dev->name, dev->model->name, row->name, row->cmd,
+			  taken->owner, taken->model->name);
+	}
+}
+
+void cusemu_ioctl32_unregister_device(struct cusemu_device *dev)
+{
+	const struct cusemu_ioctl *row = dev->model->compat_table;
+
+	if (!model_ref(dev, -1))
+		return;
+	for (; row && row->name; row++) {
+		const struct entry *e;
+		bool ours;
+
+		g_rw_lock_reader_lock(&ioctl32_sem);
+		e = g_hash_table_lookup(table, GUINT_TO_POINTER(row->cmd));
+		ours = e && e->model == dev->model;
+		g_rw_lock_reader_unlock(&ioctl32_sem);
+		/* What another model kept at start-up is not ours to free. */
+		if (ours)
+			cusemu_ioctl32_unregister(row->cmd, dev);
+	}
+}
+
+/* The client's fd number for the node: only /proc knows it. */
+static int client_fd(pid_t tid, const char *node)
+{
+	g_autofree char *dir = g_strdup_printf("/proc/%d/fd", tid);
+	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+	const char *name;
+
+	while (d && (name = g_dir_read_name(d))) {
+		g_autofree char *link = g_build_filename(dir, name, NULL);
+		g_autofree char *target = g_file_read_link(link, NULL);
+
+		if (target && !strcmp(target, node))
+			return atoi(name);
+	}
+	return -1;
+}
+
+static void log_unknown(const struct cusemu_call *call)
+{
+	/* The kernel stopped after 50 of these; so do we. */
+	static gint count;
+	g_autofree char *comm_path = g_strdup_printf("/proc/%d/comm", call->tid);
+	g_autofree char *node = g_strdup_printf("/dev/%s", call->dev->name);
+	g_autofree char *comm = NULL;
+	unsigned int type = _IOC_TYPE(call->cmd);
+	char t[8];
+
+	if (g_atomic_int_add(&count, 1) >= 50)
+		return;
+	if (!g_file_get_contents(comm_path, &comm, NULL, NULL))
+		comm = g_strdup("?");
+	g_strchomp(comm);
+	if (g_ascii_isprint(type))
+		snprintf(t, sizeof(t), "'%c'", type);
+	else
+		snprintf(t, sizeof(t), "%02x", type);
+	g_message("ioctl32(%s:%d): Unknown cmd fd(%d) cmd(%08x){t:%s;sz:%u} "
+		  "arg(%08x) on %s",
+		  comm, call->tid, client_fd(call->tid, node), call->cmd, t,
+		  (unsigned int)_IOC_SIZE(call->cmd), (uint32_t)call->arg, node);
+}
+
+long cusemu_ioctl32_dispatch(struct cusemu_call *call,
+			     long (*native_path)(struct cusemu_call *call),
+			     bool big_lock)
+{
+	const struct entry *e;
+	long ret;
+
+	g_rw_lock_reader_lock(&ioctl32_sem);
+	e = table ? g_hash_table_lookup(table, GUINT_TO_POINTER(call->cmd))
+		  : NULL;
+	if (e && e->row->handler && e->model != call->dev->model) {
+		/*
+		 * The kernel would run another driver's code on this file;
+		 * the daemon refuses, and says why.
+		 */
+		g_message("ioctl32 handler %s (%08x) of %s from /dev/%s not run "
+			  "on /dev/%s, a %s device: the global table has one "
+			  "entry per command",
+			  e->row->name, call->cmd, e->model->name, e->owner,
+			  call->dev->name, call->dev->model->name);
+		g_rw_lock_reader_unlock(&ioctl32_sem);
+		return -EINVAL;
+	}
+	if (e && e->row->handler) {
+		ret = cusemu_dispatch_run_row(call, e->row,
+					      CUSEMU_METHOD_IOCTL32_HANDLER,
+					      big_lock);
+		g_rw_lock_reader_unlock(&ioctl32_sem);
+		return ret;
+	}
+	g_rw_lock_reader_unlock(&ioctl32_sem);
+	if (e)
+		return native_path(call);
+	log_unknown(call);
+	return -EINVAL;
+}

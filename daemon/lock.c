@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Recursive locks that sleeping lets go of, as the BKL was released over
+ * schedule(): each thread keeps the stack of locks it holds, so the sleep
+ * helpers can drop them all and take them back in the same order.
+ */
+#define G_LOG_DOMAIN "cusemu-lock"
+
+#include "call.h"
+#include "cusemu/sched.h"
+#include "lock.h"
+
+/* A handler holds at most the big lock and one device lock, or nests them. */
+#define MAX_HELD 8
+
+struct cusemu_lock cusemu_big_lock;
+
+static __thread struct cusemu_lock *held[MAX_HELD];
+static __thread unsigned int n_held;
+
+void cusemu_lock_init(struct cusemu_lock *lock)
+{
+	g_mutex_init(&lock->mutex);
+	lock->owner = NULL;
+	lock->depth = 0;
+}
+
+void cusemu_lock_clear(struct cusemu_lock *lock)
+{
+	g_mutex_clear(&lock->mutex);
+}
+
+unsigned int cusemu_lock_depth(const struct cusemu_lock *lock)
+{
+	return g_atomic_pointer_get((gpointer *)&lock->owner) == g_thread_self()
+		       ? lock->depth
+		       : 0;
+}
+
+void cusemu_lock_acquire(struct cusemu_lock *lock)
+{
+	struct cusemu_call *call = cusemu_call_current();
+	gint64 start, now;
+
+	if (cusemu_lock_depth(lock)) {
+		lock->depth++;
+		return;
+	}
+	g_return_if_fail(n_held < MAX_HELD);
+	start = g_get_monotonic_time();
+	if (!g_mutex_trylock(&lock->mutex)) {
+		if (call)
+			call->stats.lock_contended++;
+		g_mutex_lock(&lock->mutex);
+	}
+	now = g_get_monotonic_time();
+	g_atomic_pointer_set(&lock->owner, g_thread_self());
+	lock->depth = 1;
+	lock->taken_at = now;
+	held[n_held++] = lock;
+	if (call) {
+		call->stats.lock_acquisitions++;
+		call->stats.lock_wait_ns += (uint64_t)(now - start) * 1000;
+	}
+}
+
+void cusemu_lock_release(struct cusemu_lock *lock)
+{
+	struct cusemu_call *call = cusemu_call_current();
+
+	g_return_if_fail(cusemu_lock_depth(lock) > 0);
+	if (--lock->depth)
+		return;
+	if (call)
+		call->stats.lock_hold_ns +=
+			(uint64_t)(g_get_monotonic_time() - lock->taken_at) * 1000;
+	/* Locks are let go in the reverse order of taking, sleeps aside. */
+	for (unsigned int i = n_held; i-- > 0;) {
+		if (held[i] == lock) {
+			held[i] = held[--n_held];
+			break;
+		}
+	}
+	g_atomic_pointer_set(&lock->owner, NULL);
+	g_mutex_unlock(&lock->mutex);
+}
+
+/* The locks the thread held before a sleep, and how deep. */
+struct dropped {
+	unsigned int n;
+	struct cusemu_lock *lock[MAX_HELD];
+	unsigned int depth[MAX_HELD];
+};
+
+static void drop_all(struct dropped *d)
+{
+	d->n = n_held;
+	for (unsigned int i = n_held; i-- > 0;) {
+		d->lock[i] = held[i];
+		d->depth[i] = held[i]->depth;
+		held[i]->depth = 1;
+		cusemu_lock_release(held[i]);
+	}
+}
+
+static void retake_all(const struct dropped *d)
+{
+	for (unsigned int i = 0; i < d->n; i++) {
+		cusemu_lock_acquire(d->lock[i]);
+		d->lock[i]->depth = d->depth[i];
+	}
+}
+
+void cusemu_lock_kernel(void)
+{
+	cusemu_lock_acquire(&cusemu_big_lock);
+}
+
+void cusemu_unlock_kernel(void)
+{
+	cusemu_lock_release(&cusemu_big_lock);
+}
+
+unsigned int cusemu_kernel_lock_depth(void)
+{
+	return cusemu_lock_depth(&cusemu_big_lock);
+}
+
+void cusemu_usleep(unsigned int us)
+{
+	struct dropped d;
+
+	drop_all(&d);
+	g_usleep(us);
+	retake_all(&d);
+}
+
+void cusemu_msleep(unsigned int ms)
+{
+	cusemu_usleep(ms * 1000u);
+}
+
+gboolean cusemu_cond_wait_until(GCond *cond, GMutex *mutex, gint64 end_time)
+{
+	struct dropped d;
+	gboolean signalled;
+
+	drop_all(&d);
+	signalled = g_cond_wait_until(cond, mutex, end_time);
+	if (d.n) {
+		/* Dispatcher locks come before the model's mutex. */
+		g_mutex_unlock(mutex);
+		retake_all(&d);
+		g_mutex_lock(mutex);
+	}
+	return signalled;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Locks the dispatcher puts around handlers: the big lock, and the
+ * per-device locks of --lock=device. Each is recursive per thread and let
+ * go while its holder sleeps in the helpers of <cusemu/sched.h>. Their cost
+ * is added to the statistics of the call being served.
+ */
+#ifndef CUSEMU_LOCK_H
+#define CUSEMU_LOCK_H
+
+#include <stdbool.h>
+
+#include <glib.h>
+
+struct cusemu_lock {
+	GMutex mutex;
+	gpointer owner;		/* the holding GThread, or NULL */
+	unsigned int depth;	/* changed by the owner only */
+	gint64 taken_at;	/* monotonic us, for the hold time */
+};
+
+/* The one big lock, like the kernel's BKL. */
+extern struct cusemu_lock cusemu_big_lock;
+
+void cusemu_lock_init(struct cusemu_lock *lock);
+void cusemu_lock_clear(struct cusemu_lock *lock);
+void cusemu_lock_acquire(struct cusemu_lock *lock);
+void cusemu_lock_release(struct cusemu_lock *lock);
+
+/* How deep the current thread holds lock; 0 when it does not. */
+unsigned int cusemu_lock_depth(const struct cusemu_lock *lock);
+
+#endif

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Statistics per device and per command: calls, native and compat, errors
+ * by errno, round trips, and the locks around handlers (acquisitions,
+ * contended acquisitions, wait and hold time histograms).
+ */
+#ifndef CUSEMU_STATS_H
+#define CUSEMU_STATS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <glib.h>
+
+/* Histogram buckets: bucket i counts times in [2^(i-1), 2^i) microseconds,
+ * bucket 0 those under 1 us, the last one everything longer. */
+#define CUSEMU_STATS_BUCKETS 24
+
+/* What one request to the daemon did, recorded when it is answered. */
+struct cusemu_request_stats {
+	unsigned int cmd;
+	const char *name;	/* the table row's name, or NULL if unknown */
+	bool compat;
+	bool retry;		/* answered with FUSE_IOCTL_RETRY: a round trip */
+	int error;		/* errno of a failed call, 0 otherwise */
+	/* Locks the dispatcher took around the handler, for this request. */
+	uint32_t lock_acquisitions;
+	uint32_t lock_contended;	/* had to wait for the lock */
+	uint64_t lock_wait_ns;
+	uint64_t lock_hold_ns;
+};
+
+struct cusemu_stats;
+
+struct cusemu_stats *cusemu_stats_new(void);
+void cusemu_stats_free(struct cusemu_stats *stats);
+
+/* Thread-safe; called by the transport once per request. */
+void cusemu_stats_record(struct cusemu_stats *stats,
+			 const struct cusemu_request_stats *req);
+
+/* Expiry of an emulated timer and similar model events, by name. */
+void cusemu_stats_count_event(struct cusemu_stats *stats, const char *event);
+
+void cusemu_stats_reset(struct cusemu_stats *stats);
+
+/* The histogram bucket of a time of ns nanoseconds. */
+unsigned int cusemu_stats_bucket(uint64_t ns);
+
+/*
+ * Render the statistics of one device: as rows of a readable table, or as
+ * one JSON object {"commands": [...], "events": {...}}.
+ */
+void cusemu_stats_append_text(struct cusemu_stats *stats, GString *out);
+void cusemu_stats_append_json(struct cusemu_stats *stats, GString *out);
+
+#endif

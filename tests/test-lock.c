@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The big lock: recursive per thread, let go while its holder sleeps in the
+ * daemon's helpers and taken back afterwards, as the BKL over schedule().
+ */
+#include <glib.h>
+
+#include "call.h"
+#include "cusemu/sched.h"
+#include "lock.h"
+
+static void test_recursion(void)
+{
+	g_assert_cmpuint(cusemu_kernel_lock_depth(), ==, 0);
+	cusemu_lock_kernel();
+	cusemu_lock_kernel();
+	g_assert_cmpuint(cusemu_kernel_lock_depth(), ==, 2);
+	cusemu_unlock_kernel();
+	g_assert_cmpuint(cusemu_kernel_lock_depth(), ==, 1);
+	cusemu_unlock_kernel();
+	g_assert_cmpuint(cusemu_kernel_lock_depth(), ==, 0);
+}
+
+struct sleeper {
+	GMutex mutex;
+	GCond cond;
+	bool holding, sleeping, done;
+	unsigned int depth_after;
+};
+
+/* Takes the big lock twice, then sleeps 300 ms in the daemon's helper. */
+static gpointer sleeper_thread(gpointer data)
+{
+	struct sleeper *s = data;
+
+	cusemu_lock_kernel();
+	cusemu_lock_kernel();
+	g_mutex_lock(&s->mutex);
+	s->holding = true;
+	g_cond_signal(&s->cond);
+	g_mutex_unlock(&s->mutex);
+	cusemu_msleep(300);
+	s->depth_after = cusemu_kernel_lock_depth();
+	cusemu_unlock_kernel();
+	cusemu_unlock_kernel();
+	return NULL;
+}
+
+static void test_released_across_sleep(void)
+{
+	struct sleeper s = { 0 };
+	GThread *t;
+	gint64 start, waited;
+
+	g_mutex_init(&s.mutex);
+	g_cond_init(&s.cond);
+	t = g_thread_new("sleeper", sleeper_thread, &s);
+	g_mutex_lock(&s.mutex);
+	while (!s.holding)
+		g_cond_wait(&s.cond, &s.mutex);
+	g_mutex_unlock(&s.mutex);
+
+	/*
+	 * The sleeper holds the lock twice but sleeps: we get it long before
+	 * its 300 ms are up (a generous bound, not a timing assertion on a
+	 * fast path: without the release this waits the whole sleep).
+	 */
+	start = g_get_monotonic_time();
+	cusemu_lock_kernel();
+	waited = g_get_monotonic_time() - start;
+	cusemu_unlock_kernel();
+	g_thread_join(t);
+	g_assert_cmpint(waited, <, 250 * 1000);
+	/* And it had the lock back, as deep as before, when it woke. */
+	g_assert_cmpuint(s.depth_after, ==, 2);
+	g_mutex_clear(&s.mutex);
+	g_cond_clear(&s.cond);
+}
+
+static gpointer signal_later(gpointer data)
+{
+	struct sleeper *s = data;
+
+	/* Only possible because the waiter let go of the big lock. */
+	cusemu_lock_kernel();
+	g_mutex_lock(&s->mutex);
+	s->done = true;
+	g_cond_signal(&s->cond);
+	g_mutex_unlock(&s->mutex);
+	cusemu_unlock_kernel();
+	return NULL;
+}
+
+static void test_cond_wait_releases(void)
+{
+	struct sleeper s = { 0 };
+	GThread *t;
+
+	g_mutex_init(&s.mutex);
+	g_cond_init(&s.cond);
+	cusemu_lock_kernel();
+	g_mutex_lock(&s.mutex);
+	t = g_thread_new("signaller", signal_later, &s);
+	while (!s.done)
+		g_assert_true(cusemu_cond_wait_until(
+			&s.cond, &s.mutex,
+			g_get_monotonic_time() + 10 * G_TIME_SPAN_SECOND));
+	g_mutex_unlock(&s.mutex);
+	g_assert_cmpuint(cusemu_kernel_lock_depth(), ==, 1);
+	cusemu_unlock_kernel();
+	g_thread_join(t);
+	g_mutex_clear(&s.mutex);
+	g_cond_clear(&s.cond);
+}
+
+static void test_contention_counted(void)
+{
+	struct cusemu_call call = { 0 };
+	struct sleeper s = { 0 };
+	GThread *t;
+
+	g_mutex_init(&s.mutex);
+	g_cond_init(&s.cond);
+	t = g_thread_new("sleeper", sleeper_thread, &s);
+	g_mutex_lock(&s.mutex);
+	while (!s.holding)
+		g_cond_wait(&s.cond, &s.mutex);
+	g_mutex_unlock(&s.mutex);
+	/* The sleeper holds it for a moment more: this one waits. */
+	cusemu_call_set_current(&call);
+	cusemu_lock_acquire(&cusemu_big_lock);
+	cusemu_lock_release(&cusemu_big_lock);
+	cusemu_call_set_current(NULL);
+	g_thread_join(t);
+	g_assert_cmpuint(call.stats.lock_acquisitions, ==, 1);
+	/* The sleeper let go while sleeping: whether we met it is luck. */
+	g_assert_cmpuint(call.stats.lock_contended, <=, 1);
+	g_mutex_clear(&s.mutex);
+	g_cond_clear(&s.cond);
+}
+
+int main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	g_test_add_func("/lock/recursion", test_recursion);
+	g_test_add_func("/lock/released-across-sleep",
+			test_released_across_sleep);
+	g_test_add_func("/lock/cond-wait-releases", test_cond_wait_releases);
+	g_test_add_func("/lock/contention-counted", test_contention_counted);
+	return g_test_run();
+}
