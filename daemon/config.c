@@ -84,6 +84,10 @@ void cusemu_config_free(struct cusemu_config *config)
 	g_free(config->kernel_model_origin);
 	g_free(config->lock);
 	g_free(config->lock_origin);
+	g_free(config->control);
+	g_free(config->control_origin);
+	g_free(config->control_group);
+	g_free(config->control_group_origin);
 	g_ptr_array_unref(config->devices);
 	g_free(config);
 }
@@ -176,23 +180,35 @@ static gboolean load_daemon_group(struct cusemu_config *config,
 {
 	g_auto(GStrv) keys = g_key_file_get_keys(kf, DAEMON_GROUP, NULL, NULL);
 
-	for (guint i = 0; keys && keys[i]; i++) {
+	const struct {
+		const char *key;
 		char **value, **origin;
+	} settings[] = {
+		{ "model", &config->kernel_model, &config->kernel_model_origin },
+		{ "lock", &config->lock, &config->lock_origin },
+		{ "control", &config->control, &config->control_origin },
+		{ "control_group", &config->control_group,
+		  &config->control_group_origin },
+	};
 
-		if (!strcmp(keys[i], "model")) {
-			value = &config->kernel_model;
-			origin = &config->kernel_model_origin;
-		} else if (!strcmp(keys[i], "lock")) {
-			value = &config->lock;
-			origin = &config->lock_origin;
-		} else {
+	for (guint i = 0; keys && keys[i]; i++) {
+		char **value = NULL, **origin = NULL;
+
+		for (guint j = 0; j < G_N_ELEMENTS(settings); j++) {
+			if (!strcmp(keys[i], settings[j].key)) {
+				value = settings[j].value;
+				origin = settings[j].origin;
+			}
+		}
+		if (!value) {
 			g_autofree char *at =
 				source_origin(src, DAEMON_GROUP, keys[i]);
 
 			g_set_error(error, G_KEY_FILE_ERROR,
 				    G_KEY_FILE_ERROR_KEY_NOT_FOUND,
-				    "%s: unknown key '%s' in [%s]; "
-				    "the daemon settings are model and lock",
+				    "%s: unknown key '%s' in [%s]; the daemon "
+				    "settings are model, lock, control and "
+				    "control_group",
 				    at, keys[i], DAEMON_GROUP);
 			return FALSE;
 		}

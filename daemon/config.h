@@ -28,6 +28,10 @@ struct cusemu_config {
 	char *kernel_model_origin;
 	char *lock;		/* NULL: the default */
 	char *lock_origin;
+	char *control;		/* control socket path; NULL: the default */
+	char *control_origin;
+	char *control_group;	/* who besides root may use it */
+	char *control_group_origin;
 	GPtrArray *devices;	/* of struct cusemu_device_spec */
 };
 

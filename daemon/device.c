@@ -12,6 +12,7 @@
 
 #include "device.h"
 #include "dispatch.h"
+#include "stats.h"
 
 const struct cusemu_param cusemu_common_params[] = {
 	{ .key = "name", .type = CUSEMU_PARAM_STRING,
@@ -345,6 +346,7 @@ cusemu_device_create(const struct cusemu_device_model *m,
 	dev->dp = g_new0(struct cusemu_device_private, 1);
 	dev->dp->params = g_hash_table_new_full(g_str_hash, g_str_equal,
 						g_free, g_free);
+	dev->dp->stats = cusemu_stats_new();
 	if (!load_common(dev, spec, instance, error) ||
 	    !load_kernel_model(dev, spec, kmodel, error) ||
 	    !load_params(dev, spec, error))
@@ -372,6 +374,7 @@ void cusemu_device_free(struct cusemu_device *dev)
 	if (dev->priv && dev->model->remove)
 		dev->model->remove(dev);
 	g_hash_table_unref(dev->dp->params);
+	cusemu_stats_free(dev->dp->stats);
 	g_free(dev->dp);
 	g_free((char *)dev->name);
 	g_free(dev);

@@ -15,6 +15,7 @@
 
 struct cusemu_kernel_model;
 struct cusemu_lock;
+struct cusemu_stats;
 
 /* What the daemon keeps beside the public struct cusemu_device. */
 struct cusemu_device_private {
@@ -25,6 +26,7 @@ struct cusemu_device_private {
 	const struct cusemu_kernel_model *kmodel;
 	int lock_mode;			/* enum cusemu_lock_mode */
 	struct cusemu_lock *lock;	/* --lock=device: this device's */
+	struct cusemu_stats *stats;
 	/* The methods, from the model or built from its tables. */
 	cusemu_ioctl_fn ioctl, unlocked_ioctl, compat_ioctl;
 	cusemu_ioctl_fn ioctl_native, ioctl_compat;

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,8 +20,10 @@
 #include <glib.h>
 
 #include "config.h"
+#include "control.h"
 #include "device.h"
 #include "dispatch.h"
+#include "stats.h"
 #include "transport.h"
 
 #define CUSE_PATH "/dev/cuse"
@@ -35,6 +38,8 @@ struct options {
 	int max_threads;
 	gboolean debug;
 	gboolean verbose;
+	char *control;
+	char *control_group;
 };
 
 struct daemon {
@@ -42,6 +47,9 @@ struct daemon {
 	enum cusemu_lock_mode lock_mode;
 	GPtrArray *devices;	/* struct cusemu_device */
 	GPtrArray *sessions;	/* struct cusemu_session, same order */
+	char *control_path;
+	gid_t control_group;
+	struct cusemu_control *control;
 	GMainLoop *loop;
 	int exit_status;
 };
@@ -146,6 +154,12 @@ static gboolean parse_options(int *argc, char ***argv, struct options *o,
 		  "Worker threads per device, at most (default: 8)", "N" },
 		{ "verbose", 'v', 0, G_OPTION_ARG_NONE, &o->verbose,
 		  "Log debug messages", NULL },
+		{ "control", 0, 0, G_OPTION_ARG_FILENAME, &o->control,
+		  "Control socket for cusemuctl (default: "
+		  CUSEMU_CONTROL_DEFAULT_PATH "); 'none' for none", "PATH" },
+		{ "control-group", 0, 0, G_OPTION_ARG_STRING, &o->control_group,
+		  "Group that may use the control socket besides root",
+		  "GROUP" },
 		{ "fuse-debug", 0, 0, G_OPTION_ARG_NONE, &o->debug,
 		  "Trace every FUSE request (libfuse's -d)", NULL },
 		{ NULL }
@@ -186,6 +200,28 @@ static gboolean resolve_settings(struct daemon *d, const struct options *o,
 					     : "model";
 	const char *lock_origin = o->lock ? "--lock" : config->lock_origin;
 
+	const char *group = o->control_group ? o->control_group
+						 : config->control_group;
+	const char *group_origin = o->control_group
+					   ? "--control-group"
+					   : config->control_group_origin;
+	struct group *gr;
+
+	d->control_path = g_strdup(o->control ? o->control
+				   : config->control ? config->control
+				   : CUSEMU_CONTROL_DEFAULT_PATH);
+	d->control_group = (gid_t)-1;
+	if (group) {
+		gr = getgrnam(group);
+		if (!gr) {
+			g_set_error(error, G_OPTION_ERROR,
+				    G_OPTION_ERROR_BAD_VALUE,
+				    "%s: unknown group '%s'", group_origin,
+				    group);
+			return FALSE;
+		}
+		d->control_group = gr->gr_gid;
+	}
 	d->kmodel = cusemu_kernel_model_find(km);
 	if (!d->kmodel) {
 		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
@@ -340,6 +376,9 @@ static gboolean start_sessions(struct daemon *d, const struct options *o,
 
 static void stop(struct daemon *d)
 {
+	if (d->control)
+		cusemu_control_stop(d->control);
+	d->control = NULL;
 	for (guint i = 0; i < d->sessions->len; i++)
 		cusemu_session_stop(d->sessions->pdata[i]);
 	g_ptr_array_set_size(d->sessions, 0);
@@ -351,6 +390,95 @@ static void stop(struct daemon *d)
 	}
 	g_ptr_array_set_size(d->devices, 0);
 }
+
+static const char *lock_mode_name(enum cusemu_lock_mode mode)
+{
+	static const char *const names[] = { "model", "global", "device",
+					     "none" };
+
+	return names[mode];
+}
+
+static int control_list(void *data, gboolean json, GString *out)
+{
+	struct daemon *d = data;
+
+	if (json)
+		g_string_append(out, "{\"devices\":[");
+	for (guint i = 0; i < d->devices->len; i++) {
+		const struct cusemu_device *dev = d->devices->pdata[i];
+		const char *kernel = dev->dp->kmodel->name;
+		const char *lock = lock_mode_name(d->lock_mode);
+
+		if (json)
+			g_string_append_printf(
+				out,
+				"%s{\"name\":\"%s\",\"node\":\"/dev/%s\","
+				"\"model\":\"%s\",\"kernel\":\"%s\","
+				"\"lock\":\"%s\"}",
+				i ? "," : "", dev->name, dev->name,
+				dev->model->name, kernel, lock);
+		else
+			g_string_append_printf(out,
+					       "%-16s /dev/%-16s model %-8s "
+					       "kernel %-8s lock %s\n",
+					       dev->name, dev->name,
+					       dev->model->name, kernel, lock);
+	}
+	if (json)
+		g_string_append(out, "]}\n");
+	return 0;
+}
+
+static int control_stats(void *data, gboolean json, GString *out)
+{
+	struct daemon *d = data;
+
+	if (json)
+		g_string_append(out, "{\"devices\":[");
+	for (guint i = 0; i < d->devices->len; i++) {
+		const struct cusemu_device *dev = d->devices->pdata[i];
+
+		if (json) {
+			g_string_append_printf(out,
+					       "%s{\"name\":\"%s\",\"stats\":",
+					       i ? "," : "", dev->name);
+			cusemu_stats_append_json(dev->dp->stats, out);
+			g_string_append(out, "}");
+		} else {
+			g_string_append_printf(
+				out, "%sdevice %s (/dev/%s) model %s kernel %s "
+				     "lock %s\n",
+				i ? "\n" : "", dev->name, dev->name,
+				dev->model->name, dev->dp->kmodel->name,
+				lock_mode_name(d->lock_mode));
+			cusemu_stats_append_text(dev->dp->stats, out);
+		}
+	}
+	if (json)
+		g_string_append(out, "]}\n");
+	return 0;
+}
+
+static int control_reset(void *data, GString *out)
+{
+	struct daemon *d = data;
+
+	for (guint i = 0; i < d->devices->len; i++) {
+		const struct cusemu_device *dev = d->devices->pdata[i];
+
+		cusemu_stats_reset(dev->dp->stats);
+	}
+	g_string_append_printf(out, "statistics of %u device(s) reset\n",
+			       d->devices->len);
+	return 0;
+}
+
+static const struct cusemu_control_ops control_ops = {
+	.list = control_list,
+	.stats = control_stats,
+	.reset = control_reset,
+};
 
 static gboolean on_signal(gpointer data)
 {
@@ -481,6 +609,12 @@ int main(int argc, char **argv)
 	d.loop = g_main_loop_new(NULL, FALSE);
 	g_unix_signal_add(SIGINT, on_signal, &d);
 	g_unix_signal_add(SIGTERM, on_signal, &d);
+	if (strcmp(d.control_path, "none")) {
+		d.control = cusemu_control_start(d.control_path, d.control_group,
+						 &control_ops, &d, &error);
+		if (!d.control)
+			goto fail;
+	}
 	if (!start_sessions(&d, &o, &error))
 		goto fail;
 

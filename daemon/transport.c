@@ -19,6 +19,7 @@
 #include "call.h"
 #include "device.h"
 #include "dispatch.h"
+#include "stats.h"
 #include "transport.h"
 
 /* Pending retries a file may hold: one per thread in an ioctl. */
@@ -147,6 +148,23 @@ static void reply_retry(fuse_req_t req, struct open_file *of,
 	fuse_reply_ioctl_retry(req, in, call->in.count, out, call->out.count);
 }
 
+/* The command's name from the device's tables, for the statistics. */
+static void record(struct cusemu_call *call)
+{
+	const struct cusemu_device_model *m = call->dev->model;
+	const struct cusemu_ioctl *row;
+
+	row = cusemu_ioctl_lookup(call->compat ? m->compat_table
+					       : m->native_table,
+				  call->cmd);
+	if (!row)
+		row = cusemu_ioctl_lookup(call->compat ? m->native_table
+						       : m->compat_table,
+					  call->cmd);
+	call->stats.name = row ? row->name : NULL;
+	cusemu_stats_record(call->dev->dp->stats, &call->stats);
+}
+
 static void cuse_ioctl(fuse_req_t req, int cmd, void *arg,
 		       struct fuse_file_info *fi, unsigned int flags,
 		       const void *in_buf, size_t in_bufsz, size_t out_bufsz)
@@ -170,15 +188,18 @@ static void cuse_ioctl(fuse_req_t req, int cmd, void *arg,
 	result = cusemu_dispatch(&call);
 	switch (cusemu_call_outcome(&call, &result)) {
 	case CUSEMU_CALL_RETRY:
+		call.stats.retry = true;
 		reply_retry(req, of, &call);
 		break;
 	case CUSEMU_CALL_ERROR:
-		fuse_reply_err(req, reply_errno(result));
+		call.stats.error = reply_errno(result);
+		fuse_reply_err(req, call.stats.error);
 		break;
 	case CUSEMU_CALL_REPLY:
 		fuse_reply_ioctl(req, (int)result, out, call.out_used);
 		break;
 	}
+	record(&call);
 }
 
 static void cuse_open(fuse_req_t req, struct fuse_file_info *fi)

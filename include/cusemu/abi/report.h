@@ -14,7 +14,7 @@
  * the models that fill a report check at compile time that they match.
  */
 enum cusemu_report_method {
-	CUSEMU_REPORT_METHOD_IOCTL = 1,		/* legacy, under the big lock */
+	CUSEMU_REPORT_METHOD_IOCTL = 1,		/* under the big lock */
 	CUSEMU_REPORT_METHOD_UNLOCKED_IOCTL = 2,
 	CUSEMU_REPORT_METHOD_COMPAT_IOCTL = 4,
 	CUSEMU_REPORT_METHOD_IOCTL_NATIVE = 8,	/* the split proposal */

@@ -1,0 +1,114 @@
+# The fioc device under the default kernel model: start-up errors, both
+# client ABIs, libfuse's example client and server, shutdown.
+# Sourced by client-tests/integration.
+
+# --- start-up errors, before any node exists
+"$cusemud" --foreground --device fioc:name=dup --device fioc:name=dup >"$work/log" 2>&1
+status=$?
+check "two devices with one node name are refused" test "$status" = 1
+check "... with a message naming the clash" grep -q "node name 'dup' is already used" "$work/log"
+check "... and no node is left" is_gone /dev/dup
+
+unshare -m sh -c "mount -t tmpfs none /dev && exec '$cusemud' --foreground" >"$work/log" 2>&1
+check "without /dev/cuse cusemud says what to do" grep -q "modprobe cuse" "$work/log"
+
+# --- the main daemon: two fioc nodes
+start_daemon "$work/daemon.log" \
+	--device fioc:name=fioc0,max_size=256K \
+	--device fioc:max_size=256K \
+	--device fioc:name=fioc-shared,mode=0666,max_size=64K
+if wait_for 15 is_char_node /dev/fioc0 && wait_for 5 is_char_node /dev/fioc1 &&
+	wait_for 5 is_char_node /dev/fioc-shared; then
+	ok "cusemud creates /dev/fioc0, /dev/fioc1 (the default name) and /dev/fioc-shared"
+else
+	not_ok "cusemud creates /dev/fioc0, /dev/fioc1 and /dev/fioc-shared"
+	diag <"$work/daemon.log"
+	echo "1..$n"; exit 1
+fi
+wait_for 5 grep -q "ready" "$work/daemon.log"
+check "mode=0666 is applied to the node" test "$(stat -c %a /dev/fioc-shared)" = 666
+check "the default mode is 0600" test "$(stat -c %a /dev/fioc0)" = 600
+
+"$cusemud" --foreground --device fioc:name=fioc0 >"$work/log" 2>&1
+check "a second daemon on an existing node is refused" grep -q "/dev/fioc0 already exists" "$work/log"
+
+# Both ABIs at once, each on its own node, served by their own sessions.
+"$clients/fioc-client-64" --max-size 262144 /dev/fioc0 >"$work/fioc-client-64.out" 2>&1 &
+pid64=$!
+"$clients/fioc-client-32" --max-size 262144 /dev/fioc1 >"$work/fioc-client-32.out" 2>&1 &
+pid32=$!
+wait $pid64; status64=$?
+wait $pid32; status32=$?
+report_client fioc-client-64 x86_64 $status64
+report_client fioc-client-32 i386 $status32
+
+# libfuse's unmodified example client, both builds, against cusemu
+for abi in 64 32; do
+	cc=$clients/cuse_client-$abi
+	check "cuse_client-$abi: set size 0" "$cc" /dev/fioc-shared s 0
+	printf 'hello from %s\n' "$abi" >"$work/in"
+	check "cuse_client-$abi: write 14 bytes" sh -c "'$cc' /dev/fioc-shared w 14 <'$work/in'"
+	check "cuse_client-$abi: size reads back 14" test "$("$cc" /dev/fioc-shared s)" = 14
+	check "cuse_client-$abi: read returns the bytes written" \
+		test "$("$cc" /dev/fioc-shared r 64 2>/dev/null)" = "hello from $abi"
+done
+
+# libfuse's own example server refuses the i386 client that cusemu serves.
+"$build/client-tests/fuse-example-cuse" -f --name=fuse-example >"$work/ex.log" 2>&1 &
+ex_pid=$!
+if wait_for 15 is_char_node /dev/fuse-example; then
+	check "libfuse's example server serves cuse_client-64" "$clients/cuse_client-64" /dev/fuse-example s
+	if "$clients/cuse_client-32" /dev/fuse-example s >"$work/out" 2>&1; then
+		not_ok "libfuse's example server refuses cuse_client-32"
+	else
+		ok "libfuse's example server refuses cuse_client-32 ($(tr '\n' ' ' <"$work/out"))"
+	fi
+else
+	not_ok "libfuse's example server starts"; diag <"$work/ex.log"
+fi
+kill "$ex_pid" 2>/dev/null; wait "$ex_pid" 2>/dev/null
+
+check "cusemud is still running after every client" kill -0 "$daemon_pid"
+
+# --- shutdown with a client holding a node open and blocked in read
+exec 7</dev/fioc-shared
+stop_daemon TERM
+status=$?
+check "SIGTERM with a node held open: cusemud exits 0 (exit $status)" test "$status" = 0
+check "... /dev/fioc0 is removed" wait_for 5 is_gone /dev/fioc0
+check "... /dev/fioc1 is removed" wait_for 5 is_gone /dev/fioc1
+check "... /dev/fioc-shared is removed" wait_for 5 is_gone /dev/fioc-shared
+if cat <&7 >/dev/null 2>"$work/out"; then
+	not_ok "... the holder's read fails instead of hanging"
+else
+	ok "... the holder's read fails instead of hanging ($(cat "$work/out"))"
+fi
+exec 7<&-
+if grep -qiE "warning|error" "$work/daemon.log"; then
+	not_ok "the daemon logged no warning or error"; diag <"$work/daemon.log"
+else
+	ok "the daemon logged no warning or error"
+fi
+
+# --- idle shutdown on SIGINT, default device
+start_daemon "$work/daemon2.log"
+if wait_for 15 is_char_node /dev/fioc0; then
+	ok "without --device cusemud creates /dev/fioc0"
+else
+	not_ok "without --device cusemud creates /dev/fioc0"; diag <"$work/daemon2.log"
+fi
+stop_daemon INT
+status=$?
+check "SIGINT on idle nodes: cusemud exits 0 (exit $status)" test "$status" = 0
+check "... /dev/fioc0 is removed" wait_for 5 is_gone /dev/fioc0
+
+# --- start and stop in quick succession: no hang, no stray node
+bad=
+for i in 1 2 3 4 5; do
+	start_daemon "$work/cycle.log" --device fioc:name=cycle-a --device fioc:name=cycle-b
+	wait_for 15 is_char_node /dev/cycle-b || { bad="cycle $i: no node"; break; }
+	stop_daemon TERM || { bad="cycle $i: exit $?"; break; }
+	is_gone /dev/cycle-a && is_gone /dev/cycle-b || { bad="cycle $i: node left"; break; }
+done
+if [ -z "$bad" ]; then ok "5 start/stop cycles: every stop exits 0 and removes the nodes"
+else not_ok "5 start/stop cycles: $bad"; diag <"$work/cycle.log"; fi

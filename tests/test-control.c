@@ -1,0 +1,710 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of the control socket, served in this process from the default
+ * main context while clients in threads (and cusemuctl) talk to it.
+ */
+#include <errno.h>
+#include <grp.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <glib.h>
+#include <glib/gstdio.h>
+
+#include "control.h"
+
+#define LIST_TEXT "fioc0  /dev/fioc0  fioc  modern  model\n"
+#define LIST_JSON "{\"devices\":[{\"name\":\"fioc0\"}]}\n"
+#define STATS_TEXT "device fioc0\n(no requests yet)\n"
+/* Without its newline: the daemon adds it. */
+#define STATS_JSON "{\"devices\":{}}"
+#define UNKNOWN(r) \
+	"error: unknown request '" r "'; requests: list, stats, reset\n"
+#define NOBODY 65534
+
+struct stub {
+	int resets;
+	int stats_error;
+	gboolean stats_error_quiet;
+	int reset_error;	/* returned as it is: may be -errno */
+	gboolean reset_quiet;
+};
+
+static int stub_list(void *data, gboolean json, GString *out)
+{
+	g_string_append(out, json ? LIST_JSON : LIST_TEXT);
+	return 0;
+}
+
+static int stub_stats(void *data, gboolean json, GString *out)
+{
+	struct stub *stub = data;
+
+	if (stub->stats_error) {
+		if (!stub->stats_error_quiet)
+			g_string_append(out, "statistics are off");
+		return stub->stats_error;
+	}
+	g_string_append(out, json ? STATS_JSON : STATS_TEXT);
+	return 0;
+}
+
+static int stub_reset(void *data, GString *out)
+{
+	struct stub *stub = data;
+
+	stub->resets++;
+	if (stub->reset_error)
+		return stub->reset_error;
+	if (!stub->reset_quiet)
+		g_string_append(out, "statistics reset\n");
+	return 0;
+}
+
+static const struct cusemu_control_ops stub_ops = {
+	.list = stub_list,
+	.stats = stub_stats,
+	.reset = stub_reset,
+};
+
+struct fixture {
+	char *dir;
+	char *path;
+	struct stub stub;
+	struct cusemu_control *control;
+};
+
+static void fixture_setup(struct fixture *f, gconstpointer group)
+{
+	g_autoptr(GError) error = NULL;
+
+	f->dir = g_dir_make_tmp("cusemu-control-XXXXXX", &error);
+	g_assert_no_error(error);
+	/* The directory is made on demand, as /run/cusemu is. */
+	f->path = g_build_filename(f->dir, "run", "control", NULL);
+	f->control = cusemu_control_start(f->path, GPOINTER_TO_UINT(group),
+					  &stub_ops, &f->stub, &error);
+	g_assert_no_error(error);
+	g_assert_nonnull(f->control);
+}
+
+static void fixture_teardown(struct fixture *f, gconstpointer unused)
+{
+	g_autofree char *run = g_path_get_dirname(f->path);
+
+	cusemu_control_stop(f->control);
+	g_assert_false(g_file_test(f->path, G_FILE_TEST_EXISTS));
+	g_assert_cmpint(g_rmdir(run), ==, 0);
+	g_assert_cmpint(g_rmdir(f->dir), ==, 0);
+	g_free(f->path);
+	g_free(f->dir);
+}
+
+/* One client connection, run in its own thread. */
+struct exchange {
+	const char *path;
+	const char *send;	/* NULL: send nothing, stay silent */
+	gsize send_len;		/* 0: strlen(send) */
+	unsigned int split_ms;	/* send in two halves, this far apart */
+	gboolean shut_wr;	/* shut down writing after sending */
+	GString *answer;
+	int error;		/* errno of connect or recv, or 0 */
+	gint64 elapsed_us;
+	gint done;
+};
+
+static int connect_to(const char *path)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	g_assert_cmpint(fd, >=, 0);
+	g_strlcpy(addr.sun_path, path, sizeof(addr.sun_path));
+	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+		int err = errno;
+
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	return fd;
+}
+
+static void read_answer(int fd, struct exchange *ex)
+{
+	struct timeval timeout = { .tv_sec = 10 };
+	char buf[4096];
+	ssize_t n;
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+	while ((n = recv(fd, buf, sizeof(buf), 0)) > 0)
+		g_string_append_len(ex->answer, buf, n);
+	/* Closed with the request unread: reset, after the answer. */
+	if (n < 0 && !(errno == ECONNRESET && ex->answer->len))
+		ex->error = errno;
+}
+
+static void send_request(int fd, struct exchange *ex)
+{
+	gsize len = ex->send_len ? ex->send_len : strlen(ex->send);
+	gsize first = ex->split_ms ? len / 2 : len;
+
+	/* A refusal may close the connection first: its answer counts. */
+	if (send(fd, ex->send, first, MSG_NOSIGNAL) < 0)
+		return;
+	if (ex->split_ms) {
+		g_usleep(ex->split_ms * 1000);
+		if (send(fd, ex->send + first, len - first, MSG_NOSIGNAL) < 0)
+			return;
+	}
+	if (ex->shut_wr)
+		shutdown(fd, SHUT_WR);
+}
+
+static gpointer client_thread(gpointer data)
+{
+	struct exchange *ex = data;
+	gint64 start = g_get_monotonic_time();
+	int fd = connect_to(ex->path);
+
+	if (fd < 0) {
+		ex->error = errno;
+	} else {
+		if (ex->send)
+			send_request(fd, ex);
+		read_answer(fd, ex);
+		close(fd);
+	}
+	ex->elapsed_us = g_get_monotonic_time() - start;
+	g_atomic_int_set(&ex->done, 1);
+	g_main_context_wakeup(NULL);
+	return NULL;
+}
+
+/* Serve the control socket until every thread has set its done flag. */
+static void serve_until_done(GThread **threads, gint **done, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		while (!g_atomic_int_get(done[i]))
+			g_main_context_iteration(NULL, TRUE);
+		g_thread_join(threads[i]);
+	}
+}
+
+static void run_exchanges(struct exchange *ex, unsigned int n)
+{
+	GThread *threads[8];
+	gint *done[8];
+
+	g_assert_cmpuint(n, <=, G_N_ELEMENTS(threads));
+	for (unsigned int i = 0; i < n; i++) {
+		ex[i].answer = g_string_new(NULL);
+		done[i] = &ex[i].done;
+		threads[i] = g_thread_new("client", client_thread, &ex[i]);
+	}
+	serve_until_done(threads, done, n);
+}
+
+static char *ask(struct fixture *f, const char *request)
+{
+	struct exchange ex = { .path = f->path, .send = request };
+
+	run_exchanges(&ex, 1);
+	g_assert_cmpint(ex.error, ==, 0);
+	return g_string_free(ex.answer, FALSE);
+}
+
+static void assert_answer(struct fixture *f, const char *request,
+			  const char *expected)
+{
+	g_autofree char *answer = ask(f, request);
+
+	g_assert_cmpstr(answer, ==, expected);
+}
+
+static void test_socket_file(struct fixture *f, gconstpointer unused)
+{
+	g_autofree char *run = g_path_get_dirname(f->path);
+	struct stat st;
+
+	g_assert_cmpint(lstat(f->path, &st), ==, 0);
+	g_assert_true(S_ISSOCK(st.st_mode));
+	g_assert_cmpint(st.st_mode & 07777, ==, 0600);
+	g_assert_cmpint(lstat(run, &st), ==, 0);
+	g_assert_true(S_ISDIR(st.st_mode));
+}
+
+static void test_requests(struct fixture *f, gconstpointer unused)
+{
+	assert_answer(f, "list\n", LIST_TEXT);
+	assert_answer(f, "list --json\n", LIST_JSON);
+	assert_answer(f, "stats\n", STATS_TEXT);
+	assert_answer(f, "stats --json\n", STATS_JSON "\n");
+	g_assert_cmpint(f->stub.resets, ==, 0);
+	assert_answer(f, "reset\n", "statistics reset\n");
+	g_assert_cmpint(f->stub.resets, ==, 1);
+	/* Blanks and a CRLF end are forgiven. */
+	assert_answer(f, "  list \r\n", LIST_TEXT);
+	/* Only the first line counts. */
+	assert_answer(f, "list\nreset\n", LIST_TEXT);
+	g_assert_cmpint(f->stub.resets, ==, 1);
+}
+
+static void test_errors(struct fixture *f, gconstpointer unused)
+{
+	g_autofree char *quiet = NULL;
+
+	f->stub.stats_error = EBUSY;
+	assert_answer(f, "stats\n", "error: statistics are off\n");
+	/* With no message of its own, the errno says it. */
+	f->stub.stats_error_quiet = TRUE;
+	quiet = g_strdup_printf("error: %s\n", g_strerror(EBUSY));
+	assert_answer(f, "stats --json\n", quiet);
+	/* -errno, as handlers elsewhere in the daemon return it. */
+	f->stub.reset_error = -EBUSY;
+	assert_answer(f, "reset\n", quiet);
+	/* Success without words still answers something. */
+	f->stub.reset_error = 0;
+	f->stub.reset_quiet = TRUE;
+	assert_answer(f, "reset\n", "ok\n");
+}
+
+static void test_unknown(struct fixture *f, gconstpointer unused)
+{
+	g_autofree char *long_request = NULL;
+	g_autofree char *long_echo = NULL;
+
+	assert_answer(f, "frobnicate\n", UNKNOWN("frobnicate"));
+	assert_answer(f, "\n", UNKNOWN(""));
+	assert_answer(f, "reset --json\n", UNKNOWN("reset --json"));
+	assert_answer(f, "stats  --json\n", UNKNOWN("stats  --json"));
+	assert_answer(f, "LIST\n", UNKNOWN("LIST"));
+	/* What the client sent is shown, but cannot mess up a terminal. */
+	assert_answer(f, "\x1b[2Jx\x01\n", UNKNOWN("?[2Jx?"));
+	long_request = g_strnfill(100, 'a');
+	long_echo = g_strnfill(64, 'a');
+	{
+		g_autofree char *line = g_strconcat(long_request, "\n", NULL);
+		g_autofree char *expected = g_strdup_printf(
+			"error: unknown request '%s...'; requests: list, "
+			"stats, reset\n",
+			long_echo);
+
+		assert_answer(f, line, expected);
+	}
+	g_assert_cmpint(f->stub.resets, ==, 0);
+}
+
+/* A line may arrive in pieces, or end with the client's shutdown. */
+static void test_pieces(struct fixture *f, gconstpointer unused)
+{
+	struct exchange ex[2] = {
+		{ .path = f->path, .send = "stats --json\n", .split_ms = 100 },
+		{ .path = f->path, .send = "list", .shut_wr = TRUE },
+	};
+
+	run_exchanges(ex, 2);
+	g_assert_cmpstr(ex[0].answer->str, ==, STATS_JSON "\n");
+	g_assert_cmpstr(ex[1].answer->str, ==, LIST_TEXT);
+	for (int i = 0; i < 2; i++)
+		g_string_free(ex[i].answer, TRUE);
+}
+
+static void test_overlong(struct fixture *f, gconstpointer unused)
+{
+	g_autofree char *fits = g_strnfill(4096, ' ');
+	g_autofree char *too_long = g_strnfill(5000, 'x');
+
+	/* 4095 bytes and the newline: the limit itself is fine. */
+	memcpy(fits + 4095 - 4, "list\n", 5);
+	{
+		struct exchange ex = { .path = f->path, .send = fits,
+				       .send_len = 4096 };
+
+		run_exchanges(&ex, 1);
+		g_assert_cmpstr(ex.answer->str, ==, LIST_TEXT);
+		g_string_free(ex.answer, TRUE);
+	}
+	{
+		struct exchange ex = { .path = f->path, .send = too_long };
+
+		run_exchanges(&ex, 1);
+		g_assert_cmpstr(ex.answer->str, ==,
+				"error: request longer than 4096 bytes\n");
+		g_string_free(ex.answer, TRUE);
+	}
+}
+
+/* A client that says nothing is answered after 2 s and holds up nobody. */
+static void test_silent_client(struct fixture *f, gconstpointer unused)
+{
+	struct exchange ex[2] = {
+		{ .path = f->path, .send = NULL },
+		{ .path = f->path, .send = "list\n", .split_ms = 200 },
+	};
+
+	run_exchanges(ex, 2);
+	g_assert_cmpstr(ex[0].answer->str, ==,
+			"error: no complete request line within 2 s\n");
+	g_assert_cmpint(ex[0].elapsed_us, >=, 1900 * 1000);
+	g_assert_cmpint(ex[0].elapsed_us, <, 5 * G_USEC_PER_SEC);
+	g_assert_cmpstr(ex[1].answer->str, ==, LIST_TEXT);
+	g_assert_cmpint(ex[1].elapsed_us, <, 1500 * 1000);
+	for (int i = 0; i < 2; i++)
+		g_string_free(ex[i].answer, TRUE);
+}
+
+/* Connections are limited; one over the limit is told so, not queued. */
+static void test_busy(struct fixture *f, gconstpointer unused)
+{
+	struct exchange ex = { .path = f->path, .send = "list\n" };
+	int idle[16];
+
+	for (unsigned int i = 0; i < G_N_ELEMENTS(idle); i++)
+		g_assert_cmpint((idle[i] = connect_to(f->path)), >=, 0);
+	run_exchanges(&ex, 1);
+	g_assert_cmpstr(ex.answer->str, ==,
+			"error: busy: too many control connections; try "
+			"again\n");
+	g_string_free(ex.answer, TRUE);
+	for (unsigned int i = 0; i < G_N_ELEMENTS(idle); i++)
+		close(idle[i]);
+}
+
+/* Start and stop on an own path, without the fixture. */
+static void test_stale_and_taken(void)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *dir = g_dir_make_tmp("cusemu-control-XXXXXX", NULL);
+	g_autofree char *path = g_build_filename(dir, "control", NULL);
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct cusemu_control *control, *second;
+	struct stub stub = { 0 };
+	int fd;
+
+	/* A socket file nobody listens on, as a killed daemon leaves. */
+	g_strlcpy(addr.sun_path, path, sizeof(addr.sun_path));
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	g_assert_cmpint(bind(fd, (struct sockaddr *)&addr, sizeof(addr)), ==,
+			0);
+	close(fd);
+	control = cusemu_control_start(path, (gid_t)-1, &stub_ops, &stub,
+				       &error);
+	g_assert_no_error(error);
+
+	/* A second daemon must not take the path of a running one. */
+	second = cusemu_control_start(path, (gid_t)-1, &stub_ops, &stub,
+				      &error);
+	g_assert_null(second);
+	g_assert_nonnull(error);
+	g_assert_nonnull(strstr(error->message, "another daemon is serving"));
+	g_clear_error(&error);
+	{
+		struct exchange ex = { .path = path, .send = "list\n" };
+
+		run_exchanges(&ex, 1);
+		g_assert_cmpstr(ex.answer->str, ==, LIST_TEXT);
+		g_string_free(ex.answer, TRUE);
+	}
+	cusemu_control_stop(control);
+	g_assert_false(g_file_test(path, G_FILE_TEST_EXISTS));
+
+	/* Not a socket: not ours to remove. */
+	g_assert_true(g_file_set_contents(path, "keep me", -1, NULL));
+	control = cusemu_control_start(path, (gid_t)-1, &stub_ops, &stub,
+				       &error);
+	g_assert_null(control);
+	g_assert_nonnull(error);
+	g_assert_nonnull(strstr(error->message,
+				"exists and is not a socket"));
+	g_assert_true(g_file_test(path, G_FILE_TEST_IS_REGULAR));
+	g_unlink(path);
+	g_rmdir(dir);
+}
+
+/* Connect as another user in a child process; the answer comes back. */
+struct as_user {
+	const char *path;
+	uid_t uid;
+	gid_t gid;
+	gid_t extra;		/* a supplementary group, or -1 */
+	GString *answer;
+	gint done;
+};
+
+static void child_connect(const char *path, uid_t uid, gid_t gid,
+			  gid_t extra, int out)
+{
+	char buf[512];
+	ssize_t n;
+	int fd;
+
+	if (setgroups(extra != (gid_t)-1, &extra) < 0 || setgid(gid) < 0 ||
+	    setuid(uid) < 0)
+		_exit(2);
+	fd = connect_to(path);
+	if (fd < 0) {
+		n = snprintf(buf, sizeof(buf), "connect: %s", strerror(errno));
+		if (write(out, buf, n) < 0)
+			_exit(3);
+		_exit(1);
+	}
+	if (send(fd, "list\n", 5, MSG_NOSIGNAL) != 5)
+		_exit(4);
+	while ((n = recv(fd, buf, sizeof(buf), 0)) > 0)
+		if (write(out, buf, n) != n)
+			_exit(5);
+	_exit(0);
+}
+
+static gpointer as_user_thread(gpointer data)
+{
+	struct as_user *as = data;
+	char buf[512];
+	ssize_t n;
+	int pipefd[2];
+	int status;
+	pid_t pid;
+
+	g_assert_cmpint(pipe(pipefd), ==, 0);
+	pid = fork();
+	g_assert_cmpint(pid, >=, 0);
+	if (pid == 0) {
+		close(pipefd[0]);
+		child_connect(as->path, as->uid, as->gid, as->extra, pipefd[1]);
+	}
+	close(pipefd[1]);
+	while ((n = read(pipefd[0], buf, sizeof(buf))) > 0)
+		g_string_append_len(as->answer, buf, n);
+	close(pipefd[0]);
+	g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
+	g_atomic_int_set(&as->done, 1);
+	g_main_context_wakeup(NULL);
+	return NULL;
+}
+
+static char *ask_as(const char *path, uid_t uid, gid_t gid, gid_t extra)
+{
+	struct as_user as = { .path = path, .uid = uid, .gid = gid,
+			      .extra = extra, .answer = g_string_new(NULL) };
+	GThread *thread = g_thread_new("as-user", as_user_thread, &as);
+	gint *done = &as.done;
+
+	serve_until_done(&thread, &done, 1);
+	return g_string_free(as.answer, FALSE);
+}
+
+/* Let others reach the socket file, so that only SO_PEERCRED decides. */
+static void open_up(struct fixture *f)
+{
+	g_autofree char *run = g_path_get_dirname(f->path);
+
+	g_assert_cmpint(chmod(f->dir, 0755), ==, 0);
+	g_assert_cmpint(chmod(run, 0755), ==, 0);
+}
+
+static void test_peer_refused(struct fixture *f, gconstpointer unused)
+{
+	g_autofree char *answer = NULL;
+
+	if (geteuid() != 0) {
+		g_test_skip("needs root to connect as another user");
+		return;
+	}
+	open_up(f);
+	g_assert_cmpint(chmod(f->path, 0666), ==, 0);
+	answer = ask_as(f->path, NOBODY, NOBODY, (gid_t)-1);
+	g_assert_cmpstr(answer, ==,
+			"error: permission denied: only root may use the "
+			"control socket\n");
+}
+
+static void test_group(struct fixture *f, gconstpointer unused)
+{
+	g_autofree char *member = NULL;
+	g_autofree char *supplementary = NULL;
+	g_autofree char *stranger = NULL;
+	g_autofree char *refusal = NULL;
+	struct group *gr = getgrgid(NOBODY);
+	struct stat st;
+
+	if (geteuid() != 0) {
+		g_test_skip("needs root to give the socket a group");
+		return;
+	}
+	g_assert_cmpint(lstat(f->path, &st), ==, 0);
+	g_assert_cmpint(st.st_mode & 07777, ==, 0660);
+	g_assert_cmpuint(st.st_gid, ==, NOBODY);
+	open_up(f);
+	/* Through the group's permission on the file, then SO_PEERCRED. */
+	member = ask_as(f->path, NOBODY, NOBODY, (gid_t)-1);
+	g_assert_cmpstr(member, ==, LIST_TEXT);
+	/* A member the usual way, by a supplementary group. */
+	supplementary = ask_as(f->path, NOBODY, NOBODY - 1, NOBODY);
+	g_assert_cmpstr(supplementary, ==, LIST_TEXT);
+	/* Neither root nor of the group: the file's mode stops it first. */
+	stranger = ask_as(f->path, NOBODY, NOBODY - 1, (gid_t)-1);
+	g_assert_cmpstr(stranger, ==, "connect: Permission denied");
+	/* And SO_PEERCRED when the file's mode would let it through. */
+	g_assert_cmpint(chmod(f->path, 0666), ==, 0);
+	g_free(stranger);
+	stranger = ask_as(f->path, NOBODY, NOBODY - 1, NOBODY - 2);
+	if (gr)
+		refusal = g_strdup_printf("error: permission denied: only root "
+					  "(or group %s) may use the control "
+					  "socket\n",
+					  gr->gr_name);
+	else
+		refusal = g_strdup_printf("error: permission denied: only root "
+					  "(or group %u) may use the control "
+					  "socket\n",
+					  NOBODY);
+	g_assert_cmpstr(stranger, ==, refusal);
+}
+
+/* Run cusemuctl in a thread while this one serves the socket. */
+struct ctl_run {
+	char **argv;
+	char *out;
+	char *err;
+	int status;
+	gint done;
+};
+
+static gpointer ctl_thread(gpointer data)
+{
+	struct ctl_run *run = data;
+	g_autoptr(GError) error = NULL;
+
+	g_assert_true(g_spawn_sync(NULL, run->argv, NULL, G_SPAWN_DEFAULT,
+				   NULL, NULL, &run->out, &run->err,
+				   &run->status, &error));
+	g_assert_no_error(error);
+	g_atomic_int_set(&run->done, 1);
+	g_main_context_wakeup(NULL);
+	return NULL;
+}
+
+/* cusemuctl ARGS...: exit status, stdout and stderr. */
+static int ctl(const char *path, char **out, char **err, ...)
+{
+	const char *ctl_path = g_getenv("CUSEMUCTL");
+	g_autoptr(GPtrArray) argv = g_ptr_array_new();
+	struct ctl_run run = { 0 };
+	const char *arg;
+	GThread *thread;
+	gint *done = &run.done;
+	va_list args;
+
+	g_ptr_array_add(argv, (char *)ctl_path);
+	g_ptr_array_add(argv, "--socket");
+	g_ptr_array_add(argv, (char *)path);
+	va_start(args, err);
+	while ((arg = va_arg(args, const char *)))
+		g_ptr_array_add(argv, (char *)arg);
+	va_end(args);
+	g_ptr_array_add(argv, NULL);
+	run.argv = (char **)argv->pdata;
+	thread = g_thread_new("cusemuctl", ctl_thread, &run);
+	serve_until_done(&thread, &done, 1);
+	*out = run.out;
+	*err = run.err;
+	if (WIFEXITED(run.status))
+		return WEXITSTATUS(run.status);
+	return -1;
+}
+
+#define CTL_EXPECT(f, status, out, err, ...)                               \
+	do {                                                               \
+		g_autofree char *o_ = NULL;                                \
+		g_autofree char *e_ = NULL;                                \
+		g_assert_cmpint(ctl((f)->path, &o_, &e_, __VA_ARGS__, NULL), \
+				==, status);                               \
+		g_assert_cmpstr(o_, ==, out);                              \
+		g_assert_cmpstr(e_, ==, err);                              \
+	} while (0)
+
+static void test_cusemuctl(struct fixture *f, gconstpointer unused)
+{
+	g_autofree char *missing = NULL;
+	g_autofree char *help = NULL;
+	g_autofree char *help_err = NULL;
+	g_autofree char *quiet = NULL;
+
+	if (!g_getenv("CUSEMUCTL")) {
+		g_test_skip("CUSEMUCTL is not set to the built cusemuctl");
+		return;
+	}
+	CTL_EXPECT(f, 0, LIST_TEXT, "", "list");
+	CTL_EXPECT(f, 0, LIST_JSON, "", "--json", "list");
+	CTL_EXPECT(f, 0, STATS_TEXT, "", "stats");
+	CTL_EXPECT(f, 0, STATS_JSON "\n", "", "stats", "--json");
+	CTL_EXPECT(f, 0, "statistics reset\n", "", "reset");
+	g_assert_cmpint(f->stub.resets, ==, 1);
+
+	CTL_EXPECT(f, 1, "", "cusemuctl: --json applies to list and stats "
+			     "only\n",
+		   "--json", "reset");
+	CTL_EXPECT(f, 1, "", "cusemuctl: unknown command 'frob'; commands: "
+			     "list, stats, reset\n",
+		   "frob");
+	CTL_EXPECT(f, 1, "", "cusemuctl: give one command: list, stats or "
+			     "reset; see cusemuctl --help\n",
+		   "list", "stats");
+	f->stub.stats_error = EBUSY;
+	CTL_EXPECT(f, 1, "", "cusemuctl: statistics are off\n", "stats");
+	f->stub.stats_error_quiet = TRUE;
+	quiet = g_strdup_printf("cusemuctl: %s\n", g_strerror(EBUSY));
+	CTL_EXPECT(f, 1, "", quiet, "stats");
+	g_assert_cmpint(f->stub.resets, ==, 1);
+
+	{
+		struct fixture gone = { .path = g_build_filename(
+						f->dir, "nothing", NULL) };
+
+		missing = g_strdup_printf(
+			"cusemuctl: cannot reach cusemud at %s: No such file "
+			"or directory; is cusemud running? (--socket PATH)\n",
+			gone.path);
+		CTL_EXPECT(&gone, 1, "", missing, "list");
+		g_free(gone.path);
+	}
+
+	g_assert_cmpint(ctl(f->path, &help, &help_err, "--help", NULL), ==, 0);
+	for (const char *const *word = (const char *const[]){
+		     "list", "stats", "reset", "--socket", "--json",
+		     CUSEMU_CONTROL_DEFAULT_PATH, "Exit status", NULL };
+	     *word; word++)
+		if (!strstr(help, *word))
+			g_error("cusemuctl --help lacks '%s':\n%s", *word,
+				help);
+}
+
+static void add(const char *name, gid_t group,
+		void (*func)(struct fixture *, gconstpointer))
+{
+	g_test_add(name, struct fixture, GUINT_TO_POINTER(group),
+		   fixture_setup, func, fixture_teardown);
+}
+
+int main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	add("/control/socket-file", (gid_t)-1, test_socket_file);
+	add("/control/requests", (gid_t)-1, test_requests);
+	add("/control/errors", (gid_t)-1, test_errors);
+	add("/control/unknown", (gid_t)-1, test_unknown);
+	add("/control/pieces", (gid_t)-1, test_pieces);
+	add("/control/overlong", (gid_t)-1, test_overlong);
+	add("/control/silent-client", (gid_t)-1, test_silent_client);
+	add("/control/busy", (gid_t)-1, test_busy);
+	g_test_add_func("/control/stale-and-taken", test_stale_and_taken);
+	add("/control/peer-refused", (gid_t)-1, test_peer_refused);
+	add("/control/group", NOBODY, test_group);
+	add("/control/cusemuctl", (gid_t)-1, test_cusemuctl);
+	return g_test_run();
+}
