@@ -11,7 +11,8 @@
 
 #include <glib.h>
 
-#include "cusemu/abi/report.h"
+#include "cusemu/report.h"
+#include "cusemu/sched.h"
 #include "device.h"
 #include "dispatch.h"
 #include "ioctl32.h"
@@ -414,6 +415,22 @@ G_STATIC_ASSERT((int)CUSEMU_REPORT_METHOD_COMPAT_IOCTL == (int)CUSEMU_METHOD_COM
 G_STATIC_ASSERT((int)CUSEMU_REPORT_METHOD_IOCTL_NATIVE == (int)CUSEMU_METHOD_IOCTL_NATIVE);
 G_STATIC_ASSERT((int)CUSEMU_REPORT_METHOD_IOCTL_COMPAT == (int)CUSEMU_METHOD_IOCTL_COMPAT);
 G_STATIC_ASSERT((int)CUSEMU_REPORT_METHOD_IOCTL32_HANDLER == (int)CUSEMU_METHOD_IOCTL32_HANDLER);
+
+struct cusemu_ioctl_report cusemu_report_current(void)
+{
+	return (struct cusemu_ioctl_report){
+		.method = cusemu_current_method(),
+		.big_lock_depth = cusemu_kernel_lock_depth(),
+		.compat = cusemu_in_compat_syscall(),
+	};
+}
+
+long cusemu_put_report(cusemu_uptr_t uptr)
+{
+	struct cusemu_ioctl_report r = cusemu_report_current();
+
+	return cusemu_copy_to_user(uptr, &r, sizeof(r)) ? -EFAULT : 0;
+}
 
 const char *cusemu_method_name(enum cusemu_method how)
 {

@@ -9,19 +9,9 @@
 
 #include "cusemu/abi/legacy.h"
 #include "cusemu/device.h"
+#include "cusemu/report.h"
 #include "cusemu/sched.h"
 #include "cusemu/uaccess.h"
-
-/* Clients read struct cusemu_ioctl_report's method without device.h. */
-#define SAME_METHOD(m)                                                  \
-	G_STATIC_ASSERT((unsigned int)CUSEMU_REPORT_METHOD_##m ==       \
-			(unsigned int)CUSEMU_METHOD_##m)
-SAME_METHOD(IOCTL);
-SAME_METHOD(UNLOCKED_IOCTL);
-SAME_METHOD(COMPAT_IOCTL);
-SAME_METHOD(IOCTL_NATIVE);
-SAME_METHOD(IOCTL_COMPAT);
-SAME_METHOD(IOCTL32_HANDLER);
 
 /*
  * No walk goes further, whatever a race did to the list: without the lock
@@ -242,13 +232,7 @@ static long legacy_do_reset(struct cusemu_device *dev,
 static long legacy_report(struct cusemu_device *dev, struct cusemu_file *file,
 			  unsigned int cmd, unsigned long arg)
 {
-	struct cusemu_ioctl_report r = {
-		.method = cusemu_current_method(),
-		.big_lock_depth = cusemu_kernel_lock_depth(),
-		.compat = cusemu_in_compat_syscall(),
-	};
-
-	return cusemu_copy_to_user(arg, &r, sizeof(r)) ? -EFAULT : 0;
+	return cusemu_put_report(arg);
 }
 
 /*

@@ -12,29 +12,19 @@
 
 #include "cusemu/abi/probe.h"
 #include "cusemu/device.h"
+#include "cusemu/report.h"
 #include "cusemu/sched.h"
 #include "cusemu/uaccess.h"
-
-static struct cusemu_ioctl_report report_now(void)
-{
-	return (struct cusemu_ioctl_report){
-		.method = cusemu_current_method(),
-		.big_lock_depth = cusemu_kernel_lock_depth(),
-		.compat = cusemu_in_compat_syscall(),
-	};
-}
 
 static long probe_report(struct cusemu_device *dev, struct cusemu_file *file,
 			 unsigned int cmd, unsigned long arg)
 {
-	struct cusemu_ioctl_report r = report_now();
-
-	return cusemu_copy_to_user(arg, &r, sizeof(r)) ? -EFAULT : 0;
+	return cusemu_put_report(arg);
 }
 
 static uint32_t packed_report(void)
 {
-	struct cusemu_ioctl_report r = report_now();
+	struct cusemu_ioctl_report r = cusemu_report_current();
 
 	return r.method | r.big_lock_depth << 8 | r.compat << 16;
 }

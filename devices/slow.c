@@ -11,19 +11,9 @@
 
 #include "cusemu/abi/slow.h"
 #include "cusemu/device.h"
+#include "cusemu/report.h"
 #include "cusemu/sched.h"
 #include "cusemu/uaccess.h"
-
-/* Clients read struct cusemu_ioctl_report's method without device.h. */
-#define SAME_METHOD(m)                                                  \
-	G_STATIC_ASSERT((unsigned int)CUSEMU_REPORT_METHOD_##m ==       \
-			(unsigned int)CUSEMU_METHOD_##m)
-SAME_METHOD(IOCTL);
-SAME_METHOD(UNLOCKED_IOCTL);
-SAME_METHOD(COMPAT_IOCTL);
-SAME_METHOD(IOCTL_NATIVE);
-SAME_METHOD(IOCTL_COMPAT);
-SAME_METHOD(IOCTL32_HANDLER);
 
 /* SLOW_SLEEP_REPORT's nap: long enough to be a real sleep. */
 #define SLOW_REPORT_SLEEP_US 1000u
@@ -48,17 +38,6 @@ static void slow_hold(const struct slow *s, unsigned int us)
 	end = g_get_monotonic_time() + us;
 	while (g_get_monotonic_time() < end)
 		;
-}
-
-static long slow_fill_report(cusemu_uptr_t arg)
-{
-	struct cusemu_ioctl_report r = {
-		.method = cusemu_current_method(),
-		.big_lock_depth = cusemu_kernel_lock_depth(),
-		.compat = cusemu_in_compat_syscall(),
-	};
-
-	return cusemu_copy_to_user(arg, &r, sizeof(r)) ? -EFAULT : 0;
 }
 
 static long slow_hold_default(struct cusemu_device *dev,
@@ -87,7 +66,7 @@ static long slow_hold_us(struct cusemu_device *dev, struct cusemu_file *file,
 static long slow_report(struct cusemu_device *dev, struct cusemu_file *file,
 			unsigned int cmd, unsigned long arg)
 {
-	return slow_fill_report(arg);
+	return cusemu_put_report(arg);
 }
 
 /*
@@ -99,7 +78,7 @@ static long slow_sleep_report(struct cusemu_device *dev,
 			      unsigned long arg)
 {
 	cusemu_usleep(SLOW_REPORT_SLEEP_US);
-	return slow_fill_report(arg);
+	return cusemu_put_report(arg);
 }
 
 static int slow_probe(struct cusemu_device *dev, char **why)
