@@ -409,3 +409,14 @@ const char *cusemu_device_param_str(const struct cusemu_device *dev,
 {
 	return param_value(dev, key);
 }
+
+void cusemu_device_wake_up(struct cusemu_device *dev)
+{
+	if (dev->dp->wake_up)
+		dev->dp->wake_up(dev->dp->wake_up_data);
+}
+
+void cusemu_device_count_event(struct cusemu_device *dev, const char *event)
+{
+	cusemu_stats_count_event(dev->dp->stats, event);
+}

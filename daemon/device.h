@@ -27,6 +27,9 @@ struct cusemu_device_private {
 	int lock_mode;			/* enum cusemu_lock_mode */
 	struct cusemu_lock *lock;	/* --lock=device: this device's */
 	struct cusemu_stats *stats;
+	/* Set by the transport: wakes the pollers of the node. */
+	void (*wake_up)(void *data);
+	void *wake_up_data;
 	/* The methods, from the model or built from its tables. */
 	cusemu_ioctl_fn ioctl, unlocked_ioctl, compat_ioctl;
 	cusemu_ioctl_fn ioctl_native, ioctl_compat;

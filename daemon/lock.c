@@ -7,6 +7,7 @@
 #define G_LOG_DOMAIN "cusemu-lock"
 
 #include "call.h"
+#include "cusemu/device.h"
 #include "cusemu/sched.h"
 #include "lock.h"
 
@@ -17,6 +18,7 @@ struct cusemu_lock cusemu_big_lock;
 
 static __thread struct cusemu_lock *held[MAX_HELD];
 static __thread unsigned int n_held;
+static __thread struct cusemu_wait_ctx *current_wait;
 
 void cusemu_lock_init(struct cusemu_lock *lock)
 {
@@ -140,13 +142,73 @@ void cusemu_msleep(unsigned int ms)
 	cusemu_usleep(ms * 1000u);
 }
 
+void cusemu_wait_ctx_init(struct cusemu_wait_ctx *ctx)
+{
+	ctx->interrupted = 0;
+	g_mutex_init(&ctx->lock);
+	ctx->cond = NULL;
+	ctx->mutex = NULL;
+}
+
+void cusemu_wait_ctx_clear(struct cusemu_wait_ctx *ctx)
+{
+	g_mutex_clear(&ctx->lock);
+}
+
+void cusemu_wait_ctx_set_current(struct cusemu_wait_ctx *ctx)
+{
+	current_wait = ctx;
+}
+
+/*
+ * The waiter holds its mutex from the check of the flag until the wait
+ * lets go of it, and the flag is set before we take that mutex: no wake-up
+ * is lost. The models' mutexes live as long as their devices.
+ */
+void cusemu_wait_ctx_interrupt(struct cusemu_wait_ctx *ctx)
+{
+	GCond *cond;
+	GMutex *mutex;
+
+	g_atomic_int_set(&ctx->interrupted, 1);
+	g_mutex_lock(&ctx->lock);
+	cond = ctx->cond;
+	mutex = ctx->mutex;
+	g_mutex_unlock(&ctx->lock);
+	if (!cond)
+		return;
+	g_mutex_lock(mutex);
+	g_cond_broadcast(cond);
+	g_mutex_unlock(mutex);
+}
+
+bool cusemu_signal_pending(void)
+{
+	return current_wait && g_atomic_int_get(&current_wait->interrupted);
+}
+
+static void waiting_on(GCond *cond, GMutex *mutex)
+{
+	if (!current_wait)
+		return;
+	g_mutex_lock(&current_wait->lock);
+	current_wait->cond = cond;
+	current_wait->mutex = mutex;
+	g_mutex_unlock(&current_wait->lock);
+}
+
 gboolean cusemu_cond_wait_until(GCond *cond, GMutex *mutex, gint64 end_time)
 {
 	struct dropped d;
 	gboolean signalled;
 
+	if (cusemu_signal_pending())
+		return FALSE;
+	waiting_on(cond, mutex);
 	drop_all(&d);
-	signalled = g_cond_wait_until(cond, mutex, end_time);
+	signalled = !cusemu_signal_pending() &&
+		    g_cond_wait_until(cond, mutex, end_time);
+	waiting_on(NULL, NULL);
 	if (d.n) {
 		/* Dispatcher locks come before the model's mutex. */
 		g_mutex_unlock(mutex);

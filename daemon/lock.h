@@ -30,4 +30,22 @@ void cusemu_lock_release(struct cusemu_lock *lock);
 /* How deep the current thread holds lock; 0 when it does not. */
 unsigned int cusemu_lock_depth(const struct cusemu_lock *lock);
 
+/*
+ * What a request's thread waits on, so that an interrupt from the client
+ * (FUSE_INTERRUPT) can wake it: the transport makes one per request.
+ */
+struct cusemu_wait_ctx {
+	gint interrupted;
+	GMutex lock;		/* guards cond and mutex */
+	GCond *cond;		/* what cusemu_cond_wait_until() waits on */
+	GMutex *mutex;
+};
+
+void cusemu_wait_ctx_init(struct cusemu_wait_ctx *ctx);
+void cusemu_wait_ctx_clear(struct cusemu_wait_ctx *ctx);
+/* The request the current thread serves; NULL when done. */
+void cusemu_wait_ctx_set_current(struct cusemu_wait_ctx *ctx);
+/* From another thread: the client gave up; wake the waiter. */
+void cusemu_wait_ctx_interrupt(struct cusemu_wait_ctx *ctx);
+
 #endif

@@ -381,7 +381,6 @@ static void stop(struct daemon *d)
 	d->control = NULL;
 	for (guint i = 0; i < d->sessions->len; i++)
 		cusemu_session_stop(d->sessions->pdata[i]);
-	g_ptr_array_set_size(d->sessions, 0);
 	for (guint i = 0; i < d->devices->len; i++) {
 		struct cusemu_device *dev = d->devices->pdata[i];
 
@@ -389,6 +388,9 @@ static void stop(struct daemon *d)
 		cusemu_device_free(dev);
 	}
 	g_ptr_array_set_size(d->devices, 0);
+	for (guint i = 0; i < d->sessions->len; i++)
+		cusemu_session_free(d->sessions->pdata[i]);
+	g_ptr_array_set_size(d->sessions, 0);
 }
 
 static const char *lock_mode_name(enum cusemu_lock_mode mode)

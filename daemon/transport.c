@@ -8,6 +8,7 @@
 #define G_LOG_DOMAIN "cusemu-transport"
 #define FUSE_USE_VERSION 314
 
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include "call.h"
 #include "device.h"
 #include "dispatch.h"
+#include "lock.h"
 #include "stats.h"
 #include "transport.h"
 
@@ -52,6 +54,7 @@ struct open_file {
 	struct cusemu_file file;
 	GMutex lock;
 	GQueue retries;		/* struct retry, oldest first */
+	struct fuse_pollhandle *poll;	/* guarded by the session's lock */
 };
 
 static GPrivate out_buffer_key = G_PRIVATE_INIT(g_free);
@@ -148,6 +151,32 @@ static void reply_retry(fuse_req_t req, struct open_file *of,
 	fuse_reply_ioctl_retry(req, in, call->in.count, out, call->out.count);
 }
 
+static void on_interrupt(fuse_req_t req, void *data)
+{
+	cusemu_wait_ctx_interrupt(data);
+}
+
+/*
+ * Around a model's handler: the file's flags as of this request (fcntl may
+ * have changed O_NONBLOCK since open), and a way for the client's
+ * interrupt to wake a handler that waits.
+ */
+static void request_begin(fuse_req_t req, struct cusemu_wait_ctx *ctx,
+			  struct open_file *of, struct fuse_file_info *fi)
+{
+	of->file.flags = fi->flags;
+	cusemu_wait_ctx_init(ctx);
+	cusemu_wait_ctx_set_current(ctx);
+	fuse_req_interrupt_func(req, on_interrupt, ctx);
+}
+
+static void request_end(fuse_req_t req, struct cusemu_wait_ctx *ctx)
+{
+	fuse_req_interrupt_func(req, NULL, NULL);
+	cusemu_wait_ctx_set_current(NULL);
+	cusemu_wait_ctx_clear(ctx);
+}
+
 /* The command's name from the device's tables, for the statistics. */
 static void record(struct cusemu_call *call)
 {
@@ -172,6 +201,7 @@ static void cuse_ioctl(fuse_req_t req, int cmd, void *arg,
 	struct cusemu_session *s = fuse_req_userdata(req);
 	struct open_file *of = file_of(fi);
 	g_autofree struct retry *prev = NULL;
+	struct cusemu_wait_ctx ctx;
 	struct cusemu_call call;
 	uint8_t *out = out_buffer();
 	long result;
@@ -185,7 +215,9 @@ static void cuse_ioctl(fuse_req_t req, int cmd, void *arg,
 		cusemu_call_set_data(&call, &prev->in, &prev->out, in_buf,
 				     (uint32_t)in_bufsz, out,
 				     (uint32_t)out_bufsz);
+	request_begin(req, &ctx, of, fi);
 	result = cusemu_dispatch(&call);
+	request_end(req, &ctx);
 	switch (cusemu_call_outcome(&call, &result)) {
 	case CUSEMU_CALL_RETRY:
 		call.stats.retry = true;
@@ -232,6 +264,8 @@ static void cuse_open(fuse_req_t req, struct fuse_file_info *fi)
 
 static void free_file(struct cusemu_device *dev, struct open_file *of)
 {
+	if (of->poll)
+		fuse_pollhandle_destroy(of->poll);
 	if (dev->model->release)
 		dev->model->release(dev, &of->file);
 	g_queue_clear_full(&of->retries, g_free);
@@ -256,7 +290,9 @@ static void cuse_read(fuse_req_t req, size_t size, off_t off,
 {
 	struct cusemu_session *s = fuse_req_userdata(req);
 	struct cusemu_device *dev = s->dev;
+	struct open_file *of = file_of(fi);
 	g_autofree char *buf = NULL;
+	struct cusemu_wait_ctx ctx;
 	ssize_t ret;
 
 	if (!dev->model->read) {
@@ -265,7 +301,9 @@ static void cuse_read(fuse_req_t req, size_t size, off_t off,
 	}
 	/* The kernel bounds size by the connection's max_read. */
 	buf = g_malloc(size ? size : 1);
-	ret = dev->model->read(dev, &file_of(fi)->file, buf, size);
+	request_begin(req, &ctx, of, fi);
+	ret = dev->model->read(dev, &of->file, buf, size);
+	request_end(req, &ctx);
 	if (ret < 0)
 		fuse_reply_err(req, reply_errno(ret));
 	else
@@ -277,17 +315,65 @@ static void cuse_write(fuse_req_t req, const char *buf, size_t size,
 {
 	struct cusemu_session *s = fuse_req_userdata(req);
 	struct cusemu_device *dev = s->dev;
+	struct open_file *of = file_of(fi);
+	struct cusemu_wait_ctx ctx;
 	ssize_t ret;
 
 	if (!dev->model->write) {
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	ret = dev->model->write(dev, &file_of(fi)->file, buf, size);
+	request_begin(req, &ctx, of, fi);
+	ret = dev->model->write(dev, &of->file, buf, size);
+	request_end(req, &ctx);
 	if (ret < 0)
 		fuse_reply_err(req, reply_errno(ret));
 	else
 		fuse_reply_write(req, MIN((size_t)ret, size));
+}
+
+/* Without a poll slot a node is always ready, as the kernel's default. */
+#define DEFAULT_POLLMASK (POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM)
+
+static void cuse_poll(fuse_req_t req, struct fuse_file_info *fi,
+		      struct fuse_pollhandle *ph)
+{
+	struct cusemu_session *s = fuse_req_userdata(req);
+	struct cusemu_device *dev = s->dev;
+	struct open_file *of = file_of(fi);
+	struct fuse_pollhandle *old = NULL;
+	unsigned int mask = DEFAULT_POLLMASK;
+
+	/* Kept before asking the model, so no wake-up falls in between. */
+	if (ph) {
+		g_mutex_lock(&s->lock);
+		old = of->poll;
+		of->poll = ph;
+		g_mutex_unlock(&s->lock);
+	}
+	if (old)
+		fuse_pollhandle_destroy(old);
+	if (dev->model->poll)
+		mask = dev->model->poll(dev, &of->file);
+	fuse_reply_poll(req, mask);
+}
+
+/* The model's cusemu_device_wake_up(): the kernel polls every waiter again. */
+static void wake_pollers(void *data)
+{
+	struct cusemu_session *s = data;
+
+	g_mutex_lock(&s->lock);
+	for (GList *l = s->files; l; l = l->next) {
+		struct open_file *of = l->data;
+
+		if (!of->poll)
+			continue;
+		fuse_lowlevel_notify_poll(of->poll);
+		fuse_pollhandle_destroy(of->poll);
+		of->poll = NULL;
+	}
+	g_mutex_unlock(&s->lock);
 }
 
 static const struct cuse_lowlevel_ops cuse_ops = {
@@ -296,6 +382,7 @@ static const struct cuse_lowlevel_ops cuse_ops = {
 	.read = cuse_read,
 	.write = cuse_write,
 	.ioctl = cuse_ioctl,
+	.poll = cuse_poll,
 };
 
 static void wake_handler(int sig)
@@ -359,6 +446,8 @@ cusemu_session_start(struct cusemu_device *dev,
 		g_free(s);
 		return NULL;
 	}
+	dev->dp->wake_up = wake_pollers;
+	dev->dp->wake_up_data = s;
 	/* libfuse's own handlers would end just one session: ours end all. */
 	fuse_remove_signal_handlers(s->se);
 
@@ -412,16 +501,29 @@ static void end_loop(struct cusemu_session *s)
 
 void cusemu_session_stop(struct cusemu_session *s)
 {
+	GList *files;
+
 	end_loop(s);
 	if (s->thread)
 		return;	/* still running: freeing under it would be worse */
 	/* Closing /dev/cuse removes the node; clients get errors, not hangs. */
 	cuse_lowlevel_teardown(s->se);
+	s->se = NULL;
 	fuse_loop_cfg_destroy(s->loop_config);
 	/* The kernel sends no release for files open at shutdown. */
-	for (GList *l = s->files; l; l = l->next)
+	g_mutex_lock(&s->lock);
+	files = s->files;
+	s->files = NULL;
+	g_mutex_unlock(&s->lock);
+	for (GList *l = files; l; l = l->next)
 		free_file(s->dev, l->data);
-	g_list_free(s->files);
+	g_list_free(files);
+}
+
+void cusemu_session_free(struct cusemu_session *s)
+{
+	if (s->thread)
+		return;	/* a loop that never ended still uses it */
 	g_mutex_clear(&s->lock);
 	g_cond_clear(&s->cond);
 	g_free(s);

@@ -36,4 +36,10 @@ bool cusemu_session_ended(struct cusemu_session *s);
  */
 void cusemu_session_stop(struct cusemu_session *s);
 
+/*
+ * Free what is left, once the device's model has stopped its own threads
+ * (they may still call cusemu_device_wake_up() until then).
+ */
+void cusemu_session_free(struct cusemu_session *s);
+
 #endif

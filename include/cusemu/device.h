@@ -132,7 +132,8 @@ struct cusemu_device {
 struct cusemu_file {
 	struct cusemu_device *dev;
 	void *private_data;		/* the model's, from ->open */
-	int flags;			/* open flags: O_NONBLOCK etc. */
+	int flags;			/* open flags, O_NONBLOCK as of the
+					 * request being served */
 	pid_t opener;			/* pid of the process that opened it */
 	off_t pos;			/* stream position for read/write */
 };
@@ -191,7 +192,33 @@ struct cusemu_device_model {
 	/* Handler tables, each ended by CUSEMU_IOCTL_END. */
 	const struct cusemu_ioctl *native_table;
 	const struct cusemu_ioctl *compat_table;
+
+	/*
+	 * poll(2)/select(2): the POLLIN/POLLOUT/POLLPRI... bits that are
+	 * ready now, without waiting. When readiness may change later, the
+	 * model calls cusemu_device_wake_up() and the kernel asks again.
+	 */
+	unsigned int (*poll)(struct cusemu_device *dev,
+			     struct cusemu_file *file);
 };
+
+/*
+ * Tell every poller of dev's node that readiness may have changed (an
+ * interrupt arrived, an event was queued). Cheap when nobody polls; safe
+ * from any thread, with or without the model's own locks held.
+ */
+void cusemu_device_wake_up(struct cusemu_device *dev);
+
+/*
+ * True when the client gave up on the request being served (it was killed,
+ * or a signal interrupted its read or ioctl): a handler that waits returns
+ * -EINTR then. cusemu_cond_wait_until() of <cusemu/sched.h> returns early
+ * when that happens.
+ */
+bool cusemu_signal_pending(void);
+
+/* Count a model event in the device's statistics ("expired", "dropped"). */
+void cusemu_device_count_event(struct cusemu_device *dev, const char *event);
 
 /* The parameters of an instance, already validated against model->params. */
 uint64_t cusemu_device_param_u64(const struct cusemu_device *dev,
