@@ -6,6 +6,7 @@
 #include <glib.h>
 
 #include "call.h"
+#include "cusemu/device.h"
 #include "cusemu/sched.h"
 #include "lock.h"
 
@@ -139,6 +140,51 @@ static void test_contention_counted(void)
 	g_cond_clear(&s.cond);
 }
 
+struct interrupted_wait {
+	struct cusemu_wait_ctx ctx;
+	GMutex mutex;
+	GCond cond;
+	bool waiting;
+	gboolean woke_by_signal;
+	bool pending_after;
+};
+
+/* Waits without end, as a blocking read with nothing to read would. */
+static gpointer waiter_thread(gpointer data)
+{
+	struct interrupted_wait *w = data;
+
+	cusemu_wait_ctx_set_current(&w->ctx);
+	g_mutex_lock(&w->mutex);
+	w->waiting = true;
+	w->woke_by_signal = cusemu_cond_wait_until(
+		&w->cond, &w->mutex,
+		g_get_monotonic_time() + 60 * G_TIME_SPAN_SECOND);
+	w->pending_after = cusemu_signal_pending();
+	g_mutex_unlock(&w->mutex);
+	cusemu_wait_ctx_set_current(NULL);
+	return NULL;
+}
+
+static void test_interrupt_wakes_waiter(void)
+{
+	struct interrupted_wait w = { 0 };
+	GThread *t;
+
+	cusemu_wait_ctx_init(&w.ctx);
+	g_mutex_init(&w.mutex);
+	g_cond_init(&w.cond);
+	t = g_thread_new("waiter", waiter_thread, &w);
+	/* Interrupt at any point: before, during or after it starts waiting. */
+	cusemu_wait_ctx_interrupt(&w.ctx);
+	g_thread_join(t);
+	g_assert_false(w.woke_by_signal);
+	g_assert_true(w.pending_after);
+	cusemu_wait_ctx_clear(&w.ctx);
+	g_mutex_clear(&w.mutex);
+	g_cond_clear(&w.cond);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -147,5 +193,7 @@ int main(int argc, char **argv)
 			test_released_across_sleep);
 	g_test_add_func("/lock/cond-wait-releases", test_cond_wait_releases);
 	g_test_add_func("/lock/contention-counted", test_contention_counted);
+	g_test_add_func("/lock/interrupt-wakes-waiter",
+			test_interrupt_wakes_waiter);
 	return g_test_run();
 }
