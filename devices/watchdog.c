@@ -1,0 +1,609 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * watchdog: the ABI of <linux/watchdog.h> with the semantics of the kernel's
+ * drivers/watchdog/watchdog_dev.c. Nothing reboots: an expiry is an emulated
+ * reset, kept in the boot status, the statistics and the log.
+ */
+#define G_LOG_DOMAIN "cusemu-watchdog"
+
+#include <string.h>
+
+#include <glib.h>
+#include <linux/watchdog.h>
+
+#include "cusemu/device.h"
+#include "cusemu/uaccess.h"
+
+/* The kernel refuses timeouts it cannot count in milliseconds. */
+#define WD_TIMEOUT_LIMIT (UINT32_MAX / 1000)
+
+/*
+ * CARDRESET too: the emulated reset shows in the boot status, and wdctl
+ * shows only the flags a device claims in its options.
+ */
+#define WD_OPTIONS                                                     \
+	(WDIOF_SETTIMEOUT | WDIOF_KEEPALIVEPING | WDIOF_MAGICCLOSE |   \
+	 WDIOF_PRETIMEOUT | WDIOF_CARDRESET)
+
+/* The boot status bits watchdog_get_status() passes on to GETSTATUS. */
+#define WD_BOOTSTATUS_BITS                                             \
+	(WDIOF_CARDRESET | WDIOF_OVERHEAT | WDIOF_FANFAULT |           \
+	 WDIOF_EXTERN1 | WDIOF_EXTERN2 | WDIOF_POWERUNDER |            \
+	 WDIOF_POWEROVER)
+
+struct wd {
+	GMutex lock;
+	GCond changed;		/* wakes the timer thread */
+	GThread *timer;
+	bool quit;
+
+	/* From the configuration; a reset brings the timeouts back. */
+	struct watchdog_info info;
+	unsigned int min_timeout, max_timeout;
+	unsigned int boot_timeout, boot_pretimeout;
+	unsigned int temp;	/* 0: no thermometer */
+	bool nowayout;
+
+	/* What the kernel keeps in watchdog_device and watchdog_core_data. */
+	unsigned int timeout, pretimeout;
+	unsigned int bootstatus;
+	bool dev_open;		/* _WDOG_DEV_OPEN: one opener at a time */
+	bool active;		/* WDOG_ACTIVE: counting down */
+	bool allow_release;	/* _WDOG_ALLOW_RELEASE: a 'V' was written */
+	bool keepalive;		/* _WDOG_KEEPALIVE: pinged since GETSTATUS */
+	bool pretimeout_done;	/* reported for this period already */
+	gint64 last_keepalive;	/* monotonic, microseconds */
+	unsigned int resets;
+};
+
+static gint64 wd_expiry(const struct wd *w)
+{
+	return w->last_keepalive + (gint64)w->timeout * G_USEC_PER_SEC;
+}
+
+/* The pretimeout point of this period, however it was reported. */
+static gint64 wd_pretimeout_point(const struct wd *w)
+{
+	if (!w->pretimeout)
+		return G_MAXINT64;
+	return w->last_keepalive +
+	       (gint64)(w->timeout - w->pretimeout) * G_USEC_PER_SEC;
+}
+
+/* When the timer thread has something to do next; G_MAXINT64: never. */
+static gint64 wd_next_event(const struct wd *w)
+{
+	if (!w->active)
+		return G_MAXINT64;
+	if (w->pretimeout_done)
+		return wd_expiry(w);
+	return MIN(wd_expiry(w), wd_pretimeout_point(w));
+}
+
+/*
+ * What a reboot would leave behind: a stopped watchdog with its configured
+ * timeouts, and the reason in the boot status.
+ */
+static void wd_reset(struct cusemu_device *dev, struct wd *w)
+{
+	w->active = false;
+	w->allow_release = false;
+	w->keepalive = false;
+	w->timeout = w->boot_timeout;
+	w->pretimeout = w->boot_pretimeout;
+	w->bootstatus |= WDIOF_CARDRESET;
+	w->resets++;
+	g_message("%s: timeout expired: emulated reset (%u so far), "
+		  "nothing reboots", dev->name, w->resets);
+	cusemu_device_count_event(dev, "expired");
+}
+
+/*
+ * Act on every deadline that has passed. Handlers call it too, so that what
+ * a client sees does not depend on when the timer thread got to run.
+ */
+static void wd_catch_up(struct cusemu_device *dev, struct wd *w, gint64 now)
+{
+	if (!w->active)
+		return;
+	if (!w->pretimeout_done && now >= wd_pretimeout_point(w)) {
+		w->pretimeout_done = true;
+		/* What the kernel's noop pretimeout governor says. */
+		g_message("%s: pretimeout event", dev->name);
+		cusemu_device_count_event(dev, "pretimeout");
+	}
+	if (now >= wd_expiry(w))
+		wd_reset(dev, w);
+}
+
+/*
+ * The device's own thread, not a handler: it holds no dispatcher lock, so
+ * plain g_cond_wait_until() rather than cusemu_cond_wait_until().
+ */
+static gpointer wd_timer_main(gpointer data)
+{
+	struct cusemu_device *dev = data;
+	struct wd *w = dev->priv;
+	gint64 next;
+
+	g_mutex_lock(&w->lock);
+	while (!w->quit) {
+		wd_catch_up(dev, w, g_get_monotonic_time());
+		next = wd_next_event(w);
+		if (next == G_MAXINT64)
+			g_cond_wait(&w->changed, &w->lock);
+		else
+			g_cond_wait_until(&w->changed, &w->lock, next);
+	}
+	g_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+/* The device, locked, with the deadlines that passed acted on. */
+static struct wd *wd_get(struct cusemu_device *dev)
+{
+	struct wd *w = dev->priv;
+
+	g_mutex_lock(&w->lock);
+	wd_catch_up(dev, w, g_get_monotonic_time());
+	return w;
+}
+
+static void wd_put(struct wd *w)
+{
+	g_cond_signal(&w->changed);
+	g_mutex_unlock(&w->lock);
+}
+
+static void wd_restart_period(struct wd *w)
+{
+	w->keepalive = true;
+	w->last_keepalive = g_get_monotonic_time();
+	w->pretimeout_done = false;
+}
+
+/* watchdog_ping(): a stopped watchdog ignores pings. */
+static void wd_ping(struct wd *w)
+{
+	if (w->active)
+		wd_restart_period(w);
+}
+
+static void wd_start(struct wd *w)
+{
+	if (w->active)
+		return;
+	w->active = true;
+	wd_restart_period(w);
+}
+
+static long wd_stop(struct cusemu_device *dev, struct wd *w)
+{
+	if (!w->active)
+		return 0;
+	if (w->nowayout) {
+		g_message("%s: nowayout prevents watchdog being stopped!",
+			  dev->name);
+		return -EBUSY;
+	}
+	w->active = false;
+	return 0;
+}
+
+/* Whole seconds to the expiry, rounded up: a fresh period shows all of it. */
+static unsigned int wd_timeleft(const struct wd *w)
+{
+	gint64 left;
+
+	if (!w->active)
+		return 0;
+	left = wd_expiry(w) - g_get_monotonic_time();
+	if (left <= 0)
+		return 0;
+	return (unsigned int)((left + G_USEC_PER_SEC - 1) / G_USEC_PER_SEC);
+}
+
+static long wd_get_support(struct cusemu_device *dev, struct cusemu_file *file,
+			   unsigned int cmd, unsigned long arg)
+{
+	struct wd *w = dev->priv;
+
+	/* info does not change after probe: no lock. */
+	if (cusemu_copy_to_user(arg, &w->info, sizeof(w->info)))
+		return -EFAULT;
+	return 0;
+}
+
+static long wd_get_status(struct cusemu_device *dev, struct cusemu_file *file,
+			  unsigned int cmd, unsigned long arg)
+{
+	struct wd *w = wd_get(dev);
+	unsigned int status = w->bootstatus & WD_BOOTSTATUS_BITS;
+
+	if (w->allow_release)
+		status |= WDIOF_MAGICCLOSE;
+	/* Reading the bit clears it, as test_and_clear_bit() does. */
+	if (w->keepalive)
+		status |= WDIOF_KEEPALIVEPING;
+	w->keepalive = false;
+	/* As kernels with CONFIG_WATCHDOG_HRTIMER_PRETIMEOUT (Debian's). */
+	status |= WDIOF_PRETIMEOUT;
+	wd_put(w);
+	return cusemu_put_user(status, arg);
+}
+
+static long wd_get_bootstatus(struct cusemu_device *dev,
+			      struct cusemu_file *file, unsigned int cmd,
+			      unsigned long arg)
+{
+	struct wd *w = wd_get(dev);
+	unsigned int status = w->bootstatus;
+
+	wd_put(w);
+	return cusemu_put_user(status, arg);
+}
+
+/*
+ * The framework has no GETTEMP: a driver with a thermometer answers it
+ * from its own ioctl hook, any other says "not mine". Support is decided
+ * before the argument is touched, so a USER row.
+ */
+static long wd_get_temp(struct cusemu_device *dev, struct cusemu_file *file,
+			unsigned int cmd, unsigned long arg)
+{
+	struct wd *w = dev->priv;
+
+	if (!w->temp)
+		return -ENOIOCTLCMD;
+	return cusemu_put_user((int)w->temp, arg);
+}
+
+/*
+ * Stop, then start, as watchdog_ioctl() does. With neither bit its error
+ * is still the "not mine" of the driver's hook, and that is what callers
+ * get (ENOTTY from Linux 6.1 with softdog); legacy drivers said EINVAL.
+ */
+static long wd_apply_options(struct cusemu_device *dev, struct wd *w,
+			     unsigned int val)
+{
+	long ret = -ENOIOCTLCMD;
+
+	if (val & WDIOS_DISABLECARD) {
+		ret = wd_stop(dev, w);
+		if (ret < 0)
+			return ret;
+	}
+	if (val & WDIOS_ENABLECARD) {
+		wd_start(w);
+		ret = 0;
+	}
+	return ret;
+}
+
+/* _IOR, yet it reads its int: the handler fetches it itself. */
+static long wd_set_options(struct cusemu_device *dev, struct cusemu_file *file,
+			   unsigned int cmd, unsigned long arg)
+{
+	unsigned int val;
+	struct wd *w;
+	long ret;
+
+	if (cusemu_get_user(val, arg))
+		return -EFAULT;
+	w = wd_get(dev);
+	ret = wd_apply_options(dev, w, val);
+	wd_put(w);
+	return ret;
+}
+
+/* _IOR, yet the argument is ignored. */
+static long wd_keepalive(struct cusemu_device *dev, struct cusemu_file *file,
+			 unsigned int cmd, unsigned long arg)
+{
+	struct wd *w = wd_get(dev);
+
+	wd_ping(w);
+	wd_put(w);
+	return 0;
+}
+
+/* watchdog_timeout_invalid() with a max_timeout always set. */
+static bool wd_timeout_invalid(const struct wd *w, unsigned int t)
+{
+	return t > WD_TIMEOUT_LIMIT || t < w->min_timeout ||
+	       t > w->max_timeout;
+}
+
+/* Set, ping, and write back the timeout in effect, as the kernel does. */
+static long wd_set_timeout(struct cusemu_device *dev, struct cusemu_file *file,
+			   unsigned int cmd, unsigned long arg)
+{
+	unsigned int val;
+	struct wd *w;
+
+	if (cusemu_get_user(val, arg))
+		return -EFAULT;
+	w = wd_get(dev);
+	if (wd_timeout_invalid(w, val)) {
+		wd_put(w);
+		return -EINVAL;
+	}
+	w->timeout = val;
+	/* A pretimeout that no longer fits is turned off. */
+	if (w->pretimeout >= w->timeout)
+		w->pretimeout = 0;
+	wd_ping(w);
+	val = w->timeout;
+	wd_put(w);
+	return cusemu_put_user(val, arg);
+}
+
+static long wd_get_timeout(struct cusemu_device *dev, struct cusemu_file *file,
+			   unsigned int cmd, unsigned long arg)
+{
+	struct wd *w = wd_get(dev);
+	unsigned int val = w->timeout;
+
+	wd_put(w);
+	return cusemu_put_user(val, arg);
+}
+
+/*
+ * The new pretimeout counts from the last ping. One whose point has passed
+ * already waits for the next period: it can no longer warn ahead.
+ */
+static long wd_set_pretimeout(struct cusemu_device *dev,
+			      struct cusemu_file *file, unsigned int cmd,
+			      unsigned long arg)
+{
+	unsigned int val;
+	struct wd *w;
+
+	if (cusemu_get_user(val, arg))
+		return -EFAULT;
+	w = wd_get(dev);
+	if (val && val >= w->timeout) {
+		wd_put(w);
+		return -EINVAL;
+	}
+	w->pretimeout = val;
+	w->pretimeout_done = g_get_monotonic_time() >= wd_pretimeout_point(w);
+	wd_put(w);
+	return 0;
+}
+
+static long wd_get_pretimeout(struct cusemu_device *dev,
+			      struct cusemu_file *file, unsigned int cmd,
+			      unsigned long arg)
+{
+	struct wd *w = wd_get(dev);
+	unsigned int val = w->pretimeout;
+
+	wd_put(w);
+	return cusemu_put_user(val, arg);
+}
+
+static long wd_get_timeleft(struct cusemu_device *dev,
+			    struct cusemu_file *file, unsigned int cmd,
+			    unsigned long arg)
+{
+	struct wd *w = wd_get(dev);
+	unsigned int val = wd_timeleft(w);
+
+	wd_put(w);
+	return cusemu_put_user(val, arg);
+}
+
+/* Opening /dev/watchdog starts the watchdog; it is single open. */
+static int wd_open(struct cusemu_device *dev, struct cusemu_file *file)
+{
+	struct wd *w = wd_get(dev);
+	int ret = 0;
+
+	if (w->dev_open) {
+		ret = -EBUSY;
+	} else {
+		w->dev_open = true;
+		wd_start(w);
+	}
+	wd_put(w);
+	return ret;
+}
+
+/*
+ * Only a magic close stops the watchdog; otherwise it keeps running, pinged
+ * once more, and the log says so as the kernel does.
+ */
+static void wd_release(struct cusemu_device *dev, struct cusemu_file *file)
+{
+	struct wd *w = wd_get(dev);
+	long err = 0;
+
+	if (w->active) {
+		err = w->allow_release ? wd_stop(dev, w) : -EBUSY;
+		w->allow_release = false;
+	}
+	if (err < 0) {
+		g_message("%s: watchdog did not stop!", dev->name);
+		wd_ping(w);
+	}
+	w->dev_open = false;
+	wd_put(w);
+}
+
+/* Any write pings; a 'V' anywhere in it allows the next close to stop. */
+static ssize_t wd_write(struct cusemu_device *dev, struct cusemu_file *file,
+			const char *buf, size_t size)
+{
+	struct wd *w;
+
+	if (!size)
+		return 0;
+	w = wd_get(dev);
+	w->allow_release = memchr(buf, 'V', size) != NULL;
+	wd_ping(w);
+	wd_put(w);
+	return (ssize_t)size;
+}
+
+static int wd_check_params(struct cusemu_device *dev, char **why)
+{
+	const char *identity = cusemu_device_param_str(dev, "identity");
+	uint64_t timeout = cusemu_device_param_u64(dev, "timeout");
+	uint64_t min = cusemu_device_param_u64(dev, "min_timeout");
+	uint64_t max = cusemu_device_param_u64(dev, "max_timeout");
+	uint64_t pre = cusemu_device_param_u64(dev, "pretimeout");
+
+	if (strlen(identity) >= sizeof(((struct watchdog_info *)0)->identity))
+		*why = g_strdup_printf("identity '%s' is longer than 31 "
+				       "characters", identity);
+	else if (min > max)
+		*why = g_strdup_printf("min_timeout %" G_GUINT64_FORMAT
+				       " is above max_timeout %"
+				       G_GUINT64_FORMAT, min, max);
+	else if (timeout < min || timeout > max)
+		*why = g_strdup_printf("timeout %" G_GUINT64_FORMAT
+				       " is outside min_timeout..max_timeout (%"
+				       G_GUINT64_FORMAT "..%" G_GUINT64_FORMAT
+				       ")", timeout, min, max);
+	else if (pre && pre >= timeout)
+		*why = g_strdup_printf("pretimeout %" G_GUINT64_FORMAT
+				       " is not below timeout %"
+				       G_GUINT64_FORMAT, pre, timeout);
+	return *why ? -EINVAL : 0;
+}
+
+static int wd_probe(struct cusemu_device *dev, char **why)
+{
+	const char *identity = cusemu_device_param_str(dev, "identity");
+	g_autoptr(GError) error = NULL;
+	struct wd *w;
+	int ret;
+
+	ret = wd_check_params(dev, why);
+	if (ret)
+		return ret;
+	w = g_new0(struct wd, 1);
+	g_mutex_init(&w->lock);
+	g_cond_init(&w->changed);
+	w->temp = cusemu_device_param_u64(dev, "temp");
+	w->info.options = WD_OPTIONS | (w->temp ? WDIOF_OVERHEAT : 0);
+	w->info.firmware_version =
+		cusemu_device_param_u64(dev, "firmware_version");
+	memcpy(w->info.identity, identity, strlen(identity));
+	w->min_timeout = cusemu_device_param_u64(dev, "min_timeout");
+	w->max_timeout = cusemu_device_param_u64(dev, "max_timeout");
+	w->boot_timeout = cusemu_device_param_u64(dev, "timeout");
+	w->boot_pretimeout = cusemu_device_param_u64(dev, "pretimeout");
+	w->timeout = w->boot_timeout;
+	w->pretimeout = w->boot_pretimeout;
+	w->nowayout = cusemu_device_param_bool(dev, "nowayout");
+	dev->priv = w;
+
+	w->timer = g_thread_try_new("watchdog", wd_timer_main, dev, &error);
+	if (!w->timer) {
+		*why = g_strdup_printf("cannot start the timer thread: %s",
+				       error->message);
+		dev->priv = NULL;
+		g_cond_clear(&w->changed);
+		g_mutex_clear(&w->lock);
+		g_free(w);
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+static void wd_remove(struct cusemu_device *dev)
+{
+	struct wd *w = dev->priv;
+
+	g_mutex_lock(&w->lock);
+	w->quit = true;
+	g_cond_signal(&w->changed);
+	g_mutex_unlock(&w->lock);
+	g_thread_join(w->timer);
+	g_cond_clear(&w->changed);
+	g_mutex_clear(&w->lock);
+	g_free(w);
+}
+
+static const struct cusemu_ioctl wd_native[] = {
+	CUSEMU_IOCTL_IOC(WDIOC_GETSUPPORT, wd_get_support),
+	CUSEMU_IOCTL_IOC(WDIOC_GETSTATUS, wd_get_status),
+	CUSEMU_IOCTL_IOC(WDIOC_GETBOOTSTATUS, wd_get_bootstatus),
+	CUSEMU_IOCTL_USER(WDIOC_GETTEMP, wd_get_temp),
+	CUSEMU_IOCTL_USER(WDIOC_SETOPTIONS, wd_set_options),
+	CUSEMU_IOCTL_NONE(WDIOC_KEEPALIVE, wd_keepalive),
+	CUSEMU_IOCTL_IOC(WDIOC_SETTIMEOUT, wd_set_timeout),
+	CUSEMU_IOCTL_IOC(WDIOC_GETTIMEOUT, wd_get_timeout),
+	CUSEMU_IOCTL_IOC(WDIOC_SETPRETIMEOUT, wd_set_pretimeout),
+	CUSEMU_IOCTL_IOC(WDIOC_GETPRETIMEOUT, wd_get_pretimeout),
+	CUSEMU_IOCTL_IOC(WDIOC_GETTIMELEFT, wd_get_timeleft),
+	CUSEMU_IOCTL_END
+};
+
+/* An int or a struct watchdog_info: the same layout on both ABIs. */
+static const struct cusemu_ioctl wd_compat[] = {
+	CUSEMU_COMPAT_SAME(WDIOC_GETSUPPORT),
+	CUSEMU_COMPAT_SAME(WDIOC_GETSTATUS),
+	CUSEMU_COMPAT_SAME(WDIOC_GETBOOTSTATUS),
+	CUSEMU_COMPAT_SAME(WDIOC_GETTEMP),
+	CUSEMU_COMPAT_SAME(WDIOC_SETOPTIONS),
+	CUSEMU_COMPAT_SAME(WDIOC_KEEPALIVE),
+	CUSEMU_COMPAT_SAME(WDIOC_SETTIMEOUT),
+	CUSEMU_COMPAT_SAME(WDIOC_GETTIMEOUT),
+	CUSEMU_COMPAT_SAME(WDIOC_SETPRETIMEOUT),
+	CUSEMU_COMPAT_SAME(WDIOC_GETPRETIMEOUT),
+	CUSEMU_COMPAT_SAME(WDIOC_GETTIMELEFT),
+	CUSEMU_IOCTL_END
+};
+
+static const struct cusemu_param wd_params[] = {
+	{ .key = "identity", .type = CUSEMU_PARAM_STRING,
+	  .default_value = "cusemu watchdog",
+	  .help = "what WDIOC_GETSUPPORT names the card (at most 31 "
+		  "characters)" },
+	{ .key = "timeout", .type = CUSEMU_PARAM_UINT, .default_value = "60",
+	  .help = "seconds without a ping before the emulated reset",
+	  .min = 1, .max = WD_TIMEOUT_LIMIT },
+	{ .key = "min_timeout", .type = CUSEMU_PARAM_UINT,
+	  .default_value = "1",
+	  .help = "smallest timeout WDIOC_SETTIMEOUT takes",
+	  .min = 1, .max = WD_TIMEOUT_LIMIT },
+	{ .key = "max_timeout", .type = CUSEMU_PARAM_UINT,
+	  .default_value = "3600",
+	  .help = "largest timeout WDIOC_SETTIMEOUT takes",
+	  .min = 1, .max = WD_TIMEOUT_LIMIT },
+	{ .key = "pretimeout", .type = CUSEMU_PARAM_UINT,
+	  .default_value = "0",
+	  .help = "seconds before the expiry to report a pretimeout event "
+		  "(0: none)",
+	  .min = 0, .max = WD_TIMEOUT_LIMIT },
+	{ .key = "nowayout", .type = CUSEMU_PARAM_BOOL,
+	  .default_value = "false",
+	  .help = "once started, the watchdog cannot be stopped" },
+	{ .key = "temp", .type = CUSEMU_PARAM_UINT, .default_value = "0",
+	  .help = "what WDIOC_GETTEMP reports, in degrees Fahrenheit "
+		  "(0: no thermometer, ENOTTY)",
+	  .min = 0, .max = 1000 },
+	{ .key = "firmware_version", .type = CUSEMU_PARAM_UINT,
+	  .default_value = "0",
+	  .help = "firmware version WDIOC_GETSUPPORT reports",
+	  .min = 0, .max = UINT32_MAX },
+	CUSEMU_PARAM_END
+};
+
+const struct cusemu_device_model cusemu_model_watchdog = {
+	.name = "watchdog",
+	.summary = "a watchdog timer (WDIOC_*) whose expiry is an emulated "
+		   "reset",
+	.node_prefix = "watchdog",
+	.params = wd_params,
+	.probe = wd_probe,
+	.remove = wd_remove,
+	.open = wd_open,
+	.release = wd_release,
+	.write = wd_write,
+	.native_table = wd_native,
+	.compat_table = wd_compat,
+};
