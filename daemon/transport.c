@@ -39,6 +39,13 @@ struct cusemu_session {
 	GCond cond;
 	pthread_t loop_thread;
 	bool started, ended;
+	/*
+	 * Requests in flight (struct cusemu_wait_ctx), under their own lock:
+	 * interrupting one takes a model's mutex, and models wake pollers
+	 * (the lock above) with their mutex held.
+	 */
+	GMutex waits_lock;
+	GList *waits;
 	GList *files;		/* struct open_file, still open */
 };
 
@@ -164,16 +171,29 @@ static void on_interrupt(fuse_req_t req, void *data)
 static void request_begin(fuse_req_t req, struct cusemu_wait_ctx *ctx,
 			  struct open_file *of, struct fuse_file_info *fi)
 {
+	struct cusemu_session *s = fuse_req_userdata(req);
+
 	of->file.flags = fi->flags;
 	cusemu_wait_ctx_init(ctx);
+	g_mutex_lock(&s->waits_lock);
+	s->waits = g_list_prepend(s->waits, ctx);
+	/* A request that comes in while the session ends waits for nothing. */
+	if (fuse_session_exited(s->se))
+		g_atomic_int_set(&ctx->interrupted, 1);
+	g_mutex_unlock(&s->waits_lock);
 	cusemu_wait_ctx_set_current(ctx);
 	fuse_req_interrupt_func(req, on_interrupt, ctx);
 }
 
 static void request_end(fuse_req_t req, struct cusemu_wait_ctx *ctx)
 {
+	struct cusemu_session *s = fuse_req_userdata(req);
+
 	fuse_req_interrupt_func(req, NULL, NULL);
 	cusemu_wait_ctx_set_current(NULL);
+	g_mutex_lock(&s->waits_lock);
+	s->waits = g_list_remove(s->waits, ctx);
+	g_mutex_unlock(&s->waits_lock);
 	cusemu_wait_ctx_clear(ctx);
 }
 
@@ -435,6 +455,7 @@ cusemu_session_start(struct cusemu_device *dev,
 
 	s->dev = dev;
 	g_mutex_init(&s->lock);
+	g_mutex_init(&s->waits_lock);
 	g_cond_init(&s->cond);
 	s->se = cuse_lowlevel_setup(opts->debug ? 3 : 2, argv, &ci, &cuse_ops,
 				    &multithreaded, s);
@@ -480,6 +501,14 @@ static void end_loop(struct cusemu_session *s)
 	gint64 deadline = g_get_monotonic_time() + 10 * G_TIME_SPAN_SECOND;
 
 	fuse_session_exit(s->se);
+	/*
+	 * Handlers waiting in the sleep helpers (a blocking read) cannot be
+	 * cancelled: interrupt them as if their clients had given up.
+	 */
+	g_mutex_lock(&s->waits_lock);
+	for (GList *l = s->waits; l; l = l->next)
+		cusemu_wait_ctx_interrupt(l->data);
+	g_mutex_unlock(&s->waits_lock);
 	g_mutex_lock(&s->lock);
 	while (!s->ended) {
 		if (s->started)
@@ -525,6 +554,7 @@ void cusemu_session_free(struct cusemu_session *s)
 	if (s->thread)
 		return;	/* a loop that never ended still uses it */
 	g_mutex_clear(&s->lock);
+	g_mutex_clear(&s->waits_lock);
 	g_cond_clear(&s->cond);
 	g_free(s);
 }

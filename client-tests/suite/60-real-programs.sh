@@ -1,0 +1,56 @@
+# Unmodified Debian programs against cusemu's nodes, as x86_64 and as i386
+# builds: util-linux hwclock on the rtc model, wdctl on the watchdog model.
+# The i386 builds come from client-tests/fetch-i386 (run by setup).
+# Sourced by client-tests/integration.
+
+hwclock64() { /sbin/hwclock "$@"; }
+hwclock32() { "$here/run-i386" usr/sbin/hwclock "$@"; }
+wdctl64() { /usr/bin/wdctl "$@"; }
+wdctl32() { "$here/run-i386" usr/bin/wdctl "$@"; }
+
+start_daemon "$work/real.log" --device rtc:name=rtc-real \
+	--device watchdog:name=watchdog-real,identity=cusemu-wdt,timeout=42
+if wait_for 15 is_char_node /dev/rtc-real && wait_for 5 is_char_node /dev/watchdog-real; then
+	for abi in 64 32; do
+		arch=$([ $abi = 32 ] && echo i386 || echo x86_64)
+		hw=hwclock$abi
+		opts=(--rtc=/dev/rtc-real --utc --noadjfile)
+
+		# Emulated time starts at the host's: --show prints it.
+		shown=$($hw "${opts[@]}" --show 2>&1)
+		now=$(date -u +%s)
+		then=$(date -u -d "$shown" +%s 2>/dev/null || echo 0)
+		check "hwclock ($arch) --show reads the emulated clock: $shown" \
+			test "$((now - then))" -ge -5 -a "$((now - then))" -le 5
+
+		$hw "${opts[@]}" --show --verbose >"$work/hw.out" 2>&1
+		check "hwclock ($arch) waits for the update interrupt, not its busy loop" \
+			sh -c "grep -q 'got clock tick' '$work/hw.out' && ! grep -q 'Waiting in loop' '$work/hw.out'"
+		grep -E 'tick|RTC_UIE|Using' "$work/hw.out" | diag
+
+		host_before=$(date -u +%s)
+		check "hwclock ($arch) --set --date sets the emulated clock" \
+			$hw "${opts[@]}" --set --date='2030-01-02 03:04:05'
+		shown=$($hw "${opts[@]}" --show 2>&1)
+		check "hwclock ($arch) --show reads back the new time: $shown" \
+			grep -q '^2030-01-02 03:04:0' <<<"$shown"
+		check "... and the host's clock did not move" \
+			test "$(($(date -u +%Y) ))" -lt 2030 -a "$(date -u +%s)" -ge "$host_before"
+		# Back to the host's time for the next ABI.
+		$hw "${opts[@]}" --set --date="$(date -u "+%F %T")" >/dev/null 2>&1
+
+		wd=wdctl$abi
+		$wd /dev/watchdog-real >"$work/wd.out" 2>&1
+		status=$?
+		diag <"$work/wd.out"
+		check "wdctl ($arch) exits 0" test "$status" = 0
+		check "wdctl ($arch) prints the configured identity" grep -qE '^Identity: +cusemu-wdt' "$work/wd.out"
+		check "wdctl ($arch) prints the configured timeout" grep -qE '^Timeout: +42 seconds' "$work/wd.out"
+		check "wdctl ($arch) prints the time left" grep -qE '^Timeleft: +(4[0-2]|3[0-9]) seconds' "$work/wd.out"
+		check "wdctl ($arch) closes with the magic 'V': the watchdog is stopped" \
+			sh -c "! grep -q 'did not stop' '$work/real.log'"
+	done
+else
+	not_ok "cusemud starts with an rtc and a watchdog"; diag <"$work/real.log"
+fi
+stop_daemon TERM
