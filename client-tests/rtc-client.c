@@ -23,97 +23,14 @@
 
 #include <linux/rtc.h>
 
+#include "tap.h"
+
 #define DEFAULT_MAX_FREQ 64
 /* How far the host clock may move while the checks set the RTC's. */
 #define HOST_SLACK_S 5
 /* A wait the device should end within a second takes at most this. */
 #define TICK_SLACK_S 1.6
 #define NO_IRQ 0xdeadbeefu
-
-static int ntests, nfailed;
-
-#define ERRNO_NAME(e) { e, #e }
-static const struct {
-	int err;
-	const char *name;
-} errno_names[] = {
-	ERRNO_NAME(EFAULT), ERRNO_NAME(ENOTTY), ERRNO_NAME(EINVAL),
-	ERRNO_NAME(ERANGE), ERRNO_NAME(EBUSY), ERRNO_NAME(EAGAIN),
-	ERRNO_NAME(EINTR), ERRNO_NAME(EIO), ERRNO_NAME(ENOMEM),
-	ERRNO_NAME(ENOENT), ERRNO_NAME(EACCES), ERRNO_NAME(EPERM),
-	ERRNO_NAME(ENODEV), ERRNO_NAME(ENXIO), ERRNO_NAME(EBADF),
-	ERRNO_NAME(ENOSYS), ERRNO_NAME(ECONNABORTED),
-};
-
-static const char *errno_name(int err)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(errno_names) / sizeof(errno_names[0]); i++)
-		if (errno_names[i].err == err)
-			return errno_names[i].name;
-	return "errno";
-}
-
-/* A call's result as the reader needs it: "-1 (EFAULT/Bad address)". */
-static const char *show_ret(long ret, int err)
-{
-	static char buf[160];
-
-	if (ret == -1)
-		snprintf(buf, sizeof(buf), "-1 (%s/%s)", errno_name(err),
-			 strerror(err));
-	else
-		snprintf(buf, sizeof(buf), "%ld", ret);
-	return buf;
-}
-
-__attribute__((format(printf, 3, 4)))
-static bool report(bool ok, const char *desc, const char *why, ...)
-{
-	va_list ap;
-
-	ntests++;
-	if (ok) {
-		printf("ok %d - %s\n", ntests, desc);
-		return true;
-	}
-	nfailed++;
-	printf("not ok %d - %s: ", ntests, desc);
-	va_start(ap, why);
-	vprintf(why, ap);
-	va_end(ap);
-	putchar('\n');
-	return false;
-}
-
-/* Trouble in the test's own setup, not in the device: stop. */
-static void bail(const char *what)
-{
-	printf("Bail out! %s: %s\n", what, strerror(errno));
-	exit(1);
-}
-
-/*
- * These read errno first thing: callers pass a call's result straight in,
- * so nothing runs between the call and the read.
- */
-static bool expect_ret(const char *desc, long got, long want)
-{
-	int err = errno;
-
-	return report(got == want, desc, "expected %ld, got %s", want,
-		      show_ret(got, err));
-}
-
-static bool expect_errno(const char *desc, long got, int want)
-{
-	int err = errno;
-
-	return report(got == -1 && err == want, desc,
-		      "expected -1 (%s), got %s", errno_name(want),
-		      show_ret(got, err));
-}
 
 static double now_s(void)
 {
