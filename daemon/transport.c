@@ -165,7 +165,8 @@ static void on_interrupt(fuse_req_t req, void *data)
 
 /*
  * Around a model's handler: the file's flags as of this request (fcntl may
- * have changed O_NONBLOCK since open), and a way for the client's
+ * have changed O_NONBLOCK since open; only read and write requests carry
+ * them, so fi is NULL for the others), and a way for the client's
  * interrupt to wake a handler that waits.
  */
 static void request_begin(fuse_req_t req, struct cusemu_wait_ctx *ctx,
@@ -173,7 +174,8 @@ static void request_begin(fuse_req_t req, struct cusemu_wait_ctx *ctx,
 {
 	struct cusemu_session *s = fuse_req_userdata(req);
 
-	of->file.flags = fi->flags;
+	if (fi)
+		of->file.flags = fi->flags;
 	cusemu_wait_ctx_init(ctx);
 	g_mutex_lock(&s->waits_lock);
 	s->waits = g_list_prepend(s->waits, ctx);
@@ -235,7 +237,7 @@ static void cuse_ioctl(fuse_req_t req, int cmd, void *arg,
 		cusemu_call_set_data(&call, &prev->in, &prev->out, in_buf,
 				     (uint32_t)in_bufsz, out,
 				     (uint32_t)out_bufsz);
-	request_begin(req, &ctx, of, fi);
+	request_begin(req, &ctx, of, NULL);
 	result = cusemu_dispatch(&call);
 	request_end(req, &ctx);
 	switch (cusemu_call_outcome(&call, &result)) {
