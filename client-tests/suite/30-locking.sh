@@ -5,9 +5,9 @@
 
 ctl_socket=$work/control
 
-# stat DEVICE COMMAND ABI FIELD: a number from cusemuctl stats --json
+# ctl_stat DEVICE COMMAND ABI FIELD: a number from cusemuctl stats --json
 # (FIELD: calls, retries, or lock.acquisitions, lock.contended, ...)
-stat() {
+ctl_stat() {
 	"$cusemuctl" --socket "$ctl_socket" stats --json | python3 -c '
 import json, sys
 dev, cmd, abi, field = sys.argv[1:]
@@ -47,9 +47,9 @@ if wait_for 15 is_char_node /dev/legacy0; then
 	check "cusemuctl list shows the device, its model, kernel model and lock" \
 		sh -c "'$cusemuctl' --socket '$ctl_socket' list | grep -qE '^legacy0 +/dev/legacy0 +model legacy +kernel 2.6.10 +lock model'"
 	check "cusemuctl stats counts both ABIs' LEGACY_INC" \
-		test "$(stat legacy0 LEGACY_INC native calls)/$(stat legacy0 LEGACY_INC compat calls)" = 2000/2000
+		test "$(ctl_stat legacy0 LEGACY_INC native calls)/$(ctl_stat legacy0 LEGACY_INC compat calls)" = 2000/2000
 	check "... each one taking the big lock" \
-		test "$(stat legacy0 LEGACY_INC native lock.acquisitions)" = 2000
+		test "$(ctl_stat legacy0 LEGACY_INC native lock.acquisitions)" = 2000
 else
 	not_ok "2.6.10: cusemud starts with a legacy device"; diag <"$work/legacy.log"
 fi
@@ -90,14 +90,14 @@ for model in 2.6.10 modern; do
 	check "$model: slow and fioc clients all succeed" test "$pss$pf32$pf64" = 000
 	echo "# $model: fioc x86_64: $(cat "$work/fast64.out")"
 	echo "# $model: fioc i386:   $(cat "$work/fast32.out")"
-	contended=$(stat fast0 FIOC_GET_SIZE native lock.contended)
-	wait_ns=$(stat fast0 FIOC_GET_SIZE native lock.wait_ns_total)
-	acq=$(stat fast0 FIOC_GET_SIZE native lock.acquisitions)
+	contended=$(ctl_stat fast0 FIOC_GET_SIZE native lock.contended)
+	wait_ns=$(ctl_stat fast0 FIOC_GET_SIZE native lock.wait_ns_total)
+	acq=$(ctl_stat fast0 FIOC_GET_SIZE native lock.acquisitions)
 	if [ "$model" = 2.6.10 ]; then
 		check "2.6.10: fioc's calls wait for the big lock slow holds ($contended contended, $((wait_ns / 1000000)) ms waited)" \
 			test "$contended" -gt 0 -a "$wait_ns" -gt 0
 		check "2.6.10: the i386 calls too" \
-			test "$(stat fast0 FIOC_GET_SIZE32 compat lock.contended)" -gt 0
+			test "$(ctl_stat fast0 FIOC_GET_SIZE32 compat lock.contended)" -gt 0
 	else
 		check "modern: fioc takes no lock at all ($acq acquisitions, $contended contended)" \
 			test "$acq" = 0 -a "$contended" = 0
