@@ -211,6 +211,30 @@ static int run_request(struct cusemu_control *control, enum request_kind kind,
 	return EOPNOTSUPP;
 }
 
+/* "device NODE WORDS...": for a device model's own requests. */
+#define DEVICE_REQUEST "device "
+
+static int run_device_request(struct cusemu_control *control, const char *line,
+			      gsize len, GString *body)
+{
+	g_autofree char *text = g_strndup(line + strlen(DEVICE_REQUEST),
+					  len - strlen(DEVICE_REQUEST));
+	g_auto(GStrv) argv = g_strsplit_set(g_strstrip(text), " \t", -1);
+	g_autoptr(GPtrArray) words = g_ptr_array_new();
+
+	/* Runs of blanks split into empty words: drop them. */
+	for (char **w = argv; *w; w++)
+		if (**w)
+			g_ptr_array_add(words, *w);
+	g_ptr_array_add(words, NULL);
+	if (!control->ops->device || !words->pdata[0]) {
+		g_string_append(body, "usage: device NODE WORDS...");
+		return EINVAL;
+	}
+	return control->ops->device(control->data, (char **)words->pdata,
+				    body);
+}
+
 static void answer_request(struct connection *c, const char *line, gsize len)
 {
 	g_autoptr(GString) body = g_string_new(NULL);
@@ -226,10 +250,15 @@ static void answer_request(struct connection *c, const char *line, gsize len)
 			err = run_request(c->control, requests[i].kind,
 					  requests[i].json, body);
 	}
+	if (!known && len > strlen(DEVICE_REQUEST) &&
+	    !memcmp(line, DEVICE_REQUEST, strlen(DEVICE_REQUEST))) {
+		known = true;
+		err = run_device_request(c->control, line, len, body);
+	}
 	if (!known) {
 		g_string_printf(c->answer,
 				"error: unknown request '%s'; requests: "
-				"list, stats, reset\n",
+				"list, stats, reset, device NODE ...\n",
 				echo);
 		return;
 	}

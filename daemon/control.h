@@ -23,6 +23,8 @@ struct cusemu_control_ops {
 	int (*stats)(void *data, gboolean json, GString *out);
 	/* "reset": zero every statistic */
 	int (*reset)(void *data, GString *out);
+	/* "device NODE WORDS...": argv is NODE then the words */
+	int (*device)(void *data, char **argv, GString *out);
 };
 
 struct cusemu_control;

@@ -476,10 +476,37 @@ static int control_reset(void *data, GString *out)
 	return 0;
 }
 
+static int control_device(void *data, char **argv, GString *out)
+{
+	struct daemon *d = data;
+	const char *node = argv[0];
+
+	if (g_str_has_prefix(node, "/dev/"))
+		node += strlen("/dev/");
+	for (guint i = 0; i < d->devices->len; i++) {
+		struct cusemu_device *dev = d->devices->pdata[i];
+
+		if (strcmp(dev->name, node))
+			continue;
+		if (!dev->model->control) {
+			g_string_append_printf(out, "/dev/%s (%s) takes no "
+						    "requests",
+					       dev->name, dev->model->name);
+			return EOPNOTSUPP;
+		}
+		return dev->model->control(dev, argv + 1, out);
+	}
+	g_string_append_printf(out, "no device /dev/%s here; cusemuctl list "
+				    "shows the devices",
+			       node);
+	return ENODEV;
+}
+
 static const struct cusemu_control_ops control_ops = {
 	.list = control_list,
 	.stats = control_stats,
 	.reset = control_reset,
+	.device = control_device,
 };
 
 static gboolean on_signal(gpointer data)

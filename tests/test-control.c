@@ -23,7 +23,7 @@
 /* Without its newline: the daemon adds it. */
 #define STATS_JSON "{\"devices\":{}}"
 #define UNKNOWN(r) \
-	"error: unknown request '" r "'; requests: list, stats, reset\n"
+	"error: unknown request '" r "'; requests: list, stats, reset, device NODE ...\n"
 #define NOBODY 65534
 
 struct stub {
@@ -291,7 +291,7 @@ static void test_unknown(struct fixture *f, gconstpointer unused)
 		g_autofree char *line = g_strconcat(long_request, "\n", NULL);
 		g_autofree char *expected = g_strdup_printf(
 			"error: unknown request '%s...'; requests: list, "
-			"stats, reset\n",
+			"stats, reset, device NODE ...\n",
 			long_echo);
 
 		assert_answer(f, line, expected);

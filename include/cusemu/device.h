@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <glib.h>
+
 /*
  * "Not mine": a method returns it for a command it does not know, and the
  * kernel model decides what the caller sees (Linux's value, never returned
@@ -200,6 +202,14 @@ struct cusemu_device_model {
 	 */
 	unsigned int (*poll)(struct cusemu_device *dev,
 			     struct cusemu_file *file);
+
+	/*
+	 * A request for this device from cusemuctl ("cusemuctl device NODE
+	 * WORDS..."): argv holds the words, NULL-terminated. Append the
+	 * answer to out and return 0, or return a positive errno and append
+	 * what the user should do. Runs on the daemon's main thread.
+	 */
+	int (*control)(struct cusemu_device *dev, char **argv, GString *out);
 };
 
 /*
