@@ -6,6 +6,8 @@
 
 #include <glib.h>
 
+#include "config.h"
+#include "device.h"
 #include "dispatch.h"
 #include "fake-kernel.h"
 
@@ -110,4 +112,38 @@ done:
 	g_free(in);
 	g_free(out);
 	return ret;
+}
+
+struct cusemu_device *fake_device_try(const struct cusemu_device_model *m,
+				      const char *arg, GError **error)
+{
+	struct cusemu_config *config = cusemu_config_new();
+	const struct cusemu_kernel_model *modern =
+		cusemu_kernel_model_find("modern");
+	struct cusemu_device *dev = NULL;
+
+	if (cusemu_config_add_device_arg(config, arg, error))
+		dev = m ? cusemu_device_create(m, config->devices->pdata[0], 0,
+					       modern, error)
+			: cusemu_device_new(config->devices->pdata[0], 0,
+					    modern, error);
+	if (dev)
+		cusemu_dispatch_bind(dev, CUSEMU_LOCK_MODEL);
+	cusemu_config_free(config);
+	return dev;
+}
+
+struct cusemu_device *fake_device_new(const char *arg)
+{
+	g_autoptr(GError) error = NULL;
+	struct cusemu_device *dev = fake_device_try(NULL, arg, &error);
+
+	g_assert_no_error(error);
+	return dev;
+}
+
+void fake_device_free(struct cusemu_device *dev)
+{
+	cusemu_dispatch_unbind(dev);
+	cusemu_device_free(dev);
 }

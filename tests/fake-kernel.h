@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <glib.h>
+
 #include "call.h"
 
 /* The calling process's memory: [base, base + size). */
@@ -23,6 +25,17 @@ struct fake_client {
 
 /* Where a local buffer of the fake client sits in its address space. */
 cusemu_uptr_t fake_addr(const struct fake_client *c, const void *p);
+
+/*
+ * A device from a --device argument ("fioc:max_size=4K"), of model m or of
+ * the model the argument names when m is NULL, bound for dispatch with the
+ * model's locking. NULL, with error set, when the description is refused.
+ */
+struct cusemu_device *fake_device_try(const struct cusemu_device_model *m,
+				      const char *arg, GError **error);
+/* The same, failing the test when the description is refused. */
+struct cusemu_device *fake_device_new(const char *arg);
+void fake_device_free(struct cusemu_device *dev);
 
 /*
  * ioctl(2) as the client sees it: the result or -errno. *round_trips counts

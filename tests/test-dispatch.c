@@ -24,29 +24,13 @@ struct fixture {
 	struct fake_client client;
 };
 
-static struct cusemu_device *make_device(const struct cusemu_device_model *m,
-					 const char *arg)
-{
-	struct cusemu_config *config = cusemu_config_new();
-	g_autoptr(GError) error = NULL;
-	struct cusemu_device *dev;
-
-	g_assert_true(cusemu_config_add_device_arg(config, arg, &error));
-	dev = m ? cusemu_device_create(m, config->devices->pdata[0], 0,
-				       cusemu_kernel_model_find("modern"),
-				       &error)
-		: cusemu_device_new(config->devices->pdata[0], 0,
-				    cusemu_kernel_model_find("modern"), &error);
-	g_assert_no_error(error);
-	cusemu_dispatch_bind(dev, CUSEMU_LOCK_MODEL);
-	cusemu_config_free(config);
-	return dev;
-}
-
 static void setup(struct fixture *f, const struct cusemu_device_model *m,
 		  const char *arg, bool compat)
 {
-	f->dev = make_device(m, arg);
+	g_autoptr(GError) error = NULL;
+
+	f->dev = fake_device_try(m, arg, &error);
+	g_assert_no_error(error);
 	f->file = (struct cusemu_file){ .dev = f->dev };
 	f->client.compat = compat;
 	f->client.base = compat ? COMPAT_BASE : NATIVE_BASE;
@@ -66,8 +50,7 @@ static void setup_compat(struct fixture *f, gconstpointer data)
 
 static void teardown(struct fixture *f, gconstpointer data)
 {
-	cusemu_dispatch_unbind(f->dev);
-	cusemu_device_free(f->dev);
+	fake_device_free(f->dev);
 	g_free(f->client.mem);
 }
 

@@ -70,33 +70,9 @@ struct tmsg {
 	cusemu_uptr_t buf;
 };
 
-static struct cusemu_device *try_device(const char *arg, GError **error)
-{
-	struct cusemu_config *config = cusemu_config_new();
-	struct cusemu_device *dev;
-
-	g_assert_true(cusemu_config_add_device_arg(config, arg, error));
-	dev = cusemu_device_new(config->devices->pdata[0], 0,
-				cusemu_kernel_model_find("modern"), error);
-	if (dev)
-		cusemu_dispatch_bind(dev, CUSEMU_LOCK_MODEL);
-	cusemu_config_free(config);
-	return dev;
-}
-
-static struct cusemu_device *make_device(const char *arg)
-{
-	g_autoptr(GError) error = NULL;
-	struct cusemu_device *dev = try_device(arg, &error);
-
-	g_assert_no_error(error);
-	return dev;
-}
-
 static void free_device(struct cusemu_device *dev)
 {
-	cusemu_dispatch_unbind(dev);
-	cusemu_device_free(dev);
+	fake_device_free(dev);
 }
 
 static void open_file(struct fixture *f, unsigned int i)
@@ -114,7 +90,7 @@ static void close_file(struct fixture *f, unsigned int i)
 
 static void setup_device(struct fixture *f, const char *device, bool compat)
 {
-	f->dev = make_device(device);
+	f->dev = fake_device_new(device);
 	f->client.compat = compat;
 	f->client.base = compat ? COMPAT_BASE : NATIVE_BASE;
 	f->client.size = CLIENT_SIZE;
@@ -1042,7 +1018,7 @@ static void expect_refused(const char *arg, const char *why)
 {
 	g_autoptr(GError) error = NULL;
 
-	g_assert_null(try_device(arg, &error));
+	g_assert_null(fake_device_try(NULL, arg, &error));
 	g_assert_nonnull(error);
 	g_test_message("%s: %s", arg, error->message);
 	g_assert_nonnull(strstr(error->message, why));

@@ -18,27 +18,6 @@
 
 #define CLIENT_SIZE 4096
 
-static struct cusemu_device *bind(const char *arg)
-{
-	struct cusemu_config *config = cusemu_config_new();
-	g_autoptr(GError) error = NULL;
-	struct cusemu_device *dev;
-
-	g_assert_true(cusemu_config_add_device_arg(config, arg, &error));
-	dev = cusemu_device_new(config->devices->pdata[0], 0,
-				cusemu_kernel_model_find("modern"), &error);
-	g_assert_no_error(error);
-	cusemu_dispatch_bind(dev, CUSEMU_LOCK_MODEL);
-	cusemu_config_free(config);
-	return dev;
-}
-
-static void unbind(struct cusemu_device *dev)
-{
-	cusemu_dispatch_unbind(dev);
-	cusemu_device_free(dev);
-}
-
 /* One ioctl from a client of the given ABI; the report, or -errno. */
 static long probe_call(struct cusemu_device *dev, bool compat,
 		       unsigned int cmd, struct cusemu_ioctl_report *r)
@@ -132,7 +111,7 @@ static void test_cell(gconstpointer data)
 	const struct cell *cell = data;
 	g_autofree char *arg = g_strdup_printf("probe:kernel=%s,methods=%s",
 					       cell->kernel, cell->methods);
-	struct cusemu_device *dev = bind(arg);
+	struct cusemu_device *dev = fake_device_new(arg);
 	struct cusemu_ioctl_report r = { 0 };
 	long ret = probe_call(dev, cell->compat, cell->cmd, &r);
 
@@ -145,7 +124,7 @@ static void test_cell(gconstpointer data)
 		g_assert_cmpuint(r.big_lock_depth, ==, cell->depth);
 		g_assert_cmpuint(r.compat, ==, cell->compat);
 	}
-	unbind(dev);
+	fake_device_free(dev);
 }
 
 static void test_lock_override(void)
@@ -154,20 +133,20 @@ static void test_lock_override(void)
 	struct cusemu_ioctl_report r;
 
 	/* --lock=global takes the big lock even where modern would not. */
-	dev = bind("probe:kernel=modern");
+	dev = fake_device_new("probe:kernel=modern");
 	cusemu_dispatch_unbind(dev);
 	cusemu_dispatch_bind(dev, CUSEMU_LOCK_GLOBAL);
 	g_assert_cmpint(probe_call(dev, false, PROBE_REPORT, &r), ==, 0);
 	g_assert_cmpuint(r.big_lock_depth, ==, 1);
-	unbind(dev);
+	fake_device_free(dev);
 	/* --lock=none drops it where 2.6.10 would take it. */
-	dev = bind("probe:kernel=2.6.10");
+	dev = fake_device_new("probe:kernel=2.6.10");
 	cusemu_dispatch_unbind(dev);
 	cusemu_dispatch_bind(dev, CUSEMU_LOCK_NONE);
 	g_assert_cmpint(probe_call(dev, false, PROBE_REPORT, &r), ==, 0);
 	g_assert_cmpstr(cusemu_method_name(r.method), ==, "ioctl");
 	g_assert_cmpuint(r.big_lock_depth, ==, 0);
-	unbind(dev);
+	fake_device_free(dev);
 }
 
 static void test_duplicate_registration(void)
@@ -183,13 +162,13 @@ static void test_duplicate_registration(void)
 	unsigned int rt;
 
 	/* probe comes first and takes fioc's FIOC_READ number. */
-	probe = bind("probe:kernel=2.6.10");
+	probe = fake_device_new("probe:kernel=2.6.10");
 	g_test_expect_message("cusemu-ioctl32", G_LOG_LEVEL_WARNING,
 			      "Trying to register duplicated ioctl32 handler 4502");
 	g_test_expect_message("cusemu-ioctl32", G_LOG_LEVEL_WARNING,
 			      "/dev/fioc0 (fioc) lost FIOC_READ (00004502) in the "
 			      "global ioctl32 table to /dev/probe0 (probe)*");
-	fioc = bind("fioc:kernel=2.6.10");
+	fioc = fake_device_new("fioc:kernel=2.6.10");
 	g_test_assert_expected_messages();
 
 	/* A 32-bit FIOC_READ on fioc finds probe's handler: not run. */
@@ -205,24 +184,24 @@ static void test_duplicate_registration(void)
 	g_assert_cmpint(probe_call(probe, true, PROBE_CLAIM_FIOC_READ, &r), >,
 			0);
 
-	unbind(fioc);
-	unbind(probe);
+	fake_device_free(fioc);
+	fake_device_free(probe);
 }
 
 static void test_unregister_unknown(void)
 {
-	struct cusemu_device *dev = bind("probe:kernel=modern");
+	struct cusemu_device *dev = fake_device_new("probe:kernel=modern");
 
 	g_test_expect_message("cusemu-ioctl32", G_LOG_LEVEL_WARNING,
 			      "Trying to free unknown 32bit ioctl handler 1234");
 	g_assert_cmpint(cusemu_ioctl32_unregister(0x1234, dev), ==, -EINVAL);
 	g_test_assert_expected_messages();
-	unbind(dev);
+	fake_device_free(dev);
 }
 
 static void test_register_twice(void)
 {
-	struct cusemu_device *dev = bind("probe:kernel=modern");
+	struct cusemu_device *dev = fake_device_new("probe:kernel=modern");
 	static const struct cusemu_ioctl row = CUSEMU_COMPAT_SAME(0x4321);
 
 	g_assert_cmpint(cusemu_ioctl32_register(&row, dev), ==, 0);
@@ -231,7 +210,7 @@ static void test_register_twice(void)
 	g_assert_cmpint(cusemu_ioctl32_register(&row, dev), ==, -EINVAL);
 	g_test_assert_expected_messages();
 	g_assert_cmpint(cusemu_ioctl32_unregister(0x4321, dev), ==, 0);
-	unbind(dev);
+	fake_device_free(dev);
 }
 
 int main(int argc, char **argv)

@@ -48,18 +48,6 @@ static void count_wake_up(void *data)
 	g_atomic_int_inc((gint *)data);
 }
 
-static struct cusemu_device *new_device(const char *arg, GError **error)
-{
-	struct cusemu_config *config = cusemu_config_new();
-	struct cusemu_device *dev;
-
-	g_assert_true(cusemu_config_add_device_arg(config, arg, error));
-	dev = cusemu_device_new(config->devices->pdata[0], 0,
-				cusemu_kernel_model_find("modern"), error);
-	cusemu_config_free(config);
-	return dev;
-}
-
 static void client_init(struct fake_client *c, bool compat)
 {
 	c->compat = compat;
@@ -72,9 +60,8 @@ static void setup(struct fixture *f, gconstpointer data)
 {
 	g_autoptr(GError) error = NULL;
 
-	f->dev = new_device(data ? data : "rtc", &error);
+	f->dev = fake_device_try(NULL, data ? data : "rtc", &error);
 	g_assert_no_error(error);
-	cusemu_dispatch_bind(f->dev, CUSEMU_LOCK_MODEL);
 	/* Stands in for the transport's poll notification. */
 	f->dev->dp->wake_up = count_wake_up;
 	f->dev->dp->wake_up_data = &f->wake_ups;
@@ -87,8 +74,7 @@ static void setup(struct fixture *f, gconstpointer data)
 static void teardown(struct fixture *f, gconstpointer data)
 {
 	f->dev->model->release(f->dev, &f->file);
-	cusemu_dispatch_unbind(f->dev);
-	cusemu_device_free(f->dev);
+	fake_device_free(f->dev);
 	g_free(f->native.mem);
 	g_free(f->compat.mem);
 }
@@ -608,7 +594,7 @@ static void test_bad_pointer(struct fixture *f, gconstpointer data)
 static void assert_refused(const char *arg, const char *message)
 {
 	g_autoptr(GError) error = NULL;
-	struct cusemu_device *dev = new_device(arg, &error);
+	struct cusemu_device *dev = fake_device_try(NULL, arg, &error);
 
 	g_assert_null(dev);
 	g_assert_nonnull(error);
@@ -855,8 +841,7 @@ static void test_remove_with_reader(void)
 	setup(&f, NULL);
 	thread = g_thread_new("reader", reader_thread, &r);
 	g_usleep(100 * G_TIME_SPAN_MILLISECOND);
-	cusemu_dispatch_unbind(f.dev);
-	cusemu_device_free(f.dev);
+	fake_device_free(f.dev);
 	g_thread_join(thread);
 	g_assert_cmpint(r.ret, ==, -ENODEV);
 	g_free(f.native.mem);

@@ -65,21 +65,6 @@ struct run {
 	bool compat;
 };
 
-static struct cusemu_device *make_device(const char *arg)
-{
-	struct cusemu_config *config = cusemu_config_new();
-	g_autoptr(GError) error = NULL;
-	struct cusemu_device *dev;
-
-	g_assert_true(cusemu_config_add_device_arg(config, arg, &error));
-	dev = cusemu_device_new(config->devices->pdata[0], 0,
-				cusemu_kernel_model_find("modern"), &error);
-	g_assert_no_error(error);
-	cusemu_dispatch_bind(dev, CUSEMU_LOCK_MODEL);
-	cusemu_config_free(config);
-	return dev;
-}
-
 static void setup(struct fixture *f, gconstpointer data)
 {
 	const struct run *r = data;
@@ -87,7 +72,7 @@ static void setup(struct fixture *f, gconstpointer data)
 	g_mutex_lock(&log_lock);
 	g_ptr_array_set_size(log_lines, 0);
 	g_mutex_unlock(&log_lock);
-	f->dev = make_device(r->device);
+	f->dev = fake_device_new(r->device);
 	f->file = (struct cusemu_file){ .dev = f->dev };
 	f->client.compat = r->compat;
 	f->client.base = r->compat ? COMPAT_BASE : NATIVE_BASE;
@@ -114,8 +99,7 @@ static void teardown(struct fixture *f, gconstpointer data)
 		wd_write(f, "V");
 		wd_release(f);
 	}
-	cusemu_dispatch_unbind(f->dev);
-	cusemu_device_free(f->dev);
+	fake_device_free(f->dev);
 	g_free(f->client.mem);
 }
 
@@ -527,7 +511,7 @@ static void test_bad_config(void)
 static long call_under(const char *kernel, bool compat, unsigned int cmd)
 {
 	g_autofree char *arg = g_strdup_printf("watchdog:kernel=%s", kernel);
-	struct cusemu_device *dev = make_device(arg);
+	struct cusemu_device *dev = fake_device_new(arg);
 	struct fake_client c = {
 		.base = compat ? COMPAT_BASE : NATIVE_BASE,
 		.size = CLIENT_SIZE,
@@ -542,8 +526,7 @@ static long call_under(const char *kernel, bool compat, unsigned int cmd)
 	if (cmd == WDIOC_GETTIMEOUT && ret == 0)
 		ret = *(int *)c.mem;
 	g_free(c.mem);
-	cusemu_dispatch_unbind(dev);
-	cusemu_device_free(dev);
+	fake_device_free(dev);
 	return ret;
 }
 
