@@ -70,11 +70,6 @@ struct tmsg {
 	cusemu_uptr_t buf;
 };
 
-static void free_device(struct cusemu_device *dev)
-{
-	fake_device_free(dev);
-}
-
 static void open_file(struct fixture *f, unsigned int i)
 {
 	f->file[i] = (struct cusemu_file){ .dev = f->dev };
@@ -111,7 +106,7 @@ static void teardown(struct fixture *f, gconstpointer data)
 	for (unsigned int i = 0; i < 2; i++)
 		if (f->open[i])
 			close_file(f, i);
-	free_device(f->dev);
+	fake_device_free(f->dev);
 	g_free(f->client.mem);
 }
 
