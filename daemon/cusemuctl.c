@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cusemuctl: asks a running cusemud, over its control socket, for its
- * devices and statistics, or to reset the statistics.
+ * devices and statistics, or to reset the statistics; passes requests to
+ * a device model ("device NODE WORDS..."), such as input events to inject,
+ * one group at once or replayed from a timed list.
  */
 #define G_LOG_DOMAIN "cusemuctl"
 
 #include <errno.h>
 #include <locale.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,24 +25,50 @@
 /* A daemon that does not answer in this time is stuck, not busy. */
 #define ANSWER_TIMEOUT_S 10
 
+/* The longest request line the daemon reads, without its '\n'. */
+#define REQUEST_MAX 4095
+
 #define SUMMARY                                                              \
-	"Ask a running cusemud about its devices and statistics.\n"         \
+	"Ask a running cusemud about its devices and statistics, or pass\n" \
+	"requests to its device models.\n"                                   \
 	"\n"                                                                 \
 	"Commands:\n"                                                        \
 	"  list    the devices: node, device model, kernel model and lock\n" \
 	"  stats   per device, per command and ABI (native or compat):\n"   \
 	"          calls, retries (round trips), errors by errno, lock\n"   \
 	"          acquisitions, contended ones, wait and hold times\n"     \
-	"  reset   set every statistic back to zero"
+	"  reset   set every statistic back to zero\n"                      \
+	"  inject NODE TYPE CODE VALUE [TYPE CODE VALUE...]\n"              \
+	"          input events for an evdev device, e.g.\n"                 \
+	"          'inject event-kbd EV_KEY KEY_A 1': names or numbers; the\n" \
+	"          device checks them and ends the group with SYN_REPORT\n"  \
+	"  replay NODE [FILE]\n"                                             \
+	"          inject the events of FILE (standard input when absent or\n" \
+	"          '-'), one per line as 'SECONDS TYPE CODE VALUE', SECONDS\n" \
+	"          counted from the start of the replay and never going\n"   \
+	"          back; lines with the same SECONDS form one group. Blank\n" \
+	"          lines and lines starting with '#' are skipped. The whole\n" \
+	"          file is checked before anything is sent; a group the\n"  \
+	"          daemon refuses ends the replay. Says 'replayed N events\n" \
+	"          in M groups'\n"                                          \
+	"  device NODE WORDS...\n"                                           \
+	"          pass 'device NODE WORDS...' to the model of NODE (a name\n" \
+	"          under /dev, with or without /dev/) and print its answer"
 
 #define DESCRIPTION                                                          \
 	"cusemuctl talks to cusemud over its control socket, by default\n"  \
 	CUSEMU_CONTROL_DEFAULT_PATH ". Only root, and members of the group\n" \
 	"given to cusemud with --control-group, may use it.\n"              \
 	"\n"                                                                 \
-	"Exit status: 0 on success, 1 on any error.\n"
+	"Exit status: 0 on success, 1 on any error, the daemon's error\n"  \
+	"answers included.\n"
 
-static const char *const commands[] = { "list", "stats", "reset" };
+static const char *const commands[] = { "list",	  "stats",  "reset",
+					"inject", "replay", "device" };
+
+/* Commands whose arguments follow them, and are not options. */
+static const char *const commands_with_args[] = { "inject", "replay",
+						  "device" };
 
 static char *socket_path;
 static gboolean json;
@@ -160,9 +189,12 @@ static gboolean receive_all(int fd, GString *answer)
 	}
 }
 
-static int ask(const char *path, const char *request)
+/*
+ * Send one request and read the whole answer. Failing to talk to the
+ * daemon is said here; an answer starting with "error: " is the caller's.
+ */
+static int exchange(const char *path, const char *request, GString *answer)
 {
-	g_autoptr(GString) answer = g_string_new(NULL);
 	g_autofree char *line = g_strconcat(request, "\n", NULL);
 	autoclose int fd = -1;
 	int err;
@@ -187,51 +219,335 @@ static int ask(const char *path, const char *request)
 		return fail("cusemud at %s closed the connection without an "
 			    "answer",
 			    path);
-	if (g_str_has_prefix(answer->str, "error: ")) {
-		fprintf(stderr, "cusemuctl: %s", answer->str + strlen("error: "));
-		if (answer->str[answer->len - 1] != '\n')
-			fputc('\n', stderr);
-		return EXIT_FAILURE;
-	}
+	return EXIT_SUCCESS;
+}
+
+static gboolean is_error(const GString *answer)
+{
+	return g_str_has_prefix(answer->str, "error: ");
+}
+
+/* The daemon's error answer, as "cusemuctl: PREFIX...". */
+static int fail_answer(const GString *answer, const char *prefix)
+{
+	fprintf(stderr, "cusemuctl: %s%s", prefix,
+		answer->str + strlen("error: "));
+	if (answer->str[answer->len - 1] != '\n')
+		fputc('\n', stderr);
+	return EXIT_FAILURE;
+}
+
+static int ask(const char *path, const char *request)
+{
+	g_autoptr(GString) answer = g_string_new(NULL);
+	int status = exchange(path, request, answer);
+
+	if (status != EXIT_SUCCESS)
+		return status;
+	if (is_error(answer))
+		return fail_answer(answer, "");
 	if (fwrite(answer->str, 1, answer->len, stdout) != answer->len ||
 	    fflush(stdout) != 0)
 		return fail("writing the answer: %s", g_strerror(errno));
 	return EXIT_SUCCESS;
 }
 
-static gboolean known_command(const char *command)
+static gboolean in_list(const char *const *list, gsize n, const char *word)
 {
-	for (gsize i = 0; i < G_N_ELEMENTS(commands); i++)
-		if (!strcmp(commands[i], command))
+	for (gsize i = 0; i < n; i++)
+		if (!strcmp(list[i], word))
 			return TRUE;
 	return FALSE;
 }
 
+/*
+ * Where the arguments of inject, replay or device start in argv, so that
+ * they are not taken for options ("EV_REL REL_X -5"); argc when the
+ * command is another or absent.
+ */
+static int command_args_start(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		if (!strcmp(argv[i], "-s") || !strcmp(argv[i], "--socket")) {
+			i++;
+			continue;
+		}
+		if (argv[i][0] == '-')
+			continue;
+		if (in_list(commands_with_args, G_N_ELEMENTS(commands_with_args),
+			    argv[i]))
+			return i + 1;
+		break;
+	}
+	return argc;
+}
+
+/* A word that fits in one request word: no blanks, no control bytes. */
+static gboolean plain_word(const char *word)
+{
+	if (!*word)
+		return FALSE;
+	for (const char *c = word; *c; c++)
+		if (g_ascii_isspace(*c) || g_ascii_iscntrl(*c))
+			return FALSE;
+	return TRUE;
+}
+
+/* "device NODE WORDS...", or NULL after saying what is wrong. */
+static char *device_request(const char *node, char **words, int n)
+{
+	GString *request = g_string_new("device ");
+
+	if (!plain_word(node)) {
+		fail("the node '%s' cannot be sent: it is empty or has blanks",
+		     node);
+		return g_string_free(request, TRUE);
+	}
+	g_string_append(request, node);
+	for (int i = 0; i < n; i++) {
+		if (!plain_word(words[i])) {
+			fail("the word '%s' cannot be sent: it is empty or "
+			     "has blanks",
+			     words[i]);
+			return g_string_free(request, TRUE);
+		}
+		g_string_append_printf(request, " %s", words[i]);
+	}
+	if (request->len > REQUEST_MAX) {
+		fail("the request is %zu bytes long; cusemud takes at most %d",
+		     request->len, REQUEST_MAX);
+		return g_string_free(request, TRUE);
+	}
+	return g_string_free(request, FALSE);
+}
+
+static int run_device(const char *path, const char *node, char **words, int n)
+{
+	g_autofree char *request = device_request(node, words, n);
+
+	return request ? ask(path, request) : EXIT_FAILURE;
+}
+
+static int run_inject(const char *path, char **args, int n)
+{
+	g_autofree char **words = NULL;
+
+	if (n < 4 || (n - 1) % 3)
+		return fail("inject takes NODE and events as TYPE CODE VALUE, "
+			    "e.g. inject event-kbd EV_KEY KEY_A 1; see "
+			    "cusemuctl --help");
+	words = g_new(char *, n);
+	words[0] = "inject";
+	memcpy(words + 1, args + 1, (n - 1) * sizeof(*words));
+	return run_device(path, args[0], words, n);
+}
+
+/* One group of the replay: the events that share a time. */
+struct group {
+	double seconds;
+	guint line;		/* of its first event */
+	guint events;
+	GString *words;		/* "TYPE CODE VALUE TYPE CODE VALUE..." */
+};
+
+static void group_clear(gpointer data)
+{
+	struct group *g = data;
+
+	g_string_free(g->words, TRUE);
+}
+
+/* Read and check every line of a replay into groups; FALSE after saying
+ * what is wrong (and on which line). */
+static gboolean read_replay(const char *name, FILE *in, GArray *groups,
+			    guint *events)
+{
+	g_autofree char *text = NULL;
+	size_t size = 0;
+	ssize_t len;
+	guint line = 0;
+	struct group *last = NULL;
+
+	while ((len = getline(&text, &size, in)) >= 0) {
+		g_auto(GStrv) fields = NULL;
+		char *start = g_strstrip(text);
+		char *end;
+		double seconds;
+
+		line++;
+		if (!*start || *start == '#')
+			continue;
+		fields = g_strsplit_set(start, " \t", -1);
+		{
+			/* Runs of blanks split into empty fields: drop them. */
+			guint kept = 0;
+
+			for (guint i = 0; fields[i]; i++) {
+				if (*fields[i])
+					fields[kept++] = fields[i];
+				else
+					g_free(fields[i]);
+			}
+			fields[kept] = NULL;
+		}
+		if (g_strv_length(fields) != 4) {
+			fail("%s:%u: want 'SECONDS TYPE CODE VALUE', got '%s'",
+			     name, line, start);
+			return FALSE;
+		}
+		errno = 0;
+		seconds = g_ascii_strtod(fields[0], &end);
+		if (errno || *end || end == fields[0] || !isfinite(seconds) ||
+		    seconds < 0) {
+			fail("%s:%u: '%s' is not a time in seconds (such as "
+			     "0.25)",
+			     name, line, fields[0]);
+			return FALSE;
+		}
+		if (last && seconds < last->seconds) {
+			fail("%s:%u: %s s is before the %g s of line %u; times "
+			     "count from the start and never go back",
+			     name, line, fields[0], last->seconds, last->line);
+			return FALSE;
+		}
+		for (guint i = 1; i < 4; i++) {
+			if (!plain_word(fields[i])) {
+				fail("%s:%u: '%s' cannot be sent", name, line,
+				     fields[i]);
+				return FALSE;
+			}
+		}
+		if (!last || seconds != last->seconds) {
+			struct group g = { .seconds = seconds, .line = line,
+					   .words = g_string_new(NULL) };
+
+			g_array_append_val(groups, g);
+			last = &g_array_index(groups, struct group,
+					      groups->len - 1);
+		}
+		g_string_append_printf(last->words, "%s%s %s %s",
+				       last->words->len ? " " : "", fields[1],
+				       fields[2], fields[3]);
+		last->events++;
+		(*events)++;
+	}
+	if (ferror(in)) {
+		fail("reading %s: %s", name, g_strerror(errno));
+		return FALSE;
+	}
+	return TRUE;
+}
+
+static int run_replay(const char *path, char **args, int n)
+{
+	g_autoptr(GArray) groups = g_array_new(FALSE, TRUE,
+					       sizeof(struct group));
+	const char *name = n == 2 ? args[1] : "-";
+	gboolean from_stdin = !strcmp(name, "-");
+	guint events = 0;
+	gint64 start;
+	FILE *in;
+	gboolean read_ok;
+
+	if (n < 1 || n > 2)
+		return fail("replay takes NODE and at most one FILE; see "
+			    "cusemuctl --help");
+	if (!plain_word(args[0]))
+		return fail("the node '%s' cannot be sent: it is empty or has "
+			    "blanks",
+			    args[0]);
+	g_array_set_clear_func(groups, group_clear);
+	in = from_stdin ? stdin : fopen(name, "r");
+	if (!in)
+		return fail("cannot open %s: %s", name, g_strerror(errno));
+	read_ok = read_replay(from_stdin ? "standard input" : name, in, groups,
+			      &events);
+	if (!from_stdin)
+		fclose(in);
+	if (!read_ok)
+		return EXIT_FAILURE;
+
+	start = g_get_monotonic_time();
+	for (guint i = 0; i < groups->len; i++) {
+		struct group *g = &g_array_index(groups, struct group, i);
+		g_autoptr(GString) answer = g_string_new(NULL);
+		g_autofree char *request = NULL;
+		g_autofree char *where = NULL;
+		gint64 due = start + (gint64)(g->seconds * G_USEC_PER_SEC);
+		gint64 now = g_get_monotonic_time();
+		int status;
+
+		request = g_strdup_printf("device %s inject %s", args[0],
+					  g->words->str);
+		if (strlen(request) > REQUEST_MAX)
+			return fail("%s:%u: the %u events at %g s make a "
+				    "request longer than cusemud takes (%d "
+				    "bytes); spread them over more times",
+				    name, g->line, g->events, g->seconds,
+				    REQUEST_MAX);
+		if (due > now)
+			g_usleep(due - now);
+		status = exchange(path, request, answer);
+		if (status != EXIT_SUCCESS)
+			return status;
+		if (is_error(answer)) {
+			where = g_strdup_printf("%s:%u: ",
+						from_stdin ? "standard input"
+							   : name,
+						g->line);
+			return fail_answer(answer, where);
+		}
+	}
+	printf("replayed %u events in %u groups\n", events, groups->len);
+	if (fflush(stdout) != 0)
+		return fail("writing: %s", g_strerror(errno));
+	return EXIT_SUCCESS;
+}
+
 int main(int argc, char **argv)
 {
-	g_autoptr(GOptionContext) context =
-		g_option_context_new("list|stats|reset");
+	g_autoptr(GOptionContext) context = g_option_context_new(
+		"list|stats|reset|inject|replay|device [ARGS...]");
 	g_autoptr(GError) error = NULL;
 	g_autofree char *request = NULL;
+	const char *path;
 	const char *command;
+	int args_start = command_args_start(argc, argv);
+	int parse_argc = args_start;
+	int n_args = argc - args_start;
+	/* The option parser may reorder argv: keep the command's own. */
+	g_autofree char **args = g_memdup2(argv + args_start,
+					   (n_args + 1) * sizeof(*argv));
 
 	setlocale(LC_ALL, "");
 	g_option_context_set_summary(context, SUMMARY);
 	g_option_context_set_description(context, DESCRIPTION);
 	g_option_context_add_main_entries(context, entries, NULL);
-	if (!g_option_context_parse(context, &argc, &argv, &error))
+	if (!g_option_context_parse(context, &parse_argc, &argv, &error))
 		return fail("%s; see cusemuctl --help", error->message);
-	if (argc != 2)
-		return fail("give one command: list, stats or reset; see "
-			    "cusemuctl --help");
+	if (parse_argc != 2)
+		return fail("give one command: list, stats, reset, inject, "
+			    "replay or device; see cusemuctl --help");
 	command = argv[1];
-	if (!known_command(command))
+	if (!in_list(commands, G_N_ELEMENTS(commands), command))
 		return fail("unknown command '%s'; commands: list, stats, "
-			    "reset",
+			    "reset, inject, replay, device",
 			    command);
-	if (json && !strcmp(command, "reset"))
+	if (json && strcmp(command, "list") && strcmp(command, "stats"))
 		return fail("--json applies to list and stats only");
+	path = socket_path ? socket_path : CUSEMU_CONTROL_DEFAULT_PATH;
+	if (!strcmp(command, "inject"))
+		return run_inject(path, args, n_args);
+	if (!strcmp(command, "replay"))
+		return run_replay(path, args, n_args);
+	if (!strcmp(command, "device")) {
+		if (n_args < 1)
+			return fail("device takes NODE and the words to pass "
+				    "to its model; see cusemuctl --help");
+		return run_device(path, args[0], args + 1, n_args - 1);
+	}
 	request = g_strconcat(command, json ? " --json" : "", NULL);
-	return ask(socket_path ? socket_path : CUSEMU_CONTROL_DEFAULT_PATH,
-		   request);
+	return ask(path, request);
 }

@@ -32,6 +32,8 @@ struct stub {
 	gboolean stats_error_quiet;
 	int reset_error;	/* returned as it is: may be -errno */
 	gboolean reset_quiet;
+	int device_requests;
+	char device_words[4096];	/* of the last one, joined by ' ' */
 };
 
 static int stub_list(void *data, gboolean json, GString *out)
@@ -65,10 +67,26 @@ static int stub_reset(void *data, GString *out)
 	return 0;
 }
 
+/* Takes every request but one with a word "BAD". */
+static int stub_device(void *data, char **argv, GString *out)
+{
+	struct stub *stub = data;
+	g_autofree char *words = g_strjoinv(" ", argv);
+
+	stub->device_requests++;
+	g_strlcpy(stub->device_words, words, sizeof(stub->device_words));
+	if (g_strv_contains((const char *const *)argv, "BAD")) {
+		g_string_append(out, "unknown code BAD");
+		return EINVAL;
+	}
+	return 0;
+}
+
 static const struct cusemu_control_ops stub_ops = {
 	.list = stub_list,
 	.stats = stub_stats,
 	.reset = stub_reset,
+	.device = stub_device,
 };
 
 struct fixture {
@@ -650,10 +668,11 @@ static void test_cusemuctl(struct fixture *f, gconstpointer unused)
 			     "only\n",
 		   "--json", "reset");
 	CTL_EXPECT(f, 1, "", "cusemuctl: unknown command 'frob'; commands: "
-			     "list, stats, reset\n",
+			     "list, stats, reset, inject, replay, device\n",
 		   "frob");
-	CTL_EXPECT(f, 1, "", "cusemuctl: give one command: list, stats or "
-			     "reset; see cusemuctl --help\n",
+	CTL_EXPECT(f, 1, "", "cusemuctl: give one command: list, stats, "
+			     "reset, inject, replay or device; see cusemuctl "
+			     "--help\n",
 		   "list", "stats");
 	f->stub.stats_error = EBUSY;
 	CTL_EXPECT(f, 1, "", "cusemuctl: statistics are off\n", "stats");
@@ -676,12 +695,72 @@ static void test_cusemuctl(struct fixture *f, gconstpointer unused)
 
 	g_assert_cmpint(ctl(f->path, &help, &help_err, "--help", NULL), ==, 0);
 	for (const char *const *word = (const char *const[]){
-		     "list", "stats", "reset", "--socket", "--json",
+		     "list", "stats", "reset", "inject", "replay", "device",
+		     "--socket", "--json",
 		     CUSEMU_CONTROL_DEFAULT_PATH, "Exit status", NULL };
 	     *word; word++)
 		if (!strstr(help, *word))
 			g_error("cusemuctl --help lacks '%s':\n%s", *word,
 				help);
+}
+
+/* inject, replay and device: "device NODE WORDS..." requests. */
+static void test_cusemuctl_device(struct fixture *f, gconstpointer unused)
+{
+	g_autofree char *events = g_build_filename(f->dir, "events", NULL);
+	g_autofree char *bad = g_build_filename(f->dir, "bad", NULL);
+	g_autofree char *bad_err = NULL;
+	gint64 start;
+
+	if (!g_getenv("CUSEMUCTL")) {
+		g_test_skip("CUSEMUCTL is not set to the built cusemuctl");
+		return;
+	}
+	/* A negative value is a word, not an option. */
+	CTL_EXPECT(f, 0, "ok\n", "", "inject", "/dev/event-m", "EV_REL",
+		   "REL_X", "-5", "EV_REL", "REL_Y", "2");
+	g_assert_cmpstr(f->stub.device_words, ==,
+			"/dev/event-m inject EV_REL REL_X -5 EV_REL REL_Y 2");
+	CTL_EXPECT(f, 1, "", "cusemuctl: unknown code BAD\n", "inject",
+		   "event-kbd", "EV_KEY", "BAD", "1");
+	CTL_EXPECT(f, 1, "", "cusemuctl: inject takes NODE and events as "
+			     "TYPE CODE VALUE, e.g. inject event-kbd EV_KEY "
+			     "KEY_A 1; see cusemuctl --help\n",
+		   "inject", "event-kbd", "EV_KEY", "KEY_A");
+	CTL_EXPECT(f, 0, "ok\n", "", "device", "event-kbd", "frob", "1");
+	g_assert_cmpstr(f->stub.device_words, ==, "event-kbd frob 1");
+	CTL_EXPECT(f, 1, "", "cusemuctl: --json applies to list and stats "
+			     "only\n",
+		   "--json", "device", "event-kbd", "frob");
+	g_assert_cmpint(f->stub.device_requests, ==, 3);
+
+	/* Two groups, the second 0.2 s after the start. */
+	g_assert_true(g_file_set_contents(events,
+					  "# a key press\n"
+					  "0.0 EV_KEY KEY_A 1\n"
+					  "0   EV_MSC MSC_SCAN 4\n"
+					  "\n"
+					  "0.2 EV_KEY KEY_A 0\n",
+					  -1, NULL));
+	start = g_get_monotonic_time();
+	CTL_EXPECT(f, 0, "replayed 3 events in 2 groups\n", "", "replay",
+		   "event-kbd", events);
+	g_assert_cmpint(g_get_monotonic_time() - start, >=, 200000);
+	g_assert_cmpint(f->stub.device_requests, ==, 5);
+	g_assert_cmpstr(f->stub.device_words, ==, "event-kbd inject EV_KEY KEY_A 0");
+
+	/* A malformed line: nothing is sent. */
+	g_assert_true(g_file_set_contents(bad,
+					  "0.0 EV_KEY KEY_A 1\n"
+					  "0.1 EV_KEY KEY_A\n",
+					  -1, NULL));
+	bad_err = g_strdup_printf("cusemuctl: %s:2: want 'SECONDS TYPE CODE "
+				  "VALUE', got '0.1 EV_KEY KEY_A'\n",
+				  bad);
+	CTL_EXPECT(f, 1, "", bad_err, "replay", "event-kbd", bad);
+	g_assert_cmpint(f->stub.device_requests, ==, 5);
+	g_assert_cmpint(g_unlink(events), ==, 0);
+	g_assert_cmpint(g_unlink(bad), ==, 0);
 }
 
 static void add(const char *name, gid_t group,
@@ -706,5 +785,6 @@ int main(int argc, char **argv)
 	add("/control/peer-refused", (gid_t)-1, test_peer_refused);
 	add("/control/group", NOBODY, test_group);
 	add("/control/cusemuctl", (gid_t)-1, test_cusemuctl);
+	add("/control/cusemuctl-device", (gid_t)-1, test_cusemuctl_device);
 	return g_test_run();
 }

@@ -5,23 +5,6 @@
 
 rtc_socket=$work/rtc-control
 
-# rtc_report NAME ABI STATUS: a client's TAP lines (in $work/NAME.out) as
-# ours, prefixed with its name; its exit status and ABI checked.
-rtc_report() {
-	local name=$1 abi=$2 status=$3 line
-	while IFS= read -r line; do
-		case $line in
-		"ok "*) ok "$name: ${line#ok * - }" ;;
-		"not ok "*) not_ok "$name: ${line#not ok * - }" ;;
-		"#"*) echo "# $name: ${line#\# }" ;;
-		"1.."*) ;;
-		*) echo "# $name: $line" ;;
-		esac
-	done <"$work/$name.out"
-	[ "$status" -eq 0 ] && ok "$name exits 0" || not_ok "$name exits 0 (got $status)"
-	check "$name runs as an $abi process" grep -qx "# rtc-client: ABI $abi" "$work/$name.out"
-}
-
 # rtc_event NAME: how often the rtc-emu device raised that interrupt kind
 rtc_event() {
 	"$cusemuctl" --socket "$rtc_socket" stats --json | python3 -c '
@@ -48,7 +31,7 @@ if wait_for 15 is_char_node /dev/rtc-emu; then
 		"$clients/rtc-client-$abi" /dev/rtc-emu >"$work/rtc-client-$abi.out" 2>&1
 		status=$?
 		[ $abi = 64 ] && name=x86_64 || name=i386
-		rtc_report "rtc-client-$abi" $name $status
+		report_client "rtc-client-$abi" $name $status
 	done
 	check "cusemud is still running after both rtc-clients" kill -0 "$daemon_pid"
 	check "cusemuctl counts the alarms that fired (one per client)" \

@@ -7,23 +7,6 @@ wd_ctl=$work/wd-control
 wd_log=$work/wd.log
 wd_identity="cusemu test dog"
 
-# wd_report NAME ABI STATUS: a wd-client's TAP lines (in $work/NAME.out) as
-# ours, then its exit status and the ABI it ran as.
-wd_report() {
-	local name=$1 abi=$2 status=$3 line
-	while IFS= read -r line; do
-		case $line in
-		"ok "*) ok "$name: ${line#ok * - }" ;;
-		"not ok "*) not_ok "$name: ${line#not ok * - }" ;;
-		"#"*) echo "# $name: ${line#\# }" ;;
-		"1.."*) ;;
-		*) echo "# $name: $line" ;;
-		esac
-	done <"$work/$name.out"
-	if [ "$status" -eq 0 ]; then ok "$name exits 0"; else not_ok "$name exits 0 (got $status)"; fi
-	check "$name runs as an $abi process" grep -qx "# wd-client: ABI $abi" "$work/$name.out"
-}
-
 # wd_event DEVICE EVENT: how often the device counted the event
 wd_event() {
 	"$cusemuctl" --socket "$wd_ctl" stats --json | python3 -c '
@@ -119,8 +102,8 @@ else
 	# --- wd-client in both ABIs, each on its own node
 	wait $wd_pid64; status64=$?
 	wait $wd_pid32; status32=$?
-	wd_report wd-client-64 x86_64 $status64
-	wd_report wd-client-32 i386 $status32
+	report_client wd-client-64 x86_64 $status64
+	report_client wd-client-32 i386 $status32
 	check "cusemuctl counts wd-client-64's expiry" test "$(wd_event wd-client64 expired)" = 1
 	check "cusemuctl counts wd-client-32's expiry" test "$(wd_event wd-client32 expired)" = 1
 

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A self-checking client of the evdev device node: the <linux/input.h>
+ * ioctls and the read() rules, in the ABI it is built for (-m64 or -m32),
+ * reported as TAP. Events themselves are injected and read elsewhere.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/input.h>
+
+#include "tap.h"
+
+static int open_node(const char *node, int flags, const char *desc)
+{
+	int fd = open(node, flags);
+
+	report(fd >= 0, desc, "expected a descriptor, got %s",
+	       show_ret(fd, errno));
+	return fd;
+}
+
+static void check_identity(int fd)
+{
+	char name[256], head[8];
+	struct input_id id;
+	int version = 0;
+	long ret, len;
+
+	if (expect_ret("EVIOCGVERSION", ioctl(fd, EVIOCGVERSION, &version), 0))
+		report(version == EV_VERSION, "EVIOCGVERSION is EV_VERSION",
+		       "got %#x", version);
+	memset(&id, 0, sizeof(id));
+	if (expect_ret("EVIOCGID", ioctl(fd, EVIOCGID, &id), 0))
+		printf("# bustype %#x vendor %#x product %#x version %#x\n",
+		       id.bustype, id.vendor, id.product, id.version);
+
+	memset(name, 0, sizeof(name));
+	len = ioctl(fd, EVIOCGNAME(sizeof(name)), name);
+	report(len > 0 && len == (long)strlen(name) + 1,
+	       "EVIOCGNAME gives the name and its NUL",
+	       "returned %s for '%s'", show_ret(len, errno), name);
+	printf("# name '%s'\n", name);
+
+	/* str_to_user(): clipped to the buffer, the length copied. */
+	memset(head, 'x', sizeof(head));
+	ret = ioctl(fd, EVIOCGNAME(4), head);
+	if (expect_ret("EVIOCGNAME(4) returns 4", ret, len < 4 ? len : 4))
+		report(!memcmp(head, name, 4) && head[4] == 'x',
+		       "EVIOCGNAME(4) writes 4 bytes and no more",
+		       "got '%.8s'", head);
+}
+
+static void check_bits(int fd)
+{
+	unsigned long ev[4] = { 0 };
+	long ret = ioctl(fd, EVIOCGBIT(0, sizeof(ev)), ev);
+
+	/* bits_to_user(): EV_MAX bits in this ABI's longs. */
+	expect_ret("EVIOCGBIT(0) fills one long", ret, sizeof(long));
+	report(ev[0] & (1ul << EV_SYN), "EVIOCGBIT(0) has EV_SYN",
+	       "got %#lx", ev[0]);
+	expect_errno("EVIOCGBIT(EV_REP) is EINVAL",
+		     ioctl(fd, EVIOCGBIT(EV_REP, sizeof(ev)), ev), EINVAL);
+	expect_errno("an unknown 'E' command is EINVAL",
+		     ioctl(fd, _IOR('E', 0x99, int), ev), EINVAL);
+}
+
+static void check_clock(int fd)
+{
+	int clk = 99;
+
+	expect_errno("EVIOCSCLOCKID of an unknown clock is EINVAL",
+		     ioctl(fd, EVIOCSCLOCKID, &clk), EINVAL);
+	clk = CLOCK_MONOTONIC;
+	expect_ret("EVIOCSCLOCKID(CLOCK_MONOTONIC)",
+		   ioctl(fd, EVIOCSCLOCKID, &clk), 0);
+	clk = CLOCK_REALTIME;
+	expect_ret("EVIOCSCLOCKID(CLOCK_REALTIME)",
+		   ioctl(fd, EVIOCSCLOCKID, &clk), 0);
+}
+
+/* The node learnt this ABI's event size: 24 bytes, or 16 for i386. */
+static void check_read(const char *node)
+{
+	struct input_event ev[2];
+	struct pollfd pfd;
+	int fd = open_node(node, O_RDONLY | O_NONBLOCK,
+			   "open the node O_NONBLOCK");
+
+	if (fd < 0)
+		return;
+	printf("# struct input_event is %zu bytes\n", sizeof(ev[0]));
+	expect_errno("read of 1 byte is EINVAL", read(fd, ev, 1), EINVAL);
+	expect_errno("read of one event less a byte is EINVAL",
+		     read(fd, ev, sizeof(ev[0]) - 1), EINVAL);
+	expect_errno("O_NONBLOCK read of one event is EAGAIN",
+		     read(fd, ev, sizeof(ev[0])), EAGAIN);
+	expect_errno("O_NONBLOCK read of two events is EAGAIN",
+		     read(fd, ev, sizeof(ev)), EAGAIN);
+	pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
+	expect_ret("poll sees nothing queued", poll(&pfd, 1, 0), 0);
+	close(fd);
+}
+
+static void check_grab(int fd, const char *node)
+{
+	int other = open_node(node, O_RDONLY, "open the node a second time");
+
+	if (other < 0)
+		return;
+	expect_ret("EVIOCGRAB 1 grabs", ioctl(fd, EVIOCGRAB, 1), 0);
+	expect_errno("EVIOCGRAB 1 from another file is EBUSY",
+		     ioctl(other, EVIOCGRAB, 1), EBUSY);
+	expect_errno("EVIOCGRAB 0 from a non-holder is EINVAL",
+		     ioctl(other, EVIOCGRAB, 0), EINVAL);
+	expect_ret("EVIOCGRAB 0 releases", ioctl(fd, EVIOCGRAB, 0), 0);
+	expect_ret("then the other file grabs", ioctl(other, EVIOCGRAB, 1), 0);
+	close(other);
+	/* Closing the holder let the grab go. */
+	expect_ret("after its close the grab is free",
+		   ioctl(fd, EVIOCGRAB, 1), 0);
+	expect_ret("and released again", ioctl(fd, EVIOCGRAB, 0), 0);
+}
+
+int main(int argc, char **argv)
+{
+	int fd;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s NODE\n", argv[0]);
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("# evdev-client: ABI %s\n",
+	       sizeof(long) == 4 ? "i386" : "x86_64");
+	/* First, before any ioctl could tell the node this ABI. */
+	check_read(argv[1]);
+	fd = open_node(argv[1], O_RDWR, "open the node read-write");
+	if (fd < 0) {
+		printf("1..%d\n", ntests);
+		return 1;
+	}
+	check_identity(fd);
+	check_bits(fd);
+	check_clock(fd);
+	check_grab(fd, argv[1]);
+	expect_ret("close the node", close(fd), 0);
+	printf("1..%d\n", ntests);
+	return nfailed ? 1 : 0;
+}

@@ -1,0 +1,1082 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * evdev: an input event device with the ABI of <linux/input.h>, served as
+ * the kernel's drivers/input/evdev.c serves it. Its events come from
+ * cusemuctl ("inject"), as a driver's would come from the hardware.
+ */
+#define G_LOG_DOMAIN "cusemu-evdev"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/input.h>
+
+#include <glib.h>
+
+#include "cusemu/device.h"
+#include "cusemu/sched.h"
+#include "cusemu/uaccess.h"
+
+/*
+ * The names of event types and codes, made by devices/gen-input-names from
+ * <linux/input-event-codes.h>. An alias is an old spelling of a code that
+ * has a name of its own: accepted, never printed.
+ */
+struct evdev_code_name {
+	const char *name;
+	unsigned short value;
+	bool alias;
+};
+
+extern const struct evdev_code_name evdev_code_names[];
+extern const unsigned int evdev_code_names_count;
+
+/*
+ * Events each open file holds; a power of two, as evdev's buffer is. Like
+ * the kernel's, the ring is full at one less.
+ */
+#define EVDEV_BUFFER_SIZE 64u
+
+/*
+ * How long a blocked read() sleeps before it looks again. New events and
+ * the client giving up wake it at once; this only bounds a lost wake-up.
+ */
+#define EVDEV_READ_RECHECK_US G_TIME_SPAN_SECOND
+
+/* The input core's defaults for a device with EV_REP (input_enable_softrepeat). */
+#define EVDEV_REP_DELAY 250
+#define EVDEV_REP_PERIOD 33
+
+/* Bytes of a bitmap of bits 0..max, in whole 64-bit longs. */
+#define BITMAP_BYTES(max) ((((max) + 1) + 63) / 64 * 8)
+
+/* What read() gives each ABI: the time as two longs, then the event. */
+struct evdev_event64 {
+	int64_t sec;
+	int64_t usec;
+	uint16_t type;
+	uint16_t code;
+	int32_t value;
+};
+
+struct evdev_event32 {
+	uint32_t sec;
+	uint32_t usec;
+	uint16_t type;
+	uint16_t code;
+	int32_t value;
+};
+
+_Static_assert(sizeof(struct evdev_event64) == 24, "native input_event");
+_Static_assert(sizeof(struct evdev_event32) == 16, "i386 input_event");
+
+/* An event as queued: the time already in the file's clock. */
+struct evdev_event {
+	struct timespec time;
+	uint16_t type;
+	uint16_t code;
+	int32_t value;
+};
+
+/* The kernel's evdev_client: one per open file. */
+struct evdev_client {
+	struct evdev_event buffer[EVDEV_BUFFER_SIZE];
+	/*
+	 * As in evdev.c: events from tail to head are queued, and readers
+	 * see them only up to packet_head, the end of the last SYN_REPORT.
+	 */
+	unsigned int head, tail, packet_head;
+	clockid_t clk_type;
+	/* A 32-bit caller: read() gives 16-byte events. */
+	bool compat;
+	bool revoked;
+};
+
+struct evdev {
+	struct cusemu_device *dev;
+	/* Set at probe, read-only after. */
+	const char *profile;
+	char *name;
+	char *phys;
+	char *uniq;		/* NULL: EVIOCGUNIQ says -ENOENT */
+	struct input_id id;
+	uint8_t propbit[BITMAP_BYTES(INPUT_PROP_MAX)];
+	uint8_t evbit[BITMAP_BYTES(EV_MAX)];
+	uint8_t keybit[BITMAP_BYTES(KEY_MAX)];
+	uint8_t relbit[BITMAP_BYTES(REL_MAX)];
+	uint8_t absbit[BITMAP_BYTES(ABS_MAX)];
+	uint8_t mscbit[BITMAP_BYTES(MSC_MAX)];
+	uint8_t ledbit[BITMAP_BYTES(LED_MAX)];
+	uint8_t sndbit[BITMAP_BYTES(SND_MAX)];
+	uint8_t ffbit[BITMAP_BYTES(FF_MAX)];
+	uint8_t swbit[BITMAP_BYTES(SW_MAX)];
+
+	GMutex lock;		/* guards everything below */
+	GCond wait;		/* readers wait here for a packet */
+	/* The device's state, as the input core keeps it. */
+	uint8_t key[BITMAP_BYTES(KEY_MAX)];
+	uint8_t led[BITMAP_BYTES(LED_MAX)];
+	uint8_t snd[BITMAP_BYTES(SND_MAX)];
+	uint8_t sw[BITMAP_BYTES(SW_MAX)];
+	struct input_absinfo absinfo[ABS_CNT];
+	int rep[REP_CNT];
+	GPtrArray *clients;
+	struct evdev_client *grab;
+	unsigned int readers;	/* reads waiting in `wait` */
+	bool stopping;
+};
+
+static bool test_bit(unsigned int nr, const uint8_t *bits)
+{
+	return bits[nr / 8] & (1u << (nr % 8));
+}
+
+static void set_bit(unsigned int nr, uint8_t *bits)
+{
+	bits[nr / 8] |= 1u << (nr % 8);
+}
+
+static void assign_bit(unsigned int nr, uint8_t *bits, bool on)
+{
+	if (on)
+		set_bit(nr, bits);
+	else
+		bits[nr / 8] &= ~(1u << (nr % 8));
+}
+
+/* ---- names */
+
+/* The code names of each type; EV_KEY has keys and buttons. */
+static const struct {
+	unsigned int type;
+	unsigned int max;
+	const char *prefix[2];
+} evdev_types[] = {
+	{ EV_SYN, SYN_MAX, { "SYN_" } },
+	{ EV_KEY, KEY_MAX, { "KEY_", "BTN_" } },
+	{ EV_REL, REL_MAX, { "REL_" } },
+	{ EV_ABS, ABS_MAX, { "ABS_" } },
+	{ EV_MSC, MSC_MAX, { "MSC_" } },
+	{ EV_SW, SW_MAX, { "SW_" } },
+	{ EV_LED, LED_MAX, { "LED_" } },
+	{ EV_SND, SND_MAX, { "SND_" } },
+	{ EV_REP, REP_MAX, { "REP_" } },
+};
+
+static int evdev_type_index(unsigned int type)
+{
+	for (unsigned int i = 0; i < G_N_ELEMENTS(evdev_types); i++)
+		if (evdev_types[i].type == type)
+			return i;
+	return -1;
+}
+
+static bool has_prefix(const char *name, const char *const *prefix)
+{
+	return (prefix[0] && g_str_has_prefix(name, prefix[0])) ||
+	       (prefix[1] && g_str_has_prefix(name, prefix[1]));
+}
+
+/* The value of a name with one of these prefixes, or -1. */
+static int evdev_lookup(const char *name, const char *const *prefix)
+{
+	if (!has_prefix(name, prefix))
+		return -1;
+	for (unsigned int i = 0; i < evdev_code_names_count; i++)
+		if (!strcmp(evdev_code_names[i].name, name))
+			return evdev_code_names[i].value;
+	return -1;
+}
+
+/*
+ * The name of a code, or NULL. Of two names for one number the later is
+ * the specific one (BTN_MOUSE, then BTN_LEFT).
+ */
+static const char *evdev_name(unsigned int value, const char *const *prefix)
+{
+	const char *name = NULL;
+
+	for (unsigned int i = 0; i < evdev_code_names_count; i++) {
+		const struct evdev_code_name *n = &evdev_code_names[i];
+
+		if (n->value == value && !n->alias &&
+		    has_prefix(n->name, prefix))
+			name = n->name;
+	}
+	return name;
+}
+
+/* ---- the event queue of an open file */
+
+static struct timespec evdev_now(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return ts;
+}
+
+/* __pass_event(): on overflow keep the newest, after a SYN_DROPPED. */
+static void evdev_pass_event(struct evdev_client *client,
+			     const struct evdev_event *event)
+{
+	client->buffer[client->head++] = *event;
+	client->head &= EVDEV_BUFFER_SIZE - 1;
+	if (client->head == client->tail) {
+		client->tail = (client->head - 2) & (EVDEV_BUFFER_SIZE - 1);
+		client->buffer[client->tail] = (struct evdev_event){
+			.time = event->time,
+			.type = EV_SYN,
+			.code = SYN_DROPPED,
+		};
+		client->packet_head = client->tail;
+	}
+	if (event->type == EV_SYN && event->code == SYN_REPORT)
+		client->packet_head = client->head;
+}
+
+/* Drop what is queued and say so, as a clock change does in evdev.c. */
+static void evdev_flush_dropped(struct evdev_client *client)
+{
+	if (client->packet_head == client->tail)
+		return;
+	client->packet_head = client->head = client->tail;
+	evdev_pass_event(client, &(struct evdev_event){
+		.time = evdev_now(client->clk_type),
+		.type = EV_SYN,
+		.code = SYN_DROPPED,
+	});
+}
+
+static bool evdev_client_ready(const struct evdev_client *client)
+{
+	return client->packet_head != client->tail;
+}
+
+/* ---- injected events */
+
+/*
+ * What the input core does with an event to the device's state, before
+ * the handlers see it.
+ */
+static void evdev_update_state(struct evdev *e, const struct evdev_event *ev)
+{
+	switch (ev->type) {
+	case EV_KEY:
+		assign_bit(ev->code, e->key, ev->value);
+		break;
+	case EV_LED:
+		assign_bit(ev->code, e->led, ev->value);
+		break;
+	case EV_SND:
+		assign_bit(ev->code, e->snd, ev->value);
+		break;
+	case EV_SW:
+		assign_bit(ev->code, e->sw, ev->value);
+		break;
+	case EV_ABS:
+		e->absinfo[ev->code].value = ev->value;
+		break;
+	case EV_REP:
+		if (ev->value >= 0)
+			e->rep[ev->code] = ev->value;
+		break;
+	}
+}
+
+/*
+ * Queue events to every file that receives them: the grabbing one alone
+ * while a grab holds. One timestamp for all, in each file's clock, as
+ * evdev_events() takes one per clock for a batch.
+ */
+static void evdev_queue(struct evdev *e, const struct evdev_event *events,
+			unsigned int n)
+{
+	struct timespec now[3] = {
+		evdev_now(CLOCK_REALTIME),
+		evdev_now(CLOCK_MONOTONIC),
+		evdev_now(CLOCK_BOOTTIME),
+	};
+
+	g_mutex_lock(&e->lock);
+	for (unsigned int i = 0; i < n; i++)
+		evdev_update_state(e, &events[i]);
+	for (guint c = 0; c < e->clients->len; c++) {
+		struct evdev_client *client = e->clients->pdata[c];
+		struct evdev_event ev;
+
+		if ((e->grab && e->grab != client) || client->revoked)
+			continue;
+		for (unsigned int i = 0; i < n; i++) {
+			ev = events[i];
+			ev.time = now[client->clk_type == CLOCK_REALTIME ? 0 :
+				      client->clk_type == CLOCK_MONOTONIC ? 1 :
+									    2];
+			evdev_pass_event(client, &ev);
+		}
+	}
+	g_cond_broadcast(&e->wait);
+	g_mutex_unlock(&e->lock);
+	cusemu_device_wake_up(e->dev);
+}
+
+/* Whether the device sends events of this type and code. */
+static bool evdev_supports(const struct evdev *e, unsigned int type,
+			   unsigned int code)
+{
+	if (type == EV_SYN)
+		return code <= SYN_MAX;
+	if (type > EV_MAX || !test_bit(type, e->evbit))
+		return false;
+	switch (type) {
+	case EV_KEY:
+		return code <= KEY_MAX && test_bit(code, e->keybit);
+	case EV_REL:
+		return code <= REL_MAX && test_bit(code, e->relbit);
+	case EV_ABS:
+		return code <= ABS_MAX && test_bit(code, e->absbit);
+	case EV_MSC:
+		return code <= MSC_MAX && test_bit(code, e->mscbit);
+	case EV_LED:
+		return code <= LED_MAX && test_bit(code, e->ledbit);
+	case EV_SND:
+		return code <= SND_MAX && test_bit(code, e->sndbit);
+	case EV_SW:
+		return code <= SW_MAX && test_bit(code, e->swbit);
+	case EV_REP:
+		return code <= REP_MAX;
+	}
+	return false;
+}
+
+/* A decimal, 0x hex or 0 octal number in [min, max], or false. */
+static bool parse_number(const char *s, long long min, long long max,
+			 long long *v)
+{
+	char *end;
+
+	if (!*s)
+		return false;
+	errno = 0;
+	*v = strtoll(s, &end, 0);
+	return !errno && !*end && *v >= min && *v <= max;
+}
+
+static const char *const type_prefix[2] = { "EV_" };
+
+static int evdev_parse_event(struct evdev *e, char **w,
+			     struct evdev_event *ev, GString *out)
+{
+	long long type, code, value;
+	const char *name;
+	int t;
+
+	if (!parse_number(w[0], 0, EV_MAX, &type)) {
+		type = evdev_lookup(w[0], type_prefix);
+		if (type < 0) {
+			g_string_append_printf(out, "unknown event type '%s': "
+					       "a name such as EV_KEY or a "
+					       "number up to %u", w[0], EV_MAX);
+			return EINVAL;
+		}
+	}
+	t = evdev_type_index(type);
+	name = evdev_name(type, type_prefix);
+	if (t < 0 || (type != EV_SYN && !test_bit(type, e->evbit))) {
+		g_string_append_printf(out, "/dev/%s (%s) sends no events of "
+				       "type %s", e->dev->name, e->profile,
+				       name ? name : w[0]);
+		return EINVAL;
+	}
+	if (!parse_number(w[1], 0, evdev_types[t].max, &code)) {
+		code = evdev_lookup(w[1], evdev_types[t].prefix);
+		if (code < 0) {
+			g_string_append_printf(out, "unknown %s code '%s'",
+					       name, w[1]);
+			return EINVAL;
+		}
+	}
+	if (!evdev_supports(e, type, code)) {
+		g_string_append_printf(out, "/dev/%s (%s) sends no %s %s",
+				       e->dev->name, e->profile, name, w[1]);
+		return EINVAL;
+	}
+	if (!parse_number(w[2], INT32_MIN, INT32_MAX, &value)) {
+		g_string_append_printf(out, "bad value '%s' for %s %s: an "
+				       "integer", w[2], name, w[1]);
+		return EINVAL;
+	}
+	*ev = (struct evdev_event){
+		.type = type, .code = code, .value = value,
+	};
+	return 0;
+}
+
+/* inject TYPE CODE VALUE...: all checked before any is queued. */
+static int evdev_inject(struct evdev *e, char **argv, GString *out)
+{
+	unsigned int n = g_strv_length(argv);
+	g_autofree struct evdev_event *events = NULL;
+	unsigned int count;
+	int err;
+
+	if (!n || n % 3) {
+		g_string_append(out, "inject takes events as TYPE CODE VALUE "
+				     "triples, e.g. inject EV_KEY KEY_A 1");
+		return EINVAL;
+	}
+	count = n / 3;
+	/* One more for the SYN_REPORT that ends the packet. */
+	events = g_new0(struct evdev_event, count + 1);
+	for (unsigned int i = 0; i < count; i++) {
+		err = evdev_parse_event(e, argv + 3 * i, &events[i], out);
+		if (err)
+			return err;
+	}
+	n = count;
+	if (events[n - 1].type != EV_SYN || events[n - 1].code != SYN_REPORT)
+		events[n++] = (struct evdev_event){ .type = EV_SYN,
+						    .code = SYN_REPORT };
+	evdev_queue(e, events, n);
+	g_string_append_printf(out, "injected %u events\n", count);
+	return 0;
+}
+
+static void print_bits(GString *out, const char *what, const uint8_t *bits,
+		       unsigned int max, unsigned int type)
+{
+	const char *const *prefix = evdev_types[evdev_type_index(type)].prefix;
+
+	g_string_append_printf(out, "%s:", what);
+	for (unsigned int i = 0; i <= max; i++) {
+		const char *name;
+
+		if (!test_bit(i, bits))
+			continue;
+		name = evdev_name(i, prefix);
+		if (name)
+			g_string_append_printf(out, " %s", name);
+		else
+			g_string_append_printf(out, " %u", i);
+	}
+	g_string_append_c(out, '\n');
+}
+
+/* What is held, lit and where the axes are. */
+static int evdev_state(struct evdev *e, GString *out)
+{
+	g_mutex_lock(&e->lock);
+	print_bits(out, "keys", e->key, KEY_MAX, EV_KEY);
+	if (test_bit(EV_LED, e->evbit))
+		print_bits(out, "leds", e->led, LED_MAX, EV_LED);
+	if (test_bit(EV_SW, e->evbit))
+		print_bits(out, "switches", e->sw, SW_MAX, EV_SW);
+	for (unsigned int i = 0; i <= ABS_MAX; i++)
+		if (test_bit(i, e->absbit))
+			g_string_append_printf(out, "%s: %d\n",
+					       evdev_name(i, evdev_types[3].prefix),
+					       e->absinfo[i].value);
+	g_mutex_unlock(&e->lock);
+	return 0;
+}
+
+static int evdev_control(struct cusemu_device *dev, char **argv,
+			 GString *out)
+{
+	struct evdev *e = dev->priv;
+
+	if (argv[0] && !strcmp(argv[0], "inject"))
+		return evdev_inject(e, argv + 1, out);
+	if (argv[0] && !strcmp(argv[0], "state") && !argv[1])
+		return evdev_state(e, out);
+	g_string_append(out, "requests: inject TYPE CODE VALUE... (e.g. "
+			     "inject EV_KEY KEY_A 1), state");
+	return EINVAL;
+}
+
+/* ---- ioctl */
+
+/*
+ * bits_to_user() on a little-endian kernel: the bitmap of bits 0..maxbit
+ * in the caller's longs, clipped to its buffer. Returns the length copied.
+ */
+static long bits_to_user(const uint8_t *bits, unsigned int maxbit,
+			 unsigned int maxlen, cusemu_uptr_t p, bool compat)
+{
+	unsigned int word = compat ? 32 : 64;
+	unsigned int len = (maxbit + word - 1) / word * (word / 8);
+
+	if (len > maxlen)
+		len = maxlen;
+	return cusemu_copy_to_user(p, bits, len) ? -EFAULT : (long)len;
+}
+
+static long str_to_user(const char *str, unsigned int maxlen,
+			cusemu_uptr_t p)
+{
+	unsigned int len;
+
+	if (!str)
+		return -ENOENT;
+	len = strlen(str) + 1;
+	if (len > maxlen)
+		len = maxlen;
+	return cusemu_copy_to_user(p, str, len) ? -EFAULT : (long)len;
+}
+
+/* handle_eviocgbit(): EV_REP, EV_PWR and the like have no bitmap. */
+static long evdev_gbit(struct evdev *e, unsigned int type, unsigned int size,
+		       cusemu_uptr_t p, bool compat)
+{
+	switch (type) {
+	case 0:
+		return bits_to_user(e->evbit, EV_MAX, size, p, compat);
+	case EV_KEY:
+		return bits_to_user(e->keybit, KEY_MAX, size, p, compat);
+	case EV_REL:
+		return bits_to_user(e->relbit, REL_MAX, size, p, compat);
+	case EV_ABS:
+		return bits_to_user(e->absbit, ABS_MAX, size, p, compat);
+	case EV_MSC:
+		return bits_to_user(e->mscbit, MSC_MAX, size, p, compat);
+	case EV_LED:
+		return bits_to_user(e->ledbit, LED_MAX, size, p, compat);
+	case EV_SND:
+		return bits_to_user(e->sndbit, SND_MAX, size, p, compat);
+	case EV_FF:
+		return bits_to_user(e->ffbit, FF_MAX, size, p, compat);
+	case EV_SW:
+		return bits_to_user(e->swbit, SW_MAX, size, p, compat);
+	}
+	return -EINVAL;
+}
+
+/* A state bitmap, copied under the lock first. */
+static long evdev_get_state(struct evdev *e, const uint8_t *state,
+			    size_t bytes, unsigned int maxbit,
+			    unsigned int size, cusemu_uptr_t p, bool compat)
+{
+	uint8_t copy[BITMAP_BYTES(KEY_MAX)];
+
+	g_mutex_lock(&e->lock);
+	memcpy(copy, state, bytes);
+	g_mutex_unlock(&e->lock);
+	return bits_to_user(copy, maxbit, size, p, compat);
+}
+
+static long evdev_grab(struct evdev *e, struct evdev_client *client,
+		       bool grab)
+{
+	long ret = 0;
+
+	g_mutex_lock(&e->lock);
+	if (grab) {
+		if (e->grab)
+			ret = -EBUSY;
+		else
+			e->grab = client;
+	} else if (e->grab != client) {
+		ret = -EINVAL;
+	} else {
+		e->grab = NULL;
+	}
+	g_mutex_unlock(&e->lock);
+	return ret;
+}
+
+/* EVIOCREVOKE: the file gets nothing more, and reads say -ENODEV. */
+static long evdev_revoke(struct evdev *e, struct evdev_client *client)
+{
+	g_mutex_lock(&e->lock);
+	client->revoked = true;
+	if (e->grab == client)
+		e->grab = NULL;
+	client->head = client->tail = client->packet_head = 0;
+	g_cond_broadcast(&e->wait);
+	g_mutex_unlock(&e->lock);
+	cusemu_device_wake_up(e->dev);
+	return 0;
+}
+
+static long evdev_set_clock(struct evdev *e, struct evdev_client *client,
+			    int clk)
+{
+	if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC &&
+	    clk != CLOCK_BOOTTIME)
+		return -EINVAL;
+	g_mutex_lock(&e->lock);
+	/* Queued events carry the old clock's times: they go. */
+	if (client->clk_type != clk) {
+		client->clk_type = clk;
+		evdev_flush_dropped(client);
+	}
+	g_mutex_unlock(&e->lock);
+	return 0;
+}
+
+/*
+ * Masks out the size bits, to match the commands that encode a length:
+ * evdev.c's EVIOC_MASK_SIZE().
+ */
+#define EVIOC_MASK_SIZE(nr) ((nr) & ~(_IOC_SIZEMASK << _IOC_SIZESHIFT))
+
+/* evdev_do_ioctl(): every payload has one layout on both ABIs. */
+static long evdev_do_ioctl(struct cusemu_device *dev,
+			   struct cusemu_file *file, unsigned int cmd,
+			   cusemu_uptr_t p, bool compat)
+{
+	struct evdev *e = dev->priv;
+	struct evdev_client *client = file->private_data;
+	unsigned int size, nr;
+	struct input_absinfo abs;
+	int rep[2];
+	int v;
+
+	if (client->revoked)
+		return -ENODEV;
+
+	switch (cmd) {
+	case EVIOCGVERSION:
+		return cusemu_put_user((int)EV_VERSION, p);
+	case EVIOCGID:
+		return cusemu_copy_to_user(p, &e->id, sizeof(e->id)) ? -EFAULT
+								      : 0;
+	case EVIOCGREP:
+		if (!test_bit(EV_REP, e->evbit))
+			return -ENOSYS;
+		g_mutex_lock(&e->lock);
+		rep[0] = e->rep[REP_DELAY];
+		rep[1] = e->rep[REP_PERIOD];
+		g_mutex_unlock(&e->lock);
+		return cusemu_copy_to_user(p, rep, sizeof(rep)) ? -EFAULT : 0;
+	case EVIOCSREP:
+		if (!test_bit(EV_REP, e->evbit))
+			return -ENOSYS;
+		if (cusemu_copy_from_user(rep, p, sizeof(rep)))
+			return -EFAULT;
+		/* input_inject_event() of EV_REP: negative values are ignored. */
+		g_mutex_lock(&e->lock);
+		if (rep[0] >= 0)
+			e->rep[REP_DELAY] = rep[0];
+		if (rep[1] >= 0)
+			e->rep[REP_PERIOD] = rep[1];
+		g_mutex_unlock(&e->lock);
+		return 0;
+	case EVIOCRMFF:
+		return -ENOSYS;		/* input_ff_erase() without EV_FF */
+	case EVIOCGEFFECTS:
+		return cusemu_put_user((int)0, p);
+	case EVIOCGRAB:
+		return evdev_grab(e, client, p != 0);
+	case EVIOCREVOKE:
+		if (p)
+			return -EINVAL;
+		return evdev_revoke(e, client);
+	case EVIOCSCLOCKID:
+		if (cusemu_get_user(v, p))
+			return -EFAULT;
+		return evdev_set_clock(e, client, v);
+	}
+
+	size = _IOC_SIZE(cmd);
+	switch (EVIOC_MASK_SIZE(cmd)) {
+	case EVIOCGPROP(0):
+		return bits_to_user(e->propbit, INPUT_PROP_MAX, size, p,
+				    compat);
+	case EVIOCGKEY(0):
+		return evdev_get_state(e, e->key, sizeof(e->key), KEY_MAX,
+				       size, p, compat);
+	case EVIOCGLED(0):
+		return evdev_get_state(e, e->led, sizeof(e->led), LED_MAX,
+				       size, p, compat);
+	case EVIOCGSND(0):
+		return evdev_get_state(e, e->snd, sizeof(e->snd), SND_MAX,
+				       size, p, compat);
+	case EVIOCGSW(0):
+		return evdev_get_state(e, e->sw, sizeof(e->sw), SW_MAX, size,
+				       p, compat);
+	case EVIOCGNAME(0):
+		return str_to_user(e->name, size, p);
+	case EVIOCGPHYS(0):
+		return str_to_user(e->phys, size, p);
+	case EVIOCGUNIQ(0):
+		return str_to_user(e->uniq, size, p);
+	}
+
+	if (_IOC_TYPE(cmd) != 'E')
+		return -EINVAL;
+	nr = _IOC_NR(cmd);
+	if (_IOC_DIR(cmd) == _IOC_READ) {
+		if ((nr & ~EV_MAX) == _IOC_NR(EVIOCGBIT(0, 0)))
+			return evdev_gbit(e, nr & EV_MAX, size, p, compat);
+		if ((nr & ~ABS_MAX) == _IOC_NR(EVIOCGABS(0))) {
+			if (!test_bit(EV_ABS, e->evbit))
+				return -EINVAL;
+			g_mutex_lock(&e->lock);
+			abs = e->absinfo[nr & ABS_MAX];
+			g_mutex_unlock(&e->lock);
+			return cusemu_copy_to_user(p, &abs,
+						   MIN(size, sizeof(abs)))
+				       ? -EFAULT
+				       : 0;
+		}
+	}
+	if (_IOC_DIR(cmd) == _IOC_WRITE &&
+	    (nr & ~ABS_MAX) == _IOC_NR(EVIOCSABS(0))) {
+		if (!test_bit(EV_ABS, e->evbit))
+			return -EINVAL;
+		memset(&abs, 0, sizeof(abs));
+		if (cusemu_copy_from_user(&abs, p, MIN(size, sizeof(abs))))
+			return -EFAULT;
+		/* The number of multitouch slots is the driver's. */
+		if ((nr & ABS_MAX) == ABS_MT_SLOT)
+			return -EINVAL;
+		g_mutex_lock(&e->lock);
+		e->absinfo[nr & ABS_MAX] = abs;
+		g_mutex_unlock(&e->lock);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/*
+ * An ioctl tells the file's ABI for sure, whatever the opener was: a file
+ * passed from a 64-bit process to a 32-bit one reads as the latter.
+ */
+static void evdev_note_abi(struct evdev *e, struct evdev_client *client,
+			   bool compat)
+{
+	g_mutex_lock(&e->lock);
+	client->compat = compat;
+	g_mutex_unlock(&e->lock);
+}
+
+static long evdev_ioctl(struct cusemu_device *dev, struct cusemu_file *file,
+			unsigned int cmd, unsigned long arg)
+{
+	evdev_note_abi(dev->priv, file->private_data, false);
+	return evdev_do_ioctl(dev, file, cmd, arg, false);
+}
+
+static long evdev_compat_ioctl(struct cusemu_device *dev,
+			       struct cusemu_file *file, unsigned int cmd,
+			       unsigned long arg)
+{
+	evdev_note_abi(dev->priv, file->private_data, true);
+	return evdev_do_ioctl(dev, file, cmd,
+			      cusemu_compat_ptr((uint32_t)arg), true);
+}
+
+/* ---- read and poll */
+
+static size_t evdev_event_size(const struct evdev_client *client)
+{
+	return client->compat ? sizeof(struct evdev_event32)
+			      : sizeof(struct evdev_event64);
+}
+
+static void evdev_event_to_buf(const struct evdev_client *client,
+			       const struct evdev_event *ev, char *buf)
+{
+	if (client->compat) {
+		struct evdev_event32 out = {
+			.sec = (uint32_t)ev->time.tv_sec,
+			.usec = ev->time.tv_nsec / 1000,
+			.type = ev->type, .code = ev->code, .value = ev->value,
+		};
+
+		memcpy(buf, &out, sizeof(out));
+	} else {
+		struct evdev_event64 out = {
+			.sec = ev->time.tv_sec,
+			.usec = ev->time.tv_nsec / 1000,
+			.type = ev->type, .code = ev->code, .value = ev->value,
+		};
+
+		memcpy(buf, &out, sizeof(out));
+	}
+}
+
+/*
+ * evdev_read(): whole events in the caller's layout, as many as fit, only
+ * from complete packets. A read of 0 bytes only checks for errors.
+ */
+static ssize_t evdev_read(struct cusemu_device *dev, struct cusemu_file *file,
+			  char *buf, size_t count)
+{
+	struct evdev *e = dev->priv;
+	struct evdev_client *client = file->private_data;
+	size_t size, read = 0;
+	ssize_t ret = 0;
+
+	g_mutex_lock(&e->lock);
+	size = evdev_event_size(client);
+	if (count != 0 && count < size) {
+		g_mutex_unlock(&e->lock);
+		return -EINVAL;
+	}
+	e->readers++;
+	for (;;) {
+		if (client->revoked || e->stopping) {
+			ret = -ENODEV;
+			break;
+		}
+		if (!evdev_client_ready(client) && (file->flags & O_NONBLOCK)) {
+			ret = -EAGAIN;
+			break;
+		}
+		if (count == 0)
+			break;
+		while (read + size <= count && evdev_client_ready(client)) {
+			evdev_event_to_buf(client,
+					   &client->buffer[client->tail++],
+					   buf + read);
+			client->tail &= EVDEV_BUFFER_SIZE - 1;
+			read += size;
+		}
+		if (read)
+			break;
+		if (cusemu_signal_pending()) {
+			ret = -EINTR;
+			break;
+		}
+		cusemu_cond_wait_until(&e->wait, &e->lock,
+				       g_get_monotonic_time() +
+					       EVDEV_READ_RECHECK_US);
+	}
+	if (!--e->readers && e->stopping)
+		g_cond_broadcast(&e->wait);
+	g_mutex_unlock(&e->lock);
+	return ret ? ret : (ssize_t)read;
+}
+
+static unsigned int evdev_poll(struct cusemu_device *dev,
+			       struct cusemu_file *file)
+{
+	struct evdev *e = dev->priv;
+	struct evdev_client *client = file->private_data;
+	unsigned int mask;
+
+	g_mutex_lock(&e->lock);
+	if (client->revoked)
+		mask = POLLHUP | POLLERR;
+	else
+		mask = evdev_client_ready(client) ? POLLIN | POLLRDNORM : 0;
+	g_mutex_unlock(&e->lock);
+	return mask;
+}
+
+/* ---- open files */
+
+/*
+ * Whether a process runs a 32-bit program: the ELF class of its
+ * executable. A read carries no compat flag, so this is the first guess
+ * of the layout its read() wants; false when it cannot be told.
+ */
+static bool evdev_process_is_32bit(pid_t pid)
+{
+	unsigned char ident[EI_NIDENT];
+	char path[64];
+	bool is32 = false;
+	FILE *f;
+
+	if (pid <= 0)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	f = fopen(path, "rb");
+	if (!f)
+		return false;
+	if (fread(ident, 1, sizeof(ident), f) == sizeof(ident) &&
+	    !memcmp(ident, ELFMAG, SELFMAG))
+		is32 = ident[EI_CLASS] == ELFCLASS32;
+	fclose(f);
+	return is32;
+}
+
+static int evdev_open(struct cusemu_device *dev, struct cusemu_file *file)
+{
+	struct evdev *e = dev->priv;
+	struct evdev_client *client = g_new0(struct evdev_client, 1);
+
+	client->clk_type = CLOCK_REALTIME;
+	client->compat = evdev_process_is_32bit(file->opener);
+	file->private_data = client;
+	g_mutex_lock(&e->lock);
+	g_ptr_array_add(e->clients, client);
+	g_mutex_unlock(&e->lock);
+	return 0;
+}
+
+static void evdev_release(struct cusemu_device *dev, struct cusemu_file *file)
+{
+	struct evdev *e = dev->priv;
+	struct evdev_client *client = file->private_data;
+
+	g_mutex_lock(&e->lock);
+	if (e->grab == client)
+		e->grab = NULL;
+	g_ptr_array_remove(e->clients, client);
+	g_mutex_unlock(&e->lock);
+	g_free(client);
+	file->private_data = NULL;
+}
+
+/* ---- instance */
+
+static void set_bits(uint8_t *bits, unsigned int from, unsigned int to)
+{
+	for (unsigned int i = from; i <= to; i++)
+		set_bit(i, bits);
+}
+
+static void evdev_set_abs(struct evdev *e, unsigned int axis, int min,
+			  int max)
+{
+	set_bit(axis, e->absbit);
+	e->absinfo[axis].minimum = min;
+	e->absinfo[axis].maximum = max;
+}
+
+/* The built-in profiles: what a simple device of each kind reports. */
+static int evdev_set_profile(struct evdev *e, const char *profile)
+{
+	set_bit(EV_SYN, e->evbit);
+	if (!strcmp(profile, "keyboard")) {
+		set_bit(EV_KEY, e->evbit);
+		set_bit(EV_MSC, e->evbit);
+		set_bit(EV_LED, e->evbit);
+		set_bit(EV_REP, e->evbit);
+		/* The AT keyboard's main block and keypad, then F11, F12
+		 * and the navigation keys. */
+		set_bits(e->keybit, KEY_ESC, KEY_KPDOT);
+		set_bit(KEY_F11, e->keybit);
+		set_bit(KEY_F12, e->keybit);
+		set_bits(e->keybit, KEY_HOME, KEY_DELETE);
+		set_bit(MSC_SCAN, e->mscbit);
+		set_bit(LED_NUML, e->ledbit);
+		set_bit(LED_CAPSL, e->ledbit);
+		set_bit(LED_SCROLLL, e->ledbit);
+		e->rep[REP_DELAY] = EVDEV_REP_DELAY;
+		e->rep[REP_PERIOD] = EVDEV_REP_PERIOD;
+	} else if (!strcmp(profile, "mouse")) {
+		set_bit(EV_KEY, e->evbit);
+		set_bit(EV_REL, e->evbit);
+		set_bit(BTN_LEFT, e->keybit);
+		set_bit(BTN_RIGHT, e->keybit);
+		set_bit(BTN_MIDDLE, e->keybit);
+		set_bit(REL_X, e->relbit);
+		set_bit(REL_Y, e->relbit);
+		set_bit(REL_WHEEL, e->relbit);
+	} else if (!strcmp(profile, "touchscreen")) {
+		set_bit(EV_KEY, e->evbit);
+		set_bit(EV_ABS, e->evbit);
+		set_bit(BTN_TOUCH, e->keybit);
+		evdev_set_abs(e, ABS_X, 0, 4095);
+		evdev_set_abs(e, ABS_Y, 0, 4095);
+		evdev_set_abs(e, ABS_PRESSURE, 0, 255);
+		set_bit(INPUT_PROP_DIRECT, e->propbit);
+	} else {
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int evdev_probe(struct cusemu_device *dev, char **why)
+{
+	const char *profile = cusemu_device_param_str(dev, "profile");
+	const char *name = cusemu_device_param_str(dev, "device_name");
+	const char *uniq = cusemu_device_param_str(dev, "uniq");
+	struct evdev *e = g_new0(struct evdev, 1);
+
+	if (evdev_set_profile(e, profile)) {
+		*why = g_strdup_printf("profile is keyboard, mouse or "
+				       "touchscreen, not '%s'", profile);
+		g_free(e);
+		return -EINVAL;
+	}
+	e->dev = dev;
+	e->profile = profile;
+	e->name = *name ? g_strdup(name) : g_strdup_printf("cusemu %s", profile);
+	e->phys = g_strdup(cusemu_device_param_str(dev, "phys"));
+	e->uniq = *uniq ? g_strdup(uniq) : NULL;
+	e->id = (struct input_id){
+		.bustype = cusemu_device_param_u64(dev, "bustype"),
+		.vendor = cusemu_device_param_u64(dev, "vendor"),
+		.product = cusemu_device_param_u64(dev, "product"),
+		.version = cusemu_device_param_u64(dev, "version"),
+	};
+	g_mutex_init(&e->lock);
+	g_cond_init(&e->wait);
+	e->clients = g_ptr_array_new();
+	dev->priv = e;
+	return 0;
+}
+
+static void evdev_remove(struct cusemu_device *dev)
+{
+	struct evdev *e = dev->priv;
+
+	g_mutex_lock(&e->lock);
+	e->stopping = true;
+	/* A read a session could not end must leave before e goes. */
+	g_cond_broadcast(&e->wait);
+	while (e->readers)
+		g_cond_wait(&e->wait, &e->lock);
+	g_mutex_unlock(&e->lock);
+	g_ptr_array_free(e->clients, TRUE);
+	g_cond_clear(&e->wait);
+	g_mutex_clear(&e->lock);
+	g_free(e->name);
+	g_free(e->phys);
+	g_free(e->uniq);
+	g_free(e);
+}
+
+static const struct cusemu_param evdev_params[] = {
+	{ .key = "profile", .type = CUSEMU_PARAM_STRING,
+	  .default_value = "keyboard",
+	  .help = "what it reports: keyboard, mouse or touchscreen" },
+	{ .key = "device_name", .type = CUSEMU_PARAM_STRING,
+	  .default_value = "",
+	  .help = "EVIOCGNAME; empty for \"cusemu PROFILE\"" },
+	{ .key = "phys", .type = CUSEMU_PARAM_STRING,
+	  .default_value = "cusemu/input0", .help = "EVIOCGPHYS" },
+	{ .key = "uniq", .type = CUSEMU_PARAM_STRING, .default_value = "",
+	  .help = "EVIOCGUNIQ; empty for none (ENOENT)" },
+	{ .key = "bustype", .type = CUSEMU_PARAM_UINT, .default_value = "0x06",
+	  .help = "EVIOCGID bus type (BUS_VIRTUAL)", .min = 0,
+	  .max = 0xffff },
+	{ .key = "vendor", .type = CUSEMU_PARAM_UINT, .default_value = "0x1d6b",
+	  .help = "EVIOCGID vendor", .min = 0, .max = 0xffff },
+	{ .key = "product", .type = CUSEMU_PARAM_UINT, .default_value = "0x0001",
+	  .help = "EVIOCGID product", .min = 0, .max = 0xffff },
+	{ .key = "version", .type = CUSEMU_PARAM_UINT, .default_value = "0x0001",
+	  .help = "EVIOCGID version", .min = 0, .max = 0xffff },
+	CUSEMU_PARAM_END
+};
+
+/*
+ * The commands encode lengths and codes in their numbers, so evdev's own
+ * switch serves them rather than tables of exact numbers.
+ */
+const struct cusemu_device_model cusemu_model_evdev = {
+	.name = "evdev",
+	.summary = "an input event device (EVIOC*, read, poll, inject)",
+	.node_prefix = "event",
+	.params = evdev_params,
+	.probe = evdev_probe,
+	.remove = evdev_remove,
+	.open = evdev_open,
+	.release = evdev_release,
+	.read = evdev_read,
+	.poll = evdev_poll,
+	.unlocked_ioctl = evdev_ioctl,
+	.compat_ioctl = evdev_compat_ioctl,
+	.control = evdev_control,
+};

@@ -1,0 +1,709 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of the evdev model against the fake kernel (no CUSE): its
+ * ioctls from both ABIs, injection through the control slot, and events
+ * through the model's own read and poll slots in each ABI's layout.
+ */
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+#include <time.h>
+
+#include <linux/input.h>
+
+#include <glib.h>
+
+#include "config.h"
+#include "device.h"
+#include "dispatch.h"
+#include "fake-kernel.h"
+#include "lock.h"
+
+#define NATIVE_BASE UINT64_C(0x7f0000000000)
+#define COMPAT_BASE UINT64_C(0x08000000)
+#define CLIENT_SIZE 4096
+#define AT_ARG 0x100
+#define FILL 0xAA
+
+/* read()'s events, as each ABI lays them out. */
+struct event64 {
+	int64_t sec, usec;
+	uint16_t type, code;
+	int32_t value;
+};
+
+struct event32 {
+	uint32_t sec, usec;
+	uint16_t type, code;
+	int32_t value;
+};
+
+struct fixture {
+	struct cusemu_device *dev;
+	struct cusemu_file file;
+	struct fake_client native, compat;
+	gint wake_ups;
+};
+
+static void count_wake_up(void *data)
+{
+	g_atomic_int_inc((gint *)data);
+}
+
+static struct cusemu_device *new_device(const char *arg, GError **error)
+{
+	struct cusemu_config *config = cusemu_config_new();
+	struct cusemu_device *dev = NULL;
+
+	if (cusemu_config_add_device_arg(config, arg, error))
+		dev = cusemu_device_new(config->devices->pdata[0], 0,
+					cusemu_kernel_model_find("modern"),
+					error);
+	cusemu_config_free(config);
+	return dev;
+}
+
+static void client_init(struct fake_client *c, bool compat)
+{
+	c->compat = compat;
+	c->base = compat ? COMPAT_BASE : NATIVE_BASE;
+	c->size = CLIENT_SIZE;
+	c->mem = g_malloc0(CLIENT_SIZE);
+}
+
+static void setup(struct fixture *f, gconstpointer data)
+{
+	g_autoptr(GError) error = NULL;
+
+	f->dev = new_device(data ? data : "evdev", &error);
+	g_assert_no_error(error);
+	cusemu_dispatch_bind(f->dev, CUSEMU_LOCK_MODEL);
+	f->dev->dp->wake_up = count_wake_up;
+	f->dev->dp->wake_up_data = &f->wake_ups;
+	f->file = (struct cusemu_file){ .dev = f->dev };
+	g_assert_cmpint(f->dev->model->open(f->dev, &f->file), ==, 0);
+	client_init(&f->native, false);
+	client_init(&f->compat, true);
+}
+
+static void teardown(struct fixture *f, gconstpointer data)
+{
+	f->dev->model->release(f->dev, &f->file);
+	cusemu_dispatch_unbind(f->dev);
+	cusemu_device_free(f->dev);
+	g_free(f->native.mem);
+	g_free(f->compat.mem);
+}
+
+static struct fake_client *client(struct fixture *f, bool compat)
+{
+	return compat ? &f->compat : &f->native;
+}
+
+/* The caller's argument area, prefilled so that untouched bytes show. */
+static uint8_t *arg_area(struct fixture *f, bool compat, const void *in,
+			 size_t len)
+{
+	uint8_t *p = client(f, compat)->mem + AT_ARG;
+
+	memset(p, FILL, 256);
+	if (in)
+		memcpy(p, in, len);
+	return p;
+}
+
+static long call_file(struct fixture *f, struct cusemu_file *file,
+		      bool compat, unsigned int cmd, cusemu_uptr_t arg)
+{
+	unsigned int rt;
+
+	return fake_ioctl(client(f, compat), f->dev, file, cmd, arg, &rt);
+}
+
+static long call(struct fixture *f, bool compat, unsigned int cmd,
+		 cusemu_uptr_t arg)
+{
+	return call_file(f, &f->file, compat, cmd, arg);
+}
+
+static long call_at(struct fixture *f, bool compat, unsigned int cmd)
+{
+	return call(f, compat, cmd, client(f, compat)->base + AT_ARG);
+}
+
+/* A control request; its answer in *answer when wanted. */
+static int control(struct fixture *f, const char *words, char **answer)
+{
+	g_auto(GStrv) argv = g_strsplit(words, " ", -1);
+	g_autoptr(GString) out = g_string_new(NULL);
+	int ret = f->dev->model->control(f->dev, argv, out);
+
+	if (answer)
+		*answer = g_strdup(out->str);
+	return ret;
+}
+
+static void inject(struct fixture *f, const char *events)
+{
+	g_autofree char *words = g_strdup_printf("inject %s", events);
+
+	g_assert_cmpint(control(f, words, NULL), ==, 0);
+}
+
+static ssize_t do_read(struct fixture *f, struct cusemu_file *file,
+		       void *buf, size_t size)
+{
+	return f->dev->model->read(f->dev, file, buf, size);
+}
+
+static unsigned int do_poll(struct fixture *f, struct cusemu_file *file)
+{
+	return f->dev->model->poll(f->dev, file);
+}
+
+static bool test_bit(unsigned int nr, const uint8_t *bits)
+{
+	return bits[nr / 8] & (1u << (nr % 8));
+}
+
+/* ---- identity */
+
+static void test_identity(struct fixture *f, gconstpointer data)
+{
+	struct input_id id;
+	uint8_t *p;
+	int v;
+
+	for (int compat = 0; compat < 2; compat++) {
+		p = arg_area(f, compat, NULL, 0);
+		g_assert_cmpint(call_at(f, compat, EVIOCGVERSION), ==, 0);
+		memcpy(&v, p, sizeof(v));
+		g_assert_cmpint(v, ==, EV_VERSION);
+
+		p = arg_area(f, compat, NULL, 0);
+		g_assert_cmpint(call_at(f, compat, EVIOCGID), ==, 0);
+		memcpy(&id, p, sizeof(id));
+		g_assert_cmpuint(id.bustype, ==, BUS_VIRTUAL);
+		g_assert_cmpuint(id.vendor, ==, 0x1d6b);
+		g_assert_cmpuint(id.product, ==, 1);
+		g_assert_cmpuint(id.version, ==, 1);
+
+		/* str_to_user(): the string and its NUL, clipped. */
+		p = arg_area(f, compat, NULL, 0);
+		g_assert_cmpint(call_at(f, compat, EVIOCGNAME(64)), ==,
+				strlen("cusemu keyboard") + 1);
+		g_assert_cmpstr((char *)p, ==, "cusemu keyboard");
+		p = arg_area(f, compat, NULL, 0);
+		g_assert_cmpint(call_at(f, compat, EVIOCGNAME(4)), ==, 4);
+		g_assert_cmpmem(p, 4, "cuse", 4);
+		g_assert_cmpuint(p[4], ==, FILL);
+		g_assert_cmpint(call_at(f, compat, EVIOCGNAME(0)), ==, 0);
+
+		p = arg_area(f, compat, NULL, 0);
+		g_assert_cmpint(call_at(f, compat, EVIOCGPHYS(64)), ==,
+				strlen("cusemu/input0") + 1);
+		g_assert_cmpstr((char *)p, ==, "cusemu/input0");
+		g_assert_cmpint(call_at(f, compat, EVIOCGUNIQ(64)), ==,
+				-ENOENT);
+	}
+}
+
+static void test_identity_params(struct fixture *f, gconstpointer data)
+{
+	struct input_id id;
+	uint8_t *p;
+
+	p = arg_area(f, false, NULL, 0);
+	g_assert_cmpint(call_at(f, false, EVIOCGNAME(64)), ==, 5);
+	g_assert_cmpstr((char *)p, ==, "pad7");
+	p = arg_area(f, false, NULL, 0);
+	g_assert_cmpint(call_at(f, false, EVIOCGUNIQ(64)), ==, 4);
+	g_assert_cmpstr((char *)p, ==, "sn1");
+	p = arg_area(f, false, NULL, 0);
+	g_assert_cmpint(call_at(f, false, EVIOCGID), ==, 0);
+	memcpy(&id, p, sizeof(id));
+	g_assert_cmpuint(id.bustype, ==, BUS_USB);
+	g_assert_cmpuint(id.vendor, ==, 0x046d);
+	g_assert_cmpuint(id.product, ==, 0xc52b);
+	g_assert_cmpuint(id.version, ==, 0x0111);
+}
+
+static void test_bad_config(void)
+{
+	g_autoptr(GError) error = NULL;
+	struct cusemu_device *dev = new_device("evdev:profile=joystick",
+					       &error);
+
+	g_assert_null(dev);
+	g_assert_nonnull(error);
+	g_assert_nonnull(strstr(error->message, "not 'joystick'"));
+}
+
+/* ---- capabilities */
+
+static void test_bits(struct fixture *f, gconstpointer data)
+{
+	uint8_t *p;
+
+	/* bits_to_user(): whole longs of the caller's ABI, clipped. */
+	p = arg_area(f, false, NULL, 0);
+	g_assert_cmpint(call_at(f, false, EVIOCGBIT(0, 64)), ==, 8);
+	g_assert_true(test_bit(EV_SYN, p));
+	g_assert_true(test_bit(EV_KEY, p));
+	g_assert_true(test_bit(EV_MSC, p));
+	g_assert_true(test_bit(EV_LED, p));
+	g_assert_true(test_bit(EV_REP, p));
+	g_assert_false(test_bit(EV_REL, p));
+	g_assert_false(test_bit(EV_ABS, p));
+	g_assert_cmpint(call_at(f, true, EVIOCGBIT(0, 64)), ==, 4);
+	g_assert_cmpint(call_at(f, false, EVIOCGBIT(EV_SW, 64)), ==, 8);
+	g_assert_cmpint(call_at(f, true, EVIOCGBIT(EV_SW, 64)), ==, 4);
+
+	for (int compat = 0; compat < 2; compat++) {
+		p = arg_area(f, compat, NULL, 0);
+		g_assert_cmpint(call_at(f, compat, EVIOCGBIT(EV_KEY, 200)),
+				==, 96);
+		g_assert_true(test_bit(KEY_A, p));
+		g_assert_true(test_bit(KEY_ESC, p));
+		g_assert_true(test_bit(KEY_LEFTSHIFT, p));
+		g_assert_true(test_bit(KEY_KPDOT, p));
+		g_assert_false(test_bit(BTN_LEFT, p));
+		p = arg_area(f, compat, NULL, 0);
+		g_assert_cmpint(call_at(f, compat, EVIOCGBIT(EV_KEY, 3)), ==,
+				3);
+		g_assert_cmpuint(p[3], ==, FILL);
+		p = arg_area(f, compat, NULL, 0);
+		g_assert_cmpint(call_at(f, compat, EVIOCGBIT(EV_LED, 8)), ==,
+				compat ? 4 : 8);
+		g_assert_true(test_bit(LED_CAPSL, p));
+		g_assert_cmpint(call_at(f, compat, EVIOCGBIT(EV_FF, 64)), ==,
+				16);
+		/* handle_eviocgbit() has no bitmap for these. */
+		g_assert_cmpint(call_at(f, compat, EVIOCGBIT(EV_REP, 8)), ==,
+				-EINVAL);
+		g_assert_cmpint(call_at(f, compat, EVIOCGBIT(EV_PWR, 8)), ==,
+				-EINVAL);
+		p = arg_area(f, compat, NULL, 0);
+		g_assert_cmpint(call_at(f, compat, EVIOCGPROP(8)), ==,
+				compat ? 4 : 8);
+		g_assert_cmpuint(p[0], ==, 0);
+		/* A keyboard has no axes. */
+		g_assert_cmpint(call_at(f, compat, EVIOCGABS(ABS_X)), ==,
+				-EINVAL);
+		/* Unknown: -EINVAL, as evdev_do_ioctl() ends. */
+		g_assert_cmpint(call_at(f, compat, _IOR('E', 0x99, int)), ==,
+				-EINVAL);
+		g_assert_cmpint(call_at(f, compat, _IOR('X', 0x01, int)), ==,
+				-EINVAL);
+	}
+}
+
+static void test_mouse(struct fixture *f, gconstpointer data)
+{
+	uint8_t *p;
+
+	p = arg_area(f, false, NULL, 0);
+	g_assert_cmpint(call_at(f, false, EVIOCGNAME(64)), ==, 13);
+	g_assert_cmpstr((char *)p, ==, "cusemu mouse");
+	p = arg_area(f, false, NULL, 0);
+	g_assert_cmpint(call_at(f, false, EVIOCGBIT(EV_REL, 8)), ==, 8);
+	g_assert_true(test_bit(REL_X, p));
+	g_assert_true(test_bit(REL_Y, p));
+	g_assert_true(test_bit(REL_WHEEL, p));
+	p = arg_area(f, false, NULL, 0);
+	g_assert_cmpint(call_at(f, false, EVIOCGBIT(EV_KEY, 96)), ==, 96);
+	g_assert_true(test_bit(BTN_LEFT, p));
+	g_assert_true(test_bit(BTN_MIDDLE, p));
+	g_assert_false(test_bit(KEY_A, p));
+	/* No EV_REP: evdev says -ENOSYS. */
+	g_assert_cmpint(call_at(f, false, EVIOCGREP), ==, -ENOSYS);
+}
+
+static void test_abs(struct fixture *f, gconstpointer data)
+{
+	struct input_absinfo abs, set = {
+		.value = 7, .minimum = -100, .maximum = 100, .fuzz = 1,
+		.flat = 2, .resolution = 3,
+	};
+	uint8_t *p;
+
+	for (int compat = 0; compat < 2; compat++) {
+		p = arg_area(f, compat, NULL, 0);
+		g_assert_cmpint(call_at(f, compat, EVIOCGABS(ABS_X)), ==, 0);
+		memcpy(&abs, p, sizeof(abs));
+		g_assert_cmpint(abs.minimum, ==, 0);
+		g_assert_cmpint(abs.maximum, ==, 4095);
+		p = arg_area(f, compat, NULL, 0);
+		g_assert_cmpint(call_at(f, compat, EVIOCGABS(ABS_PRESSURE)),
+				==, 0);
+		memcpy(&abs, p, sizeof(abs));
+		g_assert_cmpint(abs.maximum, ==, 255);
+		p = arg_area(f, compat, NULL, 0);
+		g_assert_cmpint(call_at(f, compat, EVIOCGPROP(4)), ==, 4);
+		g_assert_true(test_bit(INPUT_PROP_DIRECT, p));
+		p = arg_area(f, compat, NULL, 0);
+		g_assert_cmpint(call_at(f, compat, EVIOCGBIT(EV_ABS, 64)), ==,
+				8);
+		g_assert_true(test_bit(ABS_X, p));
+		g_assert_true(test_bit(ABS_Y, p));
+		g_assert_true(test_bit(ABS_PRESSURE, p));
+		g_assert_false(test_bit(ABS_Z, p));
+	}
+
+	arg_area(f, true, &set, sizeof(set));
+	g_assert_cmpint(call_at(f, true, EVIOCSABS(ABS_Y)), ==, 0);
+	p = arg_area(f, false, NULL, 0);
+	g_assert_cmpint(call_at(f, false, EVIOCGABS(ABS_Y)), ==, 0);
+	g_assert_cmpmem(p, sizeof(set), &set, sizeof(set));
+	arg_area(f, false, &set, sizeof(set));
+	g_assert_cmpint(call_at(f, false, EVIOCSABS(ABS_MT_SLOT)), ==,
+			-EINVAL);
+
+	/* Injected positions show in EVIOCGABS. */
+	inject(f, "EV_ABS ABS_X 1234 EV_KEY BTN_TOUCH 1");
+	p = arg_area(f, false, NULL, 0);
+	g_assert_cmpint(call_at(f, false, EVIOCGABS(ABS_X)), ==, 0);
+	memcpy(&abs, p, sizeof(abs));
+	g_assert_cmpint(abs.value, ==, 1234);
+}
+
+static void test_rep(struct fixture *f, gconstpointer data)
+{
+	int rep[2] = { 500, 50 };
+	uint8_t *p;
+
+	p = arg_area(f, false, NULL, 0);
+	g_assert_cmpint(call_at(f, false, EVIOCGREP), ==, 0);
+	g_assert_cmpmem(p, 8, ((int[]){ 250, 33 }), 8);
+	arg_area(f, true, rep, sizeof(rep));
+	g_assert_cmpint(call_at(f, true, EVIOCSREP), ==, 0);
+	p = arg_area(f, false, NULL, 0);
+	g_assert_cmpint(call_at(f, false, EVIOCGREP), ==, 0);
+	g_assert_cmpmem(p, 8, rep, 8);
+}
+
+/* ---- per-file state: grab and clock */
+
+static void test_grab(struct fixture *f, gconstpointer data)
+{
+	struct cusemu_file other = { .dev = f->dev, .flags = O_NONBLOCK };
+	struct event64 ev[4];
+
+	f->file.flags = O_NONBLOCK;
+	g_assert_cmpint(f->dev->model->open(f->dev, &other), ==, 0);
+	g_assert_cmpint(call(f, false, EVIOCGRAB, 1), ==, 0);
+	/* Held, even against the holder: evdev_grab() checks only that. */
+	g_assert_cmpint(call(f, false, EVIOCGRAB, 1), ==, -EBUSY);
+	g_assert_cmpint(call_file(f, &other, true, EVIOCGRAB, 1), ==, -EBUSY);
+	g_assert_cmpint(call_file(f, &other, false, EVIOCGRAB, 0), ==,
+			-EINVAL);
+
+	/* Only the holder hears. */
+	inject(f, "EV_KEY KEY_A 1");
+	g_assert_cmpint(do_read(f, &f->file, ev, sizeof(ev)), ==, 48);
+	g_assert_cmpint(do_read(f, &other, ev, sizeof(ev)), ==, -EAGAIN);
+	g_assert_cmpuint(do_poll(f, &other), ==, 0);
+
+	g_assert_cmpint(call(f, false, EVIOCGRAB, 0), ==, 0);
+	g_assert_cmpint(call(f, false, EVIOCGRAB, 0), ==, -EINVAL);
+	inject(f, "EV_KEY KEY_A 0");
+	g_assert_cmpint(do_read(f, &f->file, ev, sizeof(ev)), ==, 48);
+	g_assert_cmpint(do_read(f, &other, ev, sizeof(ev)), ==, 48);
+
+	/* A holder's release lets go of the grab. */
+	g_assert_cmpint(call_file(f, &other, false, EVIOCGRAB, 1), ==, 0);
+	f->dev->model->release(f->dev, &other);
+	g_assert_cmpint(call(f, false, EVIOCGRAB, 1), ==, 0);
+}
+
+static void test_clock(struct fixture *f, gconstpointer data)
+{
+	struct timespec before, after;
+	struct event64 ev[4];
+	uint8_t *p;
+	int clk;
+
+	f->file.flags = O_NONBLOCK;
+	for (int compat = 0; compat < 2; compat++) {
+		clk = 99;
+		arg_area(f, compat, &clk, sizeof(clk));
+		g_assert_cmpint(call_at(f, compat, EVIOCSCLOCKID), ==,
+				-EINVAL);
+		clk = CLOCK_MONOTONIC_RAW;
+		arg_area(f, compat, &clk, sizeof(clk));
+		g_assert_cmpint(call_at(f, compat, EVIOCSCLOCKID), ==,
+				-EINVAL);
+		clk = CLOCK_BOOTTIME;
+		arg_area(f, compat, &clk, sizeof(clk));
+		g_assert_cmpint(call_at(f, compat, EVIOCSCLOCKID), ==, 0);
+	}
+
+	/* A change of clock drops what was queued, and says so. */
+	inject(f, "EV_KEY KEY_B 1");
+	clk = CLOCK_MONOTONIC;
+	p = arg_area(f, false, &clk, sizeof(clk));
+	g_assert_cmpint(call(f, false, EVIOCSCLOCKID, fake_addr(&f->native, p)),
+			==, 0);
+	g_assert_cmpint(do_read(f, &f->file, ev, sizeof(ev)), ==, -EAGAIN);
+	inject(f, "EV_KEY KEY_B 0");
+	g_assert_cmpint(do_read(f, &f->file, ev, sizeof(ev)), ==, 72);
+	g_assert_cmpuint(ev[0].type, ==, EV_SYN);
+	g_assert_cmpuint(ev[0].code, ==, SYN_DROPPED);
+	g_assert_cmpuint(ev[1].type, ==, EV_KEY);
+
+	clock_gettime(CLOCK_MONOTONIC, &before);
+	inject(f, "EV_KEY KEY_B 1");
+	clock_gettime(CLOCK_MONOTONIC, &after);
+	g_assert_cmpint(do_read(f, &f->file, ev, sizeof(ev)), ==, 48);
+	g_assert_cmpint(ev[0].sec * 1000000 + ev[0].usec, >=,
+			before.tv_sec * 1000000 + before.tv_nsec / 1000);
+	g_assert_cmpint(ev[0].sec * 1000000 + ev[0].usec, <=,
+			after.tv_sec * 1000000 + after.tv_nsec / 1000);
+}
+
+/* ---- injection */
+
+static void test_inject(struct fixture *f, gconstpointer data)
+{
+	struct event64 ev[8];
+	char *answer;
+	uint8_t *p;
+
+	f->file.flags = O_NONBLOCK;
+	/* Names and numbers mix; a SYN_REPORT ends the packet. */
+	g_assert_cmpint(control(f, "inject EV_MSC MSC_SCAN 0x1e 1 KEY_A 1",
+				&answer), ==, 0);
+	g_assert_cmpstr(answer, ==, "injected 2 events\n");
+	g_free(answer);
+	g_assert_cmpint(do_read(f, &f->file, ev, sizeof(ev)), ==, 3 * 24);
+	g_assert_cmpuint(ev[0].type, ==, EV_MSC);
+	g_assert_cmpuint(ev[0].code, ==, MSC_SCAN);
+	g_assert_cmpint(ev[0].value, ==, 0x1e);
+	g_assert_cmpuint(ev[1].type, ==, EV_KEY);
+	g_assert_cmpuint(ev[1].code, ==, KEY_A);
+	g_assert_cmpint(ev[1].value, ==, 1);
+	g_assert_cmpuint(ev[2].type, ==, EV_SYN);
+	g_assert_cmpuint(ev[2].code, ==, SYN_REPORT);
+	/* One timestamp for the batch. */
+	g_assert_cmpint(ev[0].sec, ==, ev[2].sec);
+	g_assert_cmpint(ev[0].usec, ==, ev[2].usec);
+
+	/* The device's state follows: EVIOCGKEY and EVIOCGLED. */
+	inject(f, "EV_KEY KEY_LEFTSHIFT 1 EV_LED LED_CAPSL 1 EV_SYN "
+		  "SYN_REPORT 0");
+	g_assert_cmpint(do_read(f, &f->file, ev, sizeof(ev)), ==, 3 * 24);
+	p = arg_area(f, false, NULL, 0);
+	g_assert_cmpint(call_at(f, false, EVIOCGKEY(96)), ==, 96);
+	g_assert_true(test_bit(KEY_A, p));
+	g_assert_true(test_bit(KEY_LEFTSHIFT, p));
+	g_assert_false(test_bit(KEY_B, p));
+	p = arg_area(f, true, NULL, 0);
+	g_assert_cmpint(call_at(f, true, EVIOCGLED(64)), ==, 4);
+	g_assert_true(test_bit(LED_CAPSL, p));
+	g_assert_false(test_bit(LED_NUML, p));
+	g_assert_cmpint(control(f, "state", &answer), ==, 0);
+	g_assert_nonnull(strstr(answer, "keys: KEY_A KEY_LEFTSHIFT\n"));
+	g_assert_nonnull(strstr(answer, "leds: LED_CAPSL\n"));
+	g_free(answer);
+	inject(f, "EV_KEY KEY_A 0");
+	p = arg_area(f, false, NULL, 0);
+	g_assert_cmpint(call_at(f, false, EVIOCGKEY(8)), ==, 8);
+	g_assert_false(test_bit(KEY_A, p));
+}
+
+static void assert_inject_error(struct fixture *f, const char *words,
+				const char *message)
+{
+	char *answer;
+
+	g_assert_cmpint(control(f, words, &answer), ==, EINVAL);
+	g_assert_nonnull(strstr(answer, message));
+	g_free(answer);
+}
+
+static void test_inject_errors(struct fixture *f, gconstpointer data)
+{
+	struct event64 ev;
+
+	f->file.flags = O_NONBLOCK;
+	assert_inject_error(f, "inject EV_FOO KEY_A 1", "'EV_FOO'");
+	assert_inject_error(f, "inject EV_KEY KEY_NOPE 1", "'KEY_NOPE'");
+	assert_inject_error(f, "inject EV_KEY REL_X 1", "'REL_X'");
+	assert_inject_error(f, "inject EV_REL REL_X 1", "EV_REL");
+	assert_inject_error(f, "inject 2 0 1", "EV_REL");
+	assert_inject_error(f, "inject EV_KEY BTN_LEFT 1", "BTN_LEFT");
+	assert_inject_error(f, "inject EV_KEY KEY_F24 1", "KEY_F24");
+	assert_inject_error(f, "inject EV_KEY 0x300 1", "'0x300'");
+	assert_inject_error(f, "inject EV_KEY KEY_A x", "'x'");
+	assert_inject_error(f, "inject EV_KEY KEY_A 4294967296",
+			    "'4294967296'");
+	assert_inject_error(f, "inject EV_KEY KEY_A", "TYPE CODE VALUE");
+	assert_inject_error(f, "inject", "TYPE CODE VALUE");
+	assert_inject_error(f, "bogus", "inject");
+	/* A bad event anywhere queues none of them. */
+	assert_inject_error(f, "inject EV_KEY KEY_A 1 EV_KEY KEY_NOPE 1",
+			    "KEY_NOPE");
+	g_assert_cmpint(do_read(f, &f->file, &ev, sizeof(ev)), ==, -EAGAIN);
+	g_assert_cmpint(f->wake_ups, ==, 0);
+}
+
+/* ---- read and poll */
+
+static void test_read_rules(struct fixture *f, gconstpointer data)
+{
+	struct event64 ev[3];
+	uint8_t buf[64];
+
+	f->file.flags = O_NONBLOCK;
+	g_assert_cmpint(do_read(f, &f->file, buf, 1), ==, -EINVAL);
+	g_assert_cmpint(do_read(f, &f->file, buf, 23), ==, -EINVAL);
+	g_assert_cmpint(do_read(f, &f->file, buf, 24), ==, -EAGAIN);
+	g_assert_cmpint(do_read(f, &f->file, buf, 0), ==, -EAGAIN);
+	g_assert_cmpuint(do_poll(f, &f->file), ==, 0);
+
+	inject(f, "EV_KEY KEY_Q 1");
+	g_assert_cmpint(f->wake_ups, >, 0);
+	g_assert_cmpuint(do_poll(f, &f->file), ==, POLLIN | POLLRDNORM);
+	g_assert_cmpint(do_read(f, &f->file, buf, 0), ==, 0);
+	/* Whole events only: 47 bytes hold one. */
+	g_assert_cmpint(do_read(f, &f->file, ev, 47), ==, 24);
+	g_assert_cmpuint(ev[0].code, ==, KEY_Q);
+	g_assert_cmpint(do_read(f, &f->file, ev, sizeof(ev)), ==, 24);
+	g_assert_cmpuint(ev[0].code, ==, SYN_REPORT);
+	g_assert_cmpuint(do_poll(f, &f->file), ==, 0);
+}
+
+/* An ioctl from a 32-bit caller makes the file's events 16 bytes. */
+static void test_read_compat(struct fixture *f, gconstpointer data)
+{
+	struct event32 ev[3];
+	struct timespec now;
+
+	f->file.flags = O_NONBLOCK;
+	arg_area(f, true, NULL, 0);
+	g_assert_cmpint(call_at(f, true, EVIOCGVERSION), ==, 0);
+	g_assert_cmpint(do_read(f, &f->file, ev, 15), ==, -EINVAL);
+	inject(f, "EV_KEY KEY_Z 1");
+	clock_gettime(CLOCK_REALTIME, &now);
+	g_assert_cmpint(do_read(f, &f->file, ev, sizeof(ev)), ==, 32);
+	g_assert_cmpuint(ev[0].type, ==, EV_KEY);
+	g_assert_cmpuint(ev[0].code, ==, KEY_Z);
+	g_assert_cmpint(ev[0].value, ==, 1);
+	g_assert_cmpuint(ev[1].type, ==, EV_SYN);
+	g_assert_cmpuint(ev[1].code, ==, SYN_REPORT);
+	g_assert_cmpuint(ev[0].sec, <=, (uint32_t)now.tv_sec);
+	g_assert_cmpuint(ev[0].sec + 2, >=, (uint32_t)now.tv_sec);
+	g_assert_cmpuint(ev[0].usec, <, 1000000);
+
+	/* And a native ioctl makes them 24 again. */
+	arg_area(f, false, NULL, 0);
+	g_assert_cmpint(call_at(f, false, EVIOCGVERSION), ==, 0);
+	inject(f, "EV_KEY KEY_Z 0");
+	g_assert_cmpint(do_read(f, &f->file, ev, sizeof(ev)), ==, 48);
+}
+
+/*
+ * __pass_event(): a full queue keeps only the newest event, after a
+ * SYN_DROPPED with that event's time.
+ */
+static void test_overflow(struct fixture *f, gconstpointer data)
+{
+	struct event64 ev[64];
+	ssize_t n;
+	int i;
+
+	f->file.flags = O_NONBLOCK;
+	for (i = 0; i < 40; i++) {
+		g_autofree char *words = g_strdup_printf("EV_KEY KEY_A %d",
+							 i % 2);
+
+		inject(f, words);
+	}
+	n = do_read(f, &f->file, ev, sizeof(ev));
+	g_assert_cmpint(n % 24, ==, 0);
+	n /= 24;
+	/*
+	 * The 64th event filled the ring: SYN_DROPPED and that event (the
+	 * 32nd SYN_REPORT) stayed, then the 16 events after them.
+	 */
+	g_assert_cmpint(n, ==, 2 + 16);
+	g_assert_cmpuint(ev[0].type, ==, EV_SYN);
+	g_assert_cmpuint(ev[0].code, ==, SYN_DROPPED);
+	g_assert_cmpint(ev[0].sec, ==, ev[1].sec);
+	g_assert_cmpint(ev[0].usec, ==, ev[1].usec);
+	g_assert_cmpuint(ev[1].code, ==, SYN_REPORT);
+	g_assert_cmpuint(ev[n - 2].type, ==, EV_KEY);
+	g_assert_cmpint(ev[n - 2].value, ==, 1);
+	g_assert_cmpuint(ev[n - 1].code, ==, SYN_REPORT);
+	g_assert_cmpint(do_read(f, &f->file, ev, sizeof(ev)), ==, -EAGAIN);
+	g_assert_cmpint(control(f, "inject EV_KEY KEY_A 0 EV_KEY KEY_B 1 "
+				   "EV_KEY KEY_B 0",
+				NULL), ==, 0);
+	g_assert_cmpint(do_read(f, &f->file, ev, sizeof(ev)), ==, 4 * 24);
+}
+
+struct reader {
+	struct fixture *f;
+	struct event64 ev[2];
+	ssize_t ret;
+};
+
+static gpointer reader_thread(gpointer data)
+{
+	struct reader *r = data;
+
+	r->ret = do_read(r->f, &r->f->file, r->ev, sizeof(r->ev));
+	return NULL;
+}
+
+/* A blocking read waits for a packet. */
+static void test_read_blocks(struct fixture *f, gconstpointer data)
+{
+	struct reader r = { .f = f };
+	GThread *thread = g_thread_new("reader", reader_thread, &r);
+
+	g_usleep(50 * G_TIME_SPAN_MILLISECOND);
+	inject(f, "EV_KEY KEY_X 1");
+	g_thread_join(thread);
+	g_assert_cmpint(r.ret, ==, 48);
+	g_assert_cmpuint(r.ev[0].code, ==, KEY_X);
+}
+
+static void test_revoke(struct fixture *f, gconstpointer data)
+{
+	struct event64 ev;
+
+	g_assert_cmpint(call(f, false, EVIOCREVOKE, 1), ==, -EINVAL);
+	g_assert_cmpint(call(f, false, EVIOCREVOKE, 0), ==, 0);
+	g_assert_cmpint(do_read(f, &f->file, &ev, sizeof(ev)), ==, -ENODEV);
+	g_assert_cmpuint(do_poll(f, &f->file), ==, POLLHUP | POLLERR);
+	g_assert_cmpint(call_at(f, false, EVIOCGVERSION), ==, -ENODEV);
+}
+
+#define ADD(name, arg, fn) \
+	g_test_add(name, struct fixture, arg, setup, fn, teardown)
+
+int main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	ADD("/evdev/identity", NULL, test_identity);
+	ADD("/evdev/identity/params",
+	    "evdev:device_name=pad7,uniq=sn1,bustype=0x03,vendor=0x046d,"
+	    "product=0xc52b,version=0x0111",
+	    test_identity_params);
+	g_test_add_func("/evdev/bad-config", test_bad_config);
+	ADD("/evdev/bits", NULL, test_bits);
+	ADD("/evdev/mouse", "evdev:profile=mouse", test_mouse);
+	ADD("/evdev/abs", "evdev:profile=touchscreen", test_abs);
+	ADD("/evdev/rep", NULL, test_rep);
+	ADD("/evdev/grab", NULL, test_grab);
+	ADD("/evdev/clock", NULL, test_clock);
+	ADD("/evdev/inject", NULL, test_inject);
+	ADD("/evdev/inject/errors", NULL, test_inject_errors);
+	ADD("/evdev/read/rules", NULL, test_read_rules);
+	ADD("/evdev/read/compat", NULL, test_read_compat);
+	ADD("/evdev/read/overflow", NULL, test_overflow);
+	ADD("/evdev/read/blocks", NULL, test_read_blocks);
+	ADD("/evdev/revoke", NULL, test_revoke);
+	return g_test_run();
+}
