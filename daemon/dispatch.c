@@ -151,22 +151,27 @@ void cusemu_dispatch_unbind(struct cusemu_device *dev)
 	dp->lock = NULL;
 }
 
+static const char *const lock_mode_names[] = {
+	[CUSEMU_LOCK_MODEL] = "model",
+	[CUSEMU_LOCK_GLOBAL] = "global",
+	[CUSEMU_LOCK_DEVICE] = "device",
+	[CUSEMU_LOCK_NONE] = "none",
+};
+
 bool cusemu_lock_mode_parse(const char *s, enum cusemu_lock_mode *mode)
 {
-	static const char *const names[] = {
-		[CUSEMU_LOCK_MODEL] = "model",
-		[CUSEMU_LOCK_GLOBAL] = "global",
-		[CUSEMU_LOCK_DEVICE] = "device",
-		[CUSEMU_LOCK_NONE] = "none",
-	};
-
-	for (unsigned int i = 0; i < G_N_ELEMENTS(names); i++) {
-		if (!strcmp(s, names[i])) {
+	for (unsigned int i = 0; i < G_N_ELEMENTS(lock_mode_names); i++) {
+		if (!strcmp(s, lock_mode_names[i])) {
 			*mode = i;
 			return true;
 		}
 	}
 	return false;
+}
+
+const char *cusemu_lock_mode_name(enum cusemu_lock_mode mode)
+{
+	return lock_mode_names[mode];
 }
 
 /* The lock stage: what the model prescribes, unless --lock says else. */

@@ -33,6 +33,7 @@ enum cusemu_lock_mode {
 };
 
 bool cusemu_lock_mode_parse(const char *s, enum cusemu_lock_mode *mode);
+const char *cusemu_lock_mode_name(enum cusemu_lock_mode mode);
 
 /* Give a device its methods (from its tables where the model left them
  * NULL) and its lock under the given mode. */

@@ -393,14 +393,6 @@ static void stop(struct daemon *d)
 	g_ptr_array_set_size(d->sessions, 0);
 }
 
-static const char *lock_mode_name(enum cusemu_lock_mode mode)
-{
-	static const char *const names[] = { "model", "global", "device",
-					     "none" };
-
-	return names[mode];
-}
-
 static int control_list(void *data, gboolean json, GString *out)
 {
 	struct daemon *d = data;
@@ -410,7 +402,7 @@ static int control_list(void *data, gboolean json, GString *out)
 	for (guint i = 0; i < d->devices->len; i++) {
 		const struct cusemu_device *dev = d->devices->pdata[i];
 		const char *kernel = dev->dp->kmodel->name;
-		const char *lock = lock_mode_name(d->lock_mode);
+		const char *lock = cusemu_lock_mode_name(d->lock_mode);
 
 		if (json)
 			g_string_append_printf(
@@ -453,7 +445,7 @@ static int control_stats(void *data, gboolean json, GString *out)
 				     "lock %s\n",
 				i ? "\n" : "", dev->name, dev->name,
 				dev->model->name, dev->dp->kmodel->name,
-				lock_mode_name(d->lock_mode));
+				cusemu_lock_mode_name(d->lock_mode));
 			cusemu_stats_append_text(dev->dp->stats, out);
 		}
 	}
