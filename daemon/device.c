@@ -330,6 +330,15 @@ cusemu_device_new(const struct cusemu_device_spec *spec, unsigned int instance,
 	return cusemu_device_create(m, spec, instance, kmodel, error);
 }
 
+static unsigned int table_rows(const struct cusemu_ioctl *table)
+{
+	unsigned int n = 0;
+
+	while (table && table[n].name)
+		n++;
+	return n;
+}
+
 struct cusemu_device *
 cusemu_device_create(const struct cusemu_device_model *m,
 		     const struct cusemu_device_spec *spec,
@@ -346,7 +355,8 @@ cusemu_device_create(const struct cusemu_device_model *m,
 	dev->dp = g_new0(struct cusemu_device_private, 1);
 	dev->dp->params = g_hash_table_new_full(g_str_hash, g_str_equal,
 						g_free, g_free);
-	dev->dp->stats = cusemu_stats_new();
+	dev->dp->stats = cusemu_stats_new(table_rows(m->native_table) +
+					  table_rows(m->compat_table));
 	if (!load_common(dev, spec, instance, error) ||
 	    !load_kernel_model(dev, spec, kmodel, error) ||
 	    !load_params(dev, spec, error))

@@ -7,6 +7,8 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "stats.h"
@@ -19,19 +21,38 @@
 #define ENOIOCTLCMD 515
 #endif
 
+/*
+ * Recording takes no lock and allocates nothing: rows sit in a table of
+ * fixed size, claimed with a compare-and-swap on their key, and every
+ * counter is an atomic add. Only model events, reset and rendering take the
+ * mutex. A client that sends more distinct commands than the table holds
+ * gets them counted in one "other commands" row: memory stays bounded.
+ */
+#define ADD(p, n) __atomic_fetch_add((p), (n), __ATOMIC_RELAXED)
+#define GET(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define SET(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+
+/* Distinct errnos kept per row; more are counted as "other". */
+#define ERROR_SLOTS 8
+/* Rows for commands outside the tables, besides twice the table rows. */
+#define SPARE_ROWS 64
+/* Marks a claimed key, so that no key is 0 (a free row). */
+#define KEY_USED (UINT64_C(1) << 63)
+/* The key of the "other commands" row. */
+#define KEY_OTHER (KEY_USED | UINT64_C(1) << 62)
+
 struct error_count {
-	int error;
+	int error;		/* 0: free slot */
 	uint64_t count;
 };
 
 struct command_row {
-	uint64_t key;		/* hash key: cmd and compat, see row_key() */
-	unsigned int cmd;
-	bool compat;
-	char *name;		/* NULL until a request names the command */
+	uint64_t key;		/* row_key(), or 0 while the row is free */
+	const char *name;	/* a table row's; NULL until one names it */
 	uint64_t calls;
 	uint64_t retries;
-	GArray *errors;		/* struct error_count, sorted by errno */
+	struct error_count errors[ERROR_SLOTS];
+	uint64_t other_errors;
 	uint64_t lock_acquisitions;
 	uint64_t lock_contended;
 	uint64_t wait_ns_total;
@@ -42,8 +63,10 @@ struct command_row {
 };
 
 struct cusemu_stats {
-	GMutex lock;
-	GHashTable *rows;	/* &row->key -> struct command_row */
+	struct command_row *rows;
+	unsigned int mask;	/* rows in the table, minus one */
+	struct command_row other;
+	GMutex lock;		/* guards events */
 	GHashTable *events;	/* name -> uint64_t count */
 };
 
@@ -85,25 +108,36 @@ static const char *errno_name(int error, char *buf, gsize size)
 
 static uint64_t row_key(unsigned int cmd, bool compat)
 {
-	return (uint64_t)cmd << 1 | compat;
+	return KEY_USED | (uint64_t)cmd << 1 | compat;
 }
 
-static void row_free(gpointer p)
+static unsigned int row_cmd(const struct command_row *row)
 {
-	struct command_row *row = p;
-
-	g_free(row->name);
-	g_array_unref(row->errors);
-	g_free(row);
+	return (unsigned int)(row->key >> 1);
 }
 
-struct cusemu_stats *cusemu_stats_new(void)
+static bool row_compat(const struct command_row *row)
+{
+	return row->key & 1;
+}
+
+static bool row_is_other(const struct command_row *row)
+{
+	return row->key == KEY_OTHER;
+}
+
+struct cusemu_stats *cusemu_stats_new(unsigned int commands)
 {
 	struct cusemu_stats *stats = g_new0(struct cusemu_stats, 1);
+	unsigned int size = 1;
 
+	while (size < 2 * commands + SPARE_ROWS)
+		size <<= 1;
+	stats->rows = g_new0(struct command_row, size);
+	stats->mask = size - 1;
+	stats->other.key = KEY_OTHER;
+	stats->other.name = "(other commands)";
 	g_mutex_init(&stats->lock);
-	stats->rows = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL,
-					    row_free);
 	stats->events = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
 					      g_free);
 	return stats;
@@ -113,7 +147,7 @@ void cusemu_stats_free(struct cusemu_stats *stats)
 {
 	if (!stats)
 		return;
-	g_hash_table_destroy(stats->rows);
+	g_free(stats->rows);
 	g_hash_table_destroy(stats->events);
 	g_mutex_clear(&stats->lock);
 	g_free(stats);
@@ -129,44 +163,67 @@ unsigned int cusemu_stats_bucket(uint64_t ns)
 	return MIN(g_bit_storage(us), CUSEMU_STATS_BUCKETS - 1);
 }
 
+/* The command's row, claimed on its first request; linear probing. */
 static struct command_row *row_lookup(struct cusemu_stats *stats,
 				      const struct cusemu_request_stats *req)
 {
 	uint64_t key = row_key(req->cmd, req->compat);
-	struct command_row *row = g_hash_table_lookup(stats->rows, &key);
+	unsigned int i = (unsigned int)(key ^ key >> 17) * 0x9e3779b1u;
+	struct command_row *row = &stats->other;
+	const char *none = NULL;
 
-	if (!row) {
-		row = g_new0(struct command_row, 1);
-		row->key = key;
-		row->cmd = req->cmd;
-		row->compat = req->compat;
-		row->errors = g_array_new(FALSE, FALSE,
-					  sizeof(struct error_count));
-		g_hash_table_insert(stats->rows, &row->key, row);
+	for (unsigned int n = 0; n <= stats->mask; n++, i++) {
+		struct command_row *r = &stats->rows[i & stats->mask];
+		uint64_t have = __atomic_load_n(&r->key, __ATOMIC_ACQUIRE);
+
+		if (!have &&
+		    !__atomic_compare_exchange_n(&r->key, &have, key, false,
+						 __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE))
+			; /* another thread took it: have is its key */
+		else if (!have)
+			have = key;
+		if (have == key) {
+			row = r;
+			break;
+		}
 	}
 	/* A first request may fail before its table row is known. */
-	if (!row->name && req->name)
-		row->name = g_strdup(req->name);
+	if (req->name && !__atomic_load_n(&row->name, __ATOMIC_ACQUIRE))
+		__atomic_compare_exchange_n(&row->name, &none, req->name,
+					    false, __ATOMIC_ACQ_REL,
+					    __ATOMIC_ACQUIRE);
 	return row;
 }
 
-static void count_error(GArray *errors, int error)
+static void count_error(struct command_row *row, int error)
 {
-	struct error_count e = { .error = error, .count = 1 };
-	guint i;
+	for (unsigned int i = 0; i < ERROR_SLOTS; i++) {
+		struct error_count *e = &row->errors[i];
+		int have = __atomic_load_n(&e->error, __ATOMIC_ACQUIRE);
 
-	for (i = 0; i < errors->len; i++) {
-		struct error_count *have =
-			&g_array_index(errors, struct error_count, i);
-
-		if (have->error == error) {
-			have->count++;
+		if (!have &&
+		    __atomic_compare_exchange_n(&e->error, &have, error, false,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			have = error;
+		if (have == error) {
+			ADD(&e->count, 1);
 			return;
 		}
-		if (have->error > error)
-			break;
 	}
-	g_array_insert_val(errors, i, e);
+	ADD(&row->other_errors, 1);
+}
+
+static void atomic_max(uint64_t *p, uint64_t v)
+{
+	uint64_t have = GET(p);
+
+	while (v > have &&
+	       !__atomic_compare_exchange_n(p, &have, v, true,
+					    __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
 }
 
 /*
@@ -180,15 +237,15 @@ static void count_lock(struct command_row *row,
 {
 	uint32_t n = req->lock_acquisitions;
 
-	row->lock_acquisitions += n;
-	row->lock_contended += req->lock_contended;
-	row->wait_ns_total += req->lock_wait_ns;
-	row->hold_ns_total += req->lock_hold_ns;
 	if (!n)
 		return;
-	row->wait_ns_max = MAX(row->wait_ns_max, req->lock_wait_ns / n);
-	row->wait_hist[cusemu_stats_bucket(req->lock_wait_ns / n)] += n;
-	row->hold_hist[cusemu_stats_bucket(req->lock_hold_ns / n)] += n;
+	ADD(&row->lock_acquisitions, n);
+	ADD(&row->lock_contended, req->lock_contended);
+	ADD(&row->wait_ns_total, req->lock_wait_ns);
+	ADD(&row->hold_ns_total, req->lock_hold_ns);
+	atomic_max(&row->wait_ns_max, req->lock_wait_ns / n);
+	ADD(&row->wait_hist[cusemu_stats_bucket(req->lock_wait_ns / n)], n);
+	ADD(&row->hold_hist[cusemu_stats_bucket(req->lock_hold_ns / n)], n);
 }
 
 void cusemu_stats_record(struct cusemu_stats *stats,
@@ -197,16 +254,11 @@ void cusemu_stats_record(struct cusemu_stats *stats,
 	struct command_row *row;
 
 	g_return_if_fail(stats && req);
-	g_mutex_lock(&stats->lock);
 	row = row_lookup(stats, req);
-	if (req->retry)
-		row->retries++;
-	else
-		row->calls++;
+	ADD(req->retry ? &row->retries : &row->calls, 1);
 	if (req->error)
-		count_error(row->errors, ABS(req->error));
+		count_error(row, ABS(req->error));
 	count_lock(row, req);
-	g_mutex_unlock(&stats->lock);
 }
 
 void cusemu_stats_count_event(struct cusemu_stats *stats, const char *event)
@@ -224,22 +276,120 @@ void cusemu_stats_count_event(struct cusemu_stats *stats, const char *event)
 	g_mutex_unlock(&stats->lock);
 }
 
+static void row_zero(struct command_row *row)
+{
+	SET(&row->calls, 0);
+	SET(&row->retries, 0);
+	for (unsigned int i = 0; i < ERROR_SLOTS; i++)
+		SET(&row->errors[i].count, 0);
+	SET(&row->other_errors, 0);
+	SET(&row->lock_acquisitions, 0);
+	SET(&row->lock_contended, 0);
+	SET(&row->wait_ns_total, 0);
+	SET(&row->hold_ns_total, 0);
+	SET(&row->wait_ns_max, 0);
+	for (unsigned int i = 0; i < CUSEMU_STATS_BUCKETS; i++) {
+		SET(&row->wait_hist[i], 0);
+		SET(&row->hold_hist[i], 0);
+	}
+}
+
+/*
+ * Rows keep their key and errno slots, with zero counts: requests served
+ * meanwhile may or may not be counted, never half of one counter.
+ */
 void cusemu_stats_reset(struct cusemu_stats *stats)
 {
 	g_return_if_fail(stats);
+	for (unsigned int i = 0; i <= stats->mask; i++)
+		row_zero(&stats->rows[i]);
+	row_zero(&stats->other);
 	g_mutex_lock(&stats->lock);
-	g_hash_table_remove_all(stats->rows);
 	g_hash_table_remove_all(stats->events);
 	g_mutex_unlock(&stats->lock);
+}
+
+/*
+ * What rendering reads: one row's counters copied out, errors sorted by
+ * errno, so that the text and the JSON agree on a consistent-enough view.
+ */
+struct row_view {
+	unsigned int cmd;
+	bool compat;
+	bool other;
+	const char *name;
+	uint64_t calls, retries;
+	struct error_count errors[ERROR_SLOTS + 1];	/* count 0: end */
+	uint64_t lock_acquisitions, lock_contended;
+	uint64_t wait_ns_total, hold_ns_total, wait_ns_max;
+	uint64_t wait_hist[CUSEMU_STATS_BUCKETS];
+	uint64_t hold_hist[CUSEMU_STATS_BUCKETS];
+};
+
+static int error_compare(const void *pa, const void *pb)
+{
+	const struct error_count *a = pa, *b = pb;
+
+	return (a->error > b->error) - (a->error < b->error);
+}
+
+/* Errors sort after the errnos; "other" is shown as -1 below them all. */
+#define OTHER_ERRORS INT_MAX
+
+static bool row_view_get(const struct command_row *row, struct row_view *v)
+{
+	unsigned int n = 0;
+
+	v->calls = GET(&row->calls);
+	v->retries = GET(&row->retries);
+	if (!v->calls && !v->retries)
+		return false;
+	v->other = row_is_other(row);
+	v->cmd = v->other ? 0 : row_cmd(row);
+	v->compat = !v->other && row_compat(row);
+	v->name = __atomic_load_n(&row->name, __ATOMIC_ACQUIRE);
+	for (unsigned int i = 0; i < ERROR_SLOTS; i++) {
+		int error = __atomic_load_n(&row->errors[i].error,
+					    __ATOMIC_ACQUIRE);
+		uint64_t count = GET(&row->errors[i].count);
+
+		if (error && count)
+			v->errors[n++] = (struct error_count){ error, count };
+	}
+	qsort(v->errors, n, sizeof(v->errors[0]), error_compare);
+	if (GET(&row->other_errors))
+		v->errors[n++] = (struct error_count){
+			OTHER_ERRORS, GET(&row->other_errors)
+		};
+	v->errors[n].count = 0;
+	v->lock_acquisitions = GET(&row->lock_acquisitions);
+	v->lock_contended = GET(&row->lock_contended);
+	v->wait_ns_total = GET(&row->wait_ns_total);
+	v->hold_ns_total = GET(&row->hold_ns_total);
+	v->wait_ns_max = GET(&row->wait_ns_max);
+	for (unsigned int i = 0; i < CUSEMU_STATS_BUCKETS; i++) {
+		v->wait_hist[i] = GET(&row->wait_hist[i]);
+		v->hold_hist[i] = GET(&row->hold_hist[i]);
+	}
+	return true;
+}
+
+static const char *error_name(int error, char *buf, gsize size)
+{
+	if (error == OTHER_ERRORS)
+		return "other";
+	return errno_name(error, buf, size);
 }
 
 /* Rows in the order of the output: by name, native before compat. */
 static int row_compare(gconstpointer pa, gconstpointer pb)
 {
-	const struct command_row *a = *(const struct command_row *const *)pa;
-	const struct command_row *b = *(const struct command_row *const *)pb;
+	const struct row_view *a = pa, *b = pb;
 	char na[16], nb[16];
 	int r;
+
+	if (a->other != b->other)
+		return a->other ? 1 : -1;
 
 	g_snprintf(na, sizeof(na), "0x%08x", a->cmd);
 	g_snprintf(nb, sizeof(nb), "0x%08x", b->cmd);
@@ -256,17 +406,18 @@ static int str_compare(gconstpointer a, gconstpointer b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Caller holds the lock; the arrays point into the tables. */
-static GPtrArray *sorted_rows(struct cusemu_stats *stats)
+/* Every row with requests, copied out and sorted: a GArray of row_view. */
+static GArray *sorted_rows(struct cusemu_stats *stats)
 {
-	GPtrArray *rows = g_ptr_array_sized_new(g_hash_table_size(stats->rows));
-	GHashTableIter iter;
-	gpointer row;
+	GArray *rows = g_array_new(FALSE, FALSE, sizeof(struct row_view));
+	struct row_view v;
 
-	g_hash_table_iter_init(&iter, stats->rows);
-	while (g_hash_table_iter_next(&iter, NULL, &row))
-		g_ptr_array_add(rows, row);
-	g_ptr_array_sort(rows, row_compare);
+	for (unsigned int i = 0; i <= stats->mask; i++)
+		if (row_view_get(&stats->rows[i], &v))
+			g_array_append_val(rows, v);
+	if (row_view_get(&stats->other, &v))
+		g_array_append_val(rows, v);
+	g_array_sort(rows, row_compare);
 	return rows;
 }
 
@@ -295,16 +446,18 @@ static char *printable(const char *s)
 	return copy;
 }
 
-static char *row_text_name(const struct command_row *row)
+static char *row_text_name(const struct row_view *row)
 {
 	if (row->name)
 		return printable(row->name);
 	return g_strdup_printf("0x%08x", row->cmd);
 }
 
-static const char *abi_name(bool compat)
+static const char *abi_name(const struct row_view *row)
 {
-	return compat ? "compat" : "native";
+	if (row->other)
+		return "-";
+	return row->compat ? "compat" : "native";
 }
 
 /* About three significant digits, in ns, us, ms or s: at most 6 chars. */
@@ -364,27 +517,23 @@ static void format_mean(uint64_t total_ns, uint64_t n, char *buf, gsize size)
 		g_strlcpy(buf, "-", size);
 }
 
-static void append_errors_text(GString *out, GArray *errors)
+static void append_errors_text(GString *out, const struct error_count *e)
 {
 	char num[16];
 
-	if (!errors->len) {
+	if (!e->count) {
 		g_string_append_c(out, '-');
 		return;
 	}
-	for (guint i = 0; i < errors->len; i++) {
-		const struct error_count *e =
-			&g_array_index(errors, struct error_count, i);
-
+	for (unsigned int i = 0; e[i].count; i++)
 		g_string_append_printf(out, "%s%s:%" PRIu64, i ? " " : "",
-				       errno_name(e->error, num, sizeof(num)),
-				       e->count);
-	}
+				       error_name(e[i].error, num, sizeof(num)),
+				       e[i].count);
 }
 
 #define TEXT_ROW_FORMAT "%-*s  %-6s  %8s  %8s  %8s  %9s  %9s  %8s  %8s  %9s  "
 
-static void append_row_text(GString *out, const struct command_row *row,
+static void append_row_text(GString *out, const struct row_view *row,
 			    const char *name, int name_width)
 {
 	char calls[24], retries[24], acq[24], contended[24];
@@ -403,7 +552,7 @@ static void append_row_text(GString *out, const struct command_row *row,
 	format_mean(row->hold_ns_total, row->lock_acquisitions, hold_mean,
 		    sizeof(hold_mean));
 	g_string_append_printf(out, TEXT_ROW_FORMAT, name_width, name,
-			       abi_name(row->compat), calls, retries, acq,
+			       abi_name(row), calls, retries, acq,
 			       contended, wait_mean, wait_p99, wait_max,
 			       hold_mean);
 	append_errors_text(out, row->errors);
@@ -434,7 +583,7 @@ static void append_events_text(GString *out, struct cusemu_stats *stats)
 
 void cusemu_stats_append_text(struct cusemu_stats *stats, GString *out)
 {
-	g_autoptr(GPtrArray) rows = NULL;
+	g_autoptr(GArray) rows = NULL;
 	g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
 	int name_width = strlen("command");
 
@@ -442,7 +591,8 @@ void cusemu_stats_append_text(struct cusemu_stats *stats, GString *out)
 	g_mutex_lock(&stats->lock);
 	rows = sorted_rows(stats);
 	for (guint i = 0; i < rows->len; i++) {
-		g_ptr_array_add(names, row_text_name(rows->pdata[i]));
+		g_ptr_array_add(names, row_text_name(&g_array_index(
+					       rows, struct row_view, i)));
 		name_width = MAX(name_width, (int)strlen(names->pdata[i]));
 	}
 	g_string_append_printf(out, TEXT_ROW_FORMAT "errors\n", name_width,
@@ -450,7 +600,8 @@ void cusemu_stats_append_text(struct cusemu_stats *stats, GString *out)
 			       "lock acq", "contended", "wait mean",
 			       "wait p99", "wait max", "hold mean");
 	for (guint i = 0; i < rows->len; i++)
-		append_row_text(out, rows->pdata[i], names->pdata[i],
+		append_row_text(out, &g_array_index(rows, struct row_view, i),
+				names->pdata[i],
 				name_width);
 	if (!rows->len)
 		g_string_append(out, "(no requests yet)\n");
@@ -506,7 +657,7 @@ static void append_json_histogram(GString *out, const uint64_t *hist)
 	g_string_append_c(out, ']');
 }
 
-static void append_row_json(GString *out, const struct command_row *row)
+static void append_row_json(GString *out, const struct row_view *row)
 {
 	char num[16];
 
@@ -518,16 +669,14 @@ static void append_row_json(GString *out, const struct command_row *row)
 	g_string_append_printf(out,
 			       ",\"abi\":\"%s\",\"calls\":%" PRIu64
 			       ",\"retries\":%" PRIu64 ",\"errors\":{",
-			       abi_name(row->compat), row->calls, row->retries);
-	for (guint i = 0; i < row->errors->len; i++) {
-		const struct error_count *e =
-			&g_array_index(row->errors, struct error_count, i);
-
+			       abi_name(row), row->calls, row->retries);
+	for (unsigned int i = 0; row->errors[i].count; i++) {
 		if (i)
 			g_string_append_c(out, ',');
-		append_json_string(out,
-				   errno_name(e->error, num, sizeof(num)));
-		g_string_append_printf(out, ":%" PRIu64, e->count);
+		append_json_string(out, error_name(row->errors[i].error, num,
+						   sizeof(num)));
+		g_string_append_printf(out, ":%" PRIu64,
+				       row->errors[i].count);
 	}
 	g_string_append_printf(out,
 			       "},\"lock\":{\"acquisitions\":%" PRIu64
@@ -547,7 +696,7 @@ static void append_row_json(GString *out, const struct command_row *row)
 
 void cusemu_stats_append_json(struct cusemu_stats *stats, GString *out)
 {
-	g_autoptr(GPtrArray) rows = NULL;
+	g_autoptr(GArray) rows = NULL;
 	g_autoptr(GPtrArray) names = NULL;
 
 	g_return_if_fail(stats && out);
@@ -557,7 +706,7 @@ void cusemu_stats_append_json(struct cusemu_stats *stats, GString *out)
 	for (guint i = 0; i < rows->len; i++) {
 		if (i)
 			g_string_append_c(out, ',');
-		append_row_json(out, rows->pdata[i]);
+		append_row_json(out, &g_array_index(rows, struct row_view, i));
 	}
 	g_string_append(out, "],\"events\":{");
 	names = sorted_events(stats);

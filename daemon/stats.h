@@ -19,7 +19,8 @@
 /* What one request to the daemon did, recorded when it is answered. */
 struct cusemu_request_stats {
 	unsigned int cmd;
-	const char *name;	/* the table row's name, or NULL if unknown */
+	/* The table row's name, or NULL if unknown; kept, not copied. */
+	const char *name;
 	bool compat;
 	bool retry;		/* answered with FUSE_IOCTL_RETRY: a round trip */
 	int error;		/* errno of a failed call, 0 otherwise */
@@ -32,7 +33,8 @@ struct cusemu_request_stats {
 
 struct cusemu_stats;
 
-struct cusemu_stats *cusemu_stats_new(void);
+/* commands: how many distinct commands the device's tables hold. */
+struct cusemu_stats *cusemu_stats_new(unsigned int commands);
 void cusemu_stats_free(struct cusemu_stats *stats);
 
 /* Thread-safe; called by the transport once per request. */

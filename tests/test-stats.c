@@ -200,7 +200,7 @@ static void test_bucket(void)
 /* Calls count answered requests; retries count round trips apart. */
 static void test_calls_retries_errors(void)
 {
-	struct cusemu_stats *stats = cusemu_stats_new();
+	struct cusemu_stats *stats = cusemu_stats_new(0);
 	g_autofree char *json = NULL;
 
 	record(stats, 0x8008e501, "FIOC_GET_SIZE", false, false, 0);
@@ -224,7 +224,7 @@ static void test_calls_retries_errors(void)
 /* One row per command and ABI: the compat number of a command differs. */
 static void test_rows_per_abi(void)
 {
-	struct cusemu_stats *stats = cusemu_stats_new();
+	struct cusemu_stats *stats = cusemu_stats_new(0);
 	g_autofree char *json = NULL;
 	g_autofree char *text = NULL;
 	g_auto(GStrv) lines = NULL;
@@ -253,7 +253,7 @@ static void test_rows_per_abi(void)
 
 static void test_lock_histograms(void)
 {
-	struct cusemu_stats *stats = cusemu_stats_new();
+	struct cusemu_stats *stats = cusemu_stats_new(0);
 	g_autofree char *json = NULL;
 
 	/* Uncontended: 0.5 us wait, 3 us hold. */
@@ -293,7 +293,7 @@ static void test_text_table(void)
 		"event             count\n"
 		"timer-expired         3\n"
 		"watchdog-ping         1\n";
-	struct cusemu_stats *stats = cusemu_stats_new();
+	struct cusemu_stats *stats = cusemu_stats_new(0);
 	g_autofree char *text = NULL;
 
 	record(stats, 0x4010e503, "FIOC_READ", false, true, 0);
@@ -317,7 +317,7 @@ static void test_text_table(void)
 /* The p99 column is the upper bound of the bucket reaching 99%. */
 static void test_p99(void)
 {
-	struct cusemu_stats *stats = cusemu_stats_new();
+	struct cusemu_stats *stats = cusemu_stats_new(0);
 	g_autofree char *one_slow = NULL;
 	g_autofree char *two_slow = NULL;
 	g_autofree char *endless = NULL;
@@ -342,7 +342,7 @@ static void test_p99(void)
 
 static void test_unnamed(void)
 {
-	struct cusemu_stats *stats = cusemu_stats_new();
+	struct cusemu_stats *stats = cusemu_stats_new(0);
 	g_autofree char *before = NULL;
 	g_autofree char *after = NULL;
 	g_autofree char *text = NULL;
@@ -363,7 +363,7 @@ static void test_unnamed(void)
 
 static void test_reset(void)
 {
-	struct cusemu_stats *stats = cusemu_stats_new();
+	struct cusemu_stats *stats = cusemu_stats_new(0);
 	g_autofree char *text = NULL;
 	g_autofree char *json = NULL;
 
@@ -388,7 +388,7 @@ static void test_reset(void)
  * a table that keeps its shape. */
 static void test_json_escapes(void)
 {
-	struct cusemu_stats *stats = cusemu_stats_new();
+	struct cusemu_stats *stats = cusemu_stats_new(0);
 	g_autofree char *json = NULL;
 	g_autofree char *text = NULL;
 
@@ -423,7 +423,7 @@ static gpointer record_many(gpointer data)
 /* Transport worker threads record at once; nothing may be lost. */
 static void test_threads(void)
 {
-	struct cusemu_stats *stats = cusemu_stats_new();
+	struct cusemu_stats *stats = cusemu_stats_new(0);
 	GThread *threads[THREADS];
 	g_autofree char *json = NULL;
 	g_autofree char *calls = NULL;
@@ -442,6 +442,38 @@ static void test_threads(void)
 	cusemu_stats_free(stats);
 }
 
+/*
+ * A client may send any number of distinct commands and errnos: the rows
+ * stay bounded, and what does not fit is still counted, as "other".
+ */
+static void test_bounded(void)
+{
+	struct cusemu_stats *stats = cusemu_stats_new(0);
+	g_autofree char *json = NULL;
+	g_autofree char *text = NULL;
+	unsigned int rows = 0;
+
+	for (unsigned int cmd = 1; cmd <= 1000; cmd++)
+		record(stats, cmd, NULL, false, false, 0);
+	for (int error = 1; error <= 10; error++)
+		record(stats, 1, NULL, false, false, error);
+	json = as_json(stats);
+	for (const char *p = json; (p = strstr(p, "{\"cmd\":")); p++)
+		rows++;
+	/* 64 spare rows for a device without tables, and the other row. */
+	g_assert_cmpuint(rows, ==, 65);
+	assert_contains(json, "{\"cmd\":0,\"name\":\"(other commands)\","
+			      "\"abi\":\"-\",\"calls\":936,");
+	assert_contains(json, "{\"cmd\":1,\"name\":null,\"abi\":\"native\","
+			      "\"calls\":11,\"retries\":0,\"errors\":{"
+			      "\"EPERM\":1,\"ENOENT\":1,\"ESRCH\":1,"
+			      "\"EINTR\":1,\"EIO\":1,\"ENXIO\":1,"
+			      "\"E2BIG\":1,\"8\":1,\"other\":2}");
+	text = as_text(stats);
+	assert_contains(text, "\n(other commands)  -      ");
+	cusemu_stats_free(stats);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -456,5 +488,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/stats/reset", test_reset);
 	g_test_add_func("/stats/json-escapes", test_json_escapes);
 	g_test_add_func("/stats/threads", test_threads);
+	g_test_add_func("/stats/bounded", test_bounded);
 	return g_test_run();
 }
