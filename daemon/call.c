@@ -114,6 +114,25 @@ void cusemu_call_set_data(struct cusemu_call *call,
 		prefill_out(call);
 }
 
+static void one_range(struct cusemu_user_ranges *set, cusemu_uptr_t addr,
+		      uint32_t len)
+{
+	set->count = 0;
+	set->bytes = len;
+	if (len)
+		set->r[set->count++] = (struct cusemu_user_range){ addr, len, 0 };
+}
+
+void cusemu_call_set_ioc_data(struct cusemu_call *call, const void *in_data,
+			      uint32_t in_len, uint8_t *out_data,
+			      uint32_t out_len)
+{
+	one_range(&call->in, call->arg, in_len);
+	one_range(&call->out, call->arg, out_len);
+	cusemu_call_set_data(call, NULL, NULL, in_data, in_len, out_data,
+			     out_len);
+}
+
 /* A 32-bit caller cannot name memory above 4 GiB; the kernel would say -EIO. */
 static bool reachable(const struct cusemu_call *call, cusemu_uptr_t addr,
 		      uint64_t len)

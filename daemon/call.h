@@ -74,6 +74,13 @@ void cusemu_call_set_data(struct cusemu_call *call,
 			  const struct cusemu_user_ranges *prev_out,
 			  const void *in_data, uint32_t in_len,
 			  uint8_t *out_data, uint32_t out_len);
+/*
+ * Restricted mode: the kernel sent the payload the _IOC bits of the command
+ * describe, at arg, in_len bytes in and room for out_len bytes out.
+ */
+void cusemu_call_set_ioc_data(struct cusemu_call *call, const void *in_data,
+			      uint32_t in_len, uint8_t *out_data,
+			      uint32_t out_len);
 
 /* Decide the outcome from the handler's result; *result may change. */
 enum cusemu_call_outcome cusemu_call_outcome(struct cusemu_call *call,

@@ -27,6 +27,9 @@ struct cusemu_device_private {
 	int lock_mode;			/* enum cusemu_lock_mode */
 	struct cusemu_lock *lock;	/* --lock=device: this device's */
 	struct cusemu_stats *stats;
+	/* Every command is _IOC-encoded, with no pointer inside: the kernel
+	 * copies payloads itself (CUSE restricted ioctls). */
+	bool restricted;
 	/* Set by the transport: wakes the pollers of the node. */
 	void (*wake_up)(void *data);
 	void *wake_up_data;

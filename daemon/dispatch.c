@@ -42,6 +42,10 @@ static long run_row(struct cusemu_device *dev, struct cusemu_file *file,
 		    const struct cusemu_ioctl *row, unsigned int cmd,
 		    unsigned long arg)
 {
+	struct cusemu_call *call = cusemu_call_current();
+
+	if (call)
+		call->stats.name = row->name;
 	if (row->payload == CUSEMU_PAYLOAD_IOC) {
 		fetch_ioc_payload(cmd, arg);
 		if (cusemu_user_pending())
@@ -99,6 +103,39 @@ static bool has_hand_methods(const struct cusemu_device_model *m)
 	       m->ioctl_native || m->ioctl_compat;
 }
 
+/*
+ * Can the kernel copy every payload by the _IOC bits alone? Rows whose
+ * handler chases pointers cannot, nor rows that take arg as a value while
+ * their command says "pointer to data" (RTC_IRQP_SET's kind).
+ */
+static bool row_restricted(const struct cusemu_ioctl *row)
+{
+	switch (row->payload) {
+	case CUSEMU_PAYLOAD_IOC:
+		return true;
+	case CUSEMU_PAYLOAD_NONE:
+		return _IOC_DIR(row->cmd) == _IOC_NONE || !_IOC_SIZE(row->cmd);
+	case CUSEMU_PAYLOAD_USER:
+		break;
+	}
+	return false;
+}
+
+bool cusemu_dispatch_restricted(const struct cusemu_device_model *m)
+{
+	if (has_hand_methods(m) || !m->native_table)
+		return false;
+	for (const struct cusemu_ioctl *row = m->native_table; row->name; row++)
+		if (!row_restricted(row))
+			return false;
+	/* A compatible row's native row was checked above. */
+	for (const struct cusemu_ioctl *row = m->compat_table; row && row->name;
+	     row++)
+		if (row->handler && !row_restricted(row))
+			return false;
+	return true;
+}
+
 /* The method for bit, by hand or from the tables, if the instance has it. */
 static cusemu_ioctl_fn method(const struct cusemu_device *dev,
 			      enum cusemu_method bit, cusemu_ioctl_fn by_hand,
@@ -128,6 +165,7 @@ void cusemu_dispatch_bind(struct cusemu_device *dev,
 	dp->ioctl_compat = method(dev, CUSEMU_METHOD_IOCTL_COMPAT,
 				  m->ioctl_compat, compat);
 
+	dp->restricted = cusemu_dispatch_restricted(m);
 	dp->lock_mode = mode;
 	dp->lock = NULL;
 	if (mode == CUSEMU_LOCK_DEVICE) {

@@ -41,6 +41,14 @@ void cusemu_dispatch_bind(struct cusemu_device *dev,
 			  enum cusemu_lock_mode mode);
 void cusemu_dispatch_unbind(struct cusemu_device *dev);
 
+/*
+ * True when every command of the model is correctly _IOC-encoded with no
+ * pointer inside, so that the kernel can copy its payloads (CUSE's
+ * restricted ioctls: one request per ioctl instead of two). Derived from
+ * the tables; a model with hand-written methods never is.
+ */
+bool cusemu_dispatch_restricted(const struct cusemu_device_model *m);
+
 /* Serve one call: the result, or anything with call->pending set. */
 long cusemu_dispatch(struct cusemu_call *call);
 

@@ -142,17 +142,70 @@ void cusemu_msleep(unsigned int ms)
 	cusemu_usleep(ms * 1000u);
 }
 
-void cusemu_wait_ctx_init(struct cusemu_wait_ctx *ctx)
+void cusemu_wait_ctx_init(struct cusemu_wait_ctx *ctx,
+			  struct cusemu_waiters *waiters)
 {
 	ctx->interrupted = 0;
 	g_mutex_init(&ctx->lock);
 	ctx->cond = NULL;
 	ctx->mutex = NULL;
+	ctx->waiters = waiters;
+	ctx->prev = ctx->next = NULL;
 }
 
 void cusemu_wait_ctx_clear(struct cusemu_wait_ctx *ctx)
 {
 	g_mutex_clear(&ctx->lock);
+}
+
+void cusemu_waiters_init(struct cusemu_waiters *waiters)
+{
+	g_mutex_init(&waiters->lock);
+	waiters->head = NULL;
+	waiters->ending = 0;
+}
+
+void cusemu_waiters_clear(struct cusemu_waiters *waiters)
+{
+	g_mutex_clear(&waiters->lock);
+}
+
+void cusemu_waiters_end(struct cusemu_waiters *waiters)
+{
+	g_atomic_int_set(&waiters->ending, 1);
+	g_mutex_lock(&waiters->lock);
+	for (struct cusemu_wait_ctx *ctx = waiters->head; ctx; ctx = ctx->next) {
+		g_atomic_int_set(&ctx->interrupted, 1);
+		/* Linked only while waiting: cond is set and outlives us. */
+		g_cond_broadcast(ctx->cond);
+	}
+	g_mutex_unlock(&waiters->lock);
+}
+
+/* Linked while waiting, so that the session's end finds the waiter. */
+static void waiters_link(struct cusemu_wait_ctx *ctx, bool waiting)
+{
+	struct cusemu_waiters *w = ctx->waiters;
+
+	if (!w)
+		return;
+	g_mutex_lock(&w->lock);
+	if (waiting) {
+		ctx->prev = NULL;
+		ctx->next = w->head;
+		if (w->head)
+			w->head->prev = ctx;
+		w->head = ctx;
+	} else {
+		if (ctx->prev)
+			ctx->prev->next = ctx->next;
+		else
+			w->head = ctx->next;
+		if (ctx->next)
+			ctx->next->prev = ctx->prev;
+		ctx->prev = ctx->next = NULL;
+	}
+	g_mutex_unlock(&w->lock);
 }
 
 void cusemu_wait_ctx_set_current(struct cusemu_wait_ctx *ctx)
@@ -184,9 +237,13 @@ void cusemu_wait_ctx_interrupt(struct cusemu_wait_ctx *ctx)
 
 bool cusemu_signal_pending(void)
 {
-	return current_wait && g_atomic_int_get(&current_wait->interrupted);
+	const struct cusemu_wait_ctx *ctx = current_wait;
+
+	return ctx && (g_atomic_int_get(&ctx->interrupted) ||
+		       (ctx->waiters && g_atomic_int_get(&ctx->waiters->ending)));
 }
 
+/* Set before the waiter checks for a signal, cleared after its wait. */
 static void waiting_on(GCond *cond, GMutex *mutex)
 {
 	if (!current_wait)
@@ -195,6 +252,7 @@ static void waiting_on(GCond *cond, GMutex *mutex)
 	current_wait->cond = cond;
 	current_wait->mutex = mutex;
 	g_mutex_unlock(&current_wait->lock);
+	waiters_link(current_wait, cond != NULL);
 }
 
 gboolean cusemu_cond_wait_until(GCond *cond, GMutex *mutex, gint64 end_time)

@@ -343,6 +343,12 @@ static gboolean wait_for_node(struct cusemu_device *dev,
 	return TRUE;
 }
 
+/* Whether the kernel copies ioctl payloads itself (see cuse_ioctl()). */
+static const char *ioctl_mode(const struct cusemu_device *dev)
+{
+	return dev->dp->restricted ? "restricted" : "unrestricted";
+}
+
 static gboolean start_sessions(struct daemon *d, const struct options *o,
 			       GError **error)
 {
@@ -367,9 +373,10 @@ static gboolean start_sessions(struct daemon *d, const struct options *o,
 
 		if (!wait_for_node(dev, d->sessions->pdata[i], error))
 			return FALSE;
-		g_message("serving /dev/%s: %s, kernel model %s, mode %04o",
+		g_message("serving /dev/%s: %s, kernel model %s, mode %04o, "
+			  "%s ioctls",
 			  dev->name, dev->model->name, dev->dp->kmodel->name,
-			  (unsigned int)dev->dp->mode);
+			  (unsigned int)dev->dp->mode, ioctl_mode(dev));
 	}
 	return TRUE;
 }
@@ -409,15 +416,18 @@ static int control_list(void *data, gboolean json, GString *out)
 				out,
 				"%s{\"name\":\"%s\",\"node\":\"/dev/%s\","
 				"\"model\":\"%s\",\"kernel\":\"%s\","
-				"\"lock\":\"%s\"}",
+				"\"lock\":\"%s\",\"ioctls\":\"%s\"}",
 				i ? "," : "", dev->name, dev->name,
-				dev->model->name, kernel, lock);
+				dev->model->name, kernel, lock,
+				ioctl_mode(dev));
 		else
 			g_string_append_printf(out,
 					       "%-16s /dev/%-16s model %-8s "
-					       "kernel %-8s lock %s\n",
+					       "kernel %-8s lock %-6s "
+					       "ioctls %s\n",
 					       dev->name, dev->name,
-					       dev->model->name, kernel, lock);
+					       dev->model->name, kernel, lock,
+					       ioctl_mode(dev));
 	}
 	if (json)
 		g_string_append(out, "]}\n");

@@ -4,6 +4,11 @@
  * the handler needs client memory the reply is FUSE_IOCTL_RETRY with every
  * range known so far, and the ranges are kept per open file and thread so
  * that the data of the retried request can be laid back onto them.
+ *
+ * In steady state an ioctl allocates nothing here and takes no lock: the
+ * reply buffer is per worker thread, a retry's ranges go into a slot of
+ * the file claimed with a compare-and-swap, and the statistics count with
+ * atomics. The only locks are the ones the kernel model prescribes.
  */
 #define G_LOG_DOMAIN "cusemu-transport"
 #define FUSE_USE_VERSION 314
@@ -24,8 +29,8 @@
 #include "stats.h"
 #include "transport.h"
 
-/* Pending retries a file may hold: one per thread in an ioctl. */
-#define MAX_RETRIES_PER_FILE 64
+/* Pending retries a file may hold: one per client thread in an ioctl. */
+#define RETRY_SLOTS 64
 /* Interrupts the loop thread's wait once the session is told to exit. */
 #define WAKE_SIGNAL SIGUSR1
 
@@ -35,32 +40,35 @@ struct cusemu_session {
 	struct fuse_loop_config *loop_config;
 	GThread *thread;
 
+	bool restricted;	/* CUSE restricted ioctls: see cuse_ioctl() */
+	struct cusemu_waiters waiters;
+
 	GMutex lock;		/* guards the fields below */
 	GCond cond;
 	pthread_t loop_thread;
 	bool started, ended;
-	/*
-	 * Requests in flight (struct cusemu_wait_ctx), under their own lock:
-	 * interrupting one takes a model's mutex, and models wake pollers
-	 * (the lock above) with their mutex held.
-	 */
-	GMutex waits_lock;
-	GList *waits;
 	GList *files;		/* struct open_file, still open */
 };
 
-/* The ranges of the retry a thread's ioctl is waiting for. */
+/* A slot's owner when it holds no retry, or while a thread fills or takes it. */
+#define SLOT_FREE 0
+#define SLOT_BUSY (-1)
+
+/* The ranges of the retry a client thread's ioctl is waiting for. */
 struct retry {
-	pid_t tid;
+	/* SLOT_FREE, SLOT_BUSY, or the thread id of a waiting retry. */
+	gint owner;
 	unsigned int cmd;
 	unsigned long arg;
-	struct cusemu_user_ranges in, out;
+	guint64 age;		/* when it was kept: the oldest goes first */
+	/* in and out; allocated on the slot's first use and kept. */
+	struct cusemu_user_ranges *ranges;
 };
 
 struct open_file {
 	struct cusemu_file file;
-	GMutex lock;
-	GQueue retries;		/* struct retry, oldest first */
+	struct retry retries[RETRY_SLOTS];
+	guint64 retries_kept;
 	struct fuse_pollhandle *poll;	/* guarded by the session's lock */
 };
 
@@ -93,50 +101,79 @@ static int reply_errno(long result)
 }
 
 /*
- * The retry this request answers, removed from the file. A request without
- * data starts a call: a stale retry of the same thread is dropped (its
- * client gave up, e.g. on EFAULT while the kernel copied).
+ * Lay the data of a retried request onto the ranges of the retry it
+ * answers, and free the slot. A request without data starts a call: a
+ * stale retry of the same thread is dropped (its client gave up, e.g. on
+ * EFAULT while the kernel copied). A client thread has one ioctl in flight
+ * at a time, so it owns at most one slot.
  */
-static struct retry *take_retry(struct open_file *of,
-				const struct cusemu_call *call,
-				size_t in_len, size_t out_len)
+static bool take_retry(struct open_file *of, struct cusemu_call *call,
+		       const void *in_buf, size_t in_len, uint8_t *out,
+		       size_t out_len)
 {
-	struct retry *found = NULL;
+	for (unsigned int i = 0; i < RETRY_SLOTS; i++) {
+		struct retry *r = &of->retries[i];
+		bool match;
 
-	g_mutex_lock(&of->lock);
-	for (GList *l = of->retries.head; l; l = l->next) {
-		struct retry *r = l->data;
-
-		if (r->tid != call->tid)
+		if (g_atomic_int_get(&r->owner) != call->tid ||
+		    !g_atomic_int_compare_and_exchange(&r->owner, call->tid,
+						       SLOT_BUSY))
 			continue;
-		g_queue_delete_link(&of->retries, l);
-		if (r->cmd == call->cmd && r->arg == call->arg &&
-		    r->in.bytes == in_len && r->out.bytes == out_len &&
-		    (in_len || out_len))
-			found = r;
-		else
-			g_free(r);
-		break;
+		match = r->cmd == call->cmd && r->arg == call->arg &&
+			r->ranges[0].bytes == in_len &&
+			r->ranges[1].bytes == out_len && (in_len || out_len);
+		if (match)
+			cusemu_call_set_data(call, &r->ranges[0], &r->ranges[1],
+					     in_buf, (uint32_t)in_len, out,
+					     (uint32_t)out_len);
+		g_atomic_int_set(&r->owner, SLOT_FREE);
+		return match;
 	}
-	g_mutex_unlock(&of->lock);
-	return found;
+	return false;
+}
+
+/* A free slot, or the oldest retry's, marked busy; NULL if none can be had. */
+static struct retry *claim_slot(struct open_file *of)
+{
+	struct retry *oldest = NULL;
+	gint owner;
+
+	for (unsigned int i = 0; i < RETRY_SLOTS; i++) {
+		struct retry *r = &of->retries[i];
+
+		if (g_atomic_int_compare_and_exchange(&r->owner, SLOT_FREE,
+						      SLOT_BUSY))
+			return r;
+		if (g_atomic_int_get(&r->owner) > 0 &&
+		    (!oldest || r->age < oldest->age))
+			oldest = r;
+	}
+	/* Every slot taken: the oldest retry's client most likely died. */
+	owner = oldest ? g_atomic_int_get(&oldest->owner) : SLOT_FREE;
+	if (owner > 0 &&
+	    g_atomic_int_compare_and_exchange(&oldest->owner, owner, SLOT_BUSY))
+		return oldest;
+	return NULL;
 }
 
 static void keep_retry(struct open_file *of, const struct cusemu_call *call)
 {
-	struct retry *r = g_new(struct retry, 1);
+	struct retry *r = claim_slot(of);
 
-	r->tid = call->tid;
+	if (!r) {
+		/* The retried request runs as a fresh call, and asks again. */
+		g_warning("%s: more than %d threads of one file in an ioctl",
+			  call->dev->name, RETRY_SLOTS);
+		return;
+	}
+	if (!r->ranges)
+		r->ranges = g_new(struct cusemu_user_ranges, 2);
 	r->cmd = call->cmd;
 	r->arg = call->arg;
-	cusemu_user_ranges_copy(&r->in, &call->in);
-	cusemu_user_ranges_copy(&r->out, &call->out);
-
-	g_mutex_lock(&of->lock);
-	g_queue_push_tail(&of->retries, r);
-	if (of->retries.length > MAX_RETRIES_PER_FILE)
-		g_free(g_queue_pop_head(&of->retries));
-	g_mutex_unlock(&of->lock);
+	r->age = __atomic_add_fetch(&of->retries_kept, 1, __ATOMIC_RELAXED);
+	cusemu_user_ranges_copy(&r->ranges[0], &call->in);
+	cusemu_user_ranges_copy(&r->ranges[1], &call->out);
+	g_atomic_int_set(&r->owner, call->tid);
 }
 
 static void to_iovec(struct iovec *iov, const struct cusemu_user_ranges *set)
@@ -176,35 +213,31 @@ static void request_begin(fuse_req_t req, struct cusemu_wait_ctx *ctx,
 
 	if (fi)
 		of->file.flags = fi->flags;
-	cusemu_wait_ctx_init(ctx);
-	g_mutex_lock(&s->waits_lock);
-	s->waits = g_list_prepend(s->waits, ctx);
-	/* A request that comes in while the session ends waits for nothing. */
-	if (fuse_session_exited(s->se))
-		g_atomic_int_set(&ctx->interrupted, 1);
-	g_mutex_unlock(&s->waits_lock);
+	/* The session's end interrupts it too, if it comes to wait. */
+	cusemu_wait_ctx_init(ctx, &s->waiters);
 	cusemu_wait_ctx_set_current(ctx);
 	fuse_req_interrupt_func(req, on_interrupt, ctx);
 }
 
 static void request_end(fuse_req_t req, struct cusemu_wait_ctx *ctx)
 {
-	struct cusemu_session *s = fuse_req_userdata(req);
-
 	fuse_req_interrupt_func(req, NULL, NULL);
 	cusemu_wait_ctx_set_current(NULL);
-	g_mutex_lock(&s->waits_lock);
-	s->waits = g_list_remove(s->waits, ctx);
-	g_mutex_unlock(&s->waits_lock);
 	cusemu_wait_ctx_clear(ctx);
 }
 
-/* The command's name from the device's tables, for the statistics. */
+/*
+ * The command's name for the statistics: the dispatcher names the rows it
+ * runs; look up those of commands that failed before, or of hand-written
+ * methods.
+ */
 static void record(struct cusemu_call *call)
 {
 	const struct cusemu_device_model *m = call->dev->model;
 	const struct cusemu_ioctl *row;
 
+	if (call->stats.name)
+		goto out;
 	row = cusemu_ioctl_lookup(call->compat ? m->compat_table
 					       : m->native_table,
 				  call->cmd);
@@ -213,6 +246,7 @@ static void record(struct cusemu_call *call)
 						       : m->compat_table,
 					  call->cmd);
 	call->stats.name = row ? row->name : NULL;
+out:
 	cusemu_stats_record(call->dev->dp->stats, &call->stats);
 }
 
@@ -222,7 +256,6 @@ static void cuse_ioctl(fuse_req_t req, int cmd, void *arg,
 {
 	struct cusemu_session *s = fuse_req_userdata(req);
 	struct open_file *of = file_of(fi);
-	g_autofree struct retry *prev = NULL;
 	struct cusemu_wait_ctx ctx;
 	struct cusemu_call call;
 	uint8_t *out = out_buffer();
@@ -232,16 +265,30 @@ static void cuse_ioctl(fuse_req_t req, int cmd, void *arg,
 	cusemu_call_init(&call, s->dev, &of->file, (unsigned int)cmd,
 			 (unsigned long)(uintptr_t)arg,
 			 flags & FUSE_IOCTL_COMPAT, fuse_req_ctx(req)->pid);
-	prev = take_retry(of, &call, in_bufsz, out_bufsz);
-	if (prev)
-		cusemu_call_set_data(&call, &prev->in, &prev->out, in_buf,
-				     (uint32_t)in_bufsz, out,
-				     (uint32_t)out_bufsz);
+	/*
+	 * Restricted: the kernel already copied what the _IOC bits describe,
+	 * and takes no retry. Unrestricted: the data, if any, answers a retry.
+	 */
+	if (s->restricted)
+		cusemu_call_set_ioc_data(&call, in_buf, (uint32_t)in_bufsz, out,
+					 (uint32_t)out_bufsz);
+	else
+		take_retry(of, &call, in_buf, in_bufsz, out, out_bufsz);
 	request_begin(req, &ctx, of, NULL);
 	result = cusemu_dispatch(&call);
 	request_end(req, &ctx);
 	switch (cusemu_call_outcome(&call, &result)) {
 	case CUSEMU_CALL_RETRY:
+		if (s->restricted) {
+			g_warning_once("%s: a handler asked for memory outside "
+				       "its _IOC payload in restricted mode "
+				       "(a table row's payload is wrong); the "
+				       "caller gets EIO",
+				       s->dev->name);
+			call.stats.error = EIO;
+			fuse_reply_err(req, EIO);
+			break;
+		}
 		call.stats.retry = true;
 		reply_retry(req, of, &call);
 		break;
@@ -266,11 +313,8 @@ static void cuse_open(fuse_req_t req, struct fuse_file_info *fi)
 	of->file.dev = dev;
 	of->file.flags = fi->flags;
 	of->file.opener = fuse_req_ctx(req)->pid;
-	g_mutex_init(&of->lock);
-	g_queue_init(&of->retries);
 	err = dev->model->open ? dev->model->open(dev, &of->file) : 0;
 	if (err) {
-		g_mutex_clear(&of->lock);
 		g_free(of);
 		fuse_reply_err(req, reply_errno(err));
 		return;
@@ -290,8 +334,8 @@ static void free_file(struct cusemu_device *dev, struct open_file *of)
 		fuse_pollhandle_destroy(of->poll);
 	if (dev->model->release)
 		dev->model->release(dev, &of->file);
-	g_queue_clear_full(&of->retries, g_free);
-	g_mutex_clear(&of->lock);
+	for (unsigned int i = 0; i < RETRY_SLOTS; i++)
+		g_free(of->retries[i].ranges);
 	g_free(of);
 }
 
@@ -313,16 +357,20 @@ static void cuse_read(fuse_req_t req, size_t size, off_t off,
 	struct cusemu_session *s = fuse_req_userdata(req);
 	struct cusemu_device *dev = s->dev;
 	struct open_file *of = file_of(fi);
-	g_autofree char *buf = NULL;
+	g_autofree char *big = NULL;
 	struct cusemu_wait_ctx ctx;
+	char *buf;
 	ssize_t ret;
 
 	if (!dev->model->read) {
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	/* The kernel bounds size by the connection's max_read. */
-	buf = g_malloc(size ? size : 1);
+	/* The kernel bounds size by max_read, which is what the buffer holds. */
+	if (size <= CUSEMU_USER_MAX_BYTES)
+		buf = (char *)out_buffer();
+	else
+		buf = big = g_malloc(size);
 	request_begin(req, &ctx, of, fi);
 	ret = dev->model->read(dev, &of->file, buf, size);
 	request_end(req, &ctx);
@@ -449,15 +497,16 @@ cusemu_session_start(struct cusemu_device *dev,
 	struct cuse_info ci = {
 		.dev_info_argc = 1,
 		.dev_info_argv = dev_info,
-		.flags = CUSE_UNRESTRICTED_IOCTL,
+		.flags = dev->dp->restricted ? 0 : CUSE_UNRESTRICTED_IOCTL,
 	};
 	char *argv[] = { "cusemud", "-f", opts->debug ? "-d" : NULL, NULL };
 	struct cusemu_session *s = g_new0(struct cusemu_session, 1);
 	int multithreaded;
 
 	s->dev = dev;
+	s->restricted = dev->dp->restricted;
+	cusemu_waiters_init(&s->waiters);
 	g_mutex_init(&s->lock);
-	g_mutex_init(&s->waits_lock);
 	g_cond_init(&s->cond);
 	s->se = cuse_lowlevel_setup(opts->debug ? 3 : 2, argv, &ci, &cuse_ops,
 				    &multithreaded, s);
@@ -466,7 +515,7 @@ cusemu_session_start(struct cusemu_device *dev,
 			    "cannot start the CUSE session of /dev/%s (see "
 			    "the message above)",
 			    dev->name);
-		g_free(s);
+		cusemu_session_free(s);
 		return NULL;
 	}
 	dev->dp->wake_up = wake_pollers;
@@ -503,16 +552,15 @@ static void end_loop(struct cusemu_session *s)
 	gint64 deadline = g_get_monotonic_time() + 10 * G_TIME_SPAN_SECOND;
 
 	fuse_session_exit(s->se);
-	/*
-	 * Handlers waiting in the sleep helpers (a blocking read) cannot be
-	 * cancelled: interrupt them as if their clients had given up.
-	 */
-	g_mutex_lock(&s->waits_lock);
-	for (GList *l = s->waits; l; l = l->next)
-		cusemu_wait_ctx_interrupt(l->data);
-	g_mutex_unlock(&s->waits_lock);
 	g_mutex_lock(&s->lock);
 	while (!s->ended) {
+		/*
+		 * Handlers waiting in the sleep helpers (a blocking read)
+		 * cannot be cancelled: interrupt them as if their clients
+		 * had given up, again each round for one between its check
+		 * and its wait.
+		 */
+		cusemu_waiters_end(&s->waiters);
 		if (s->started)
 			pthread_kill(s->loop_thread, WAKE_SIGNAL);
 		if (!g_cond_wait_until(&s->cond, &s->lock,
@@ -556,7 +604,7 @@ void cusemu_session_free(struct cusemu_session *s)
 	if (s->thread)
 		return;	/* a loop that never ended still uses it */
 	g_mutex_clear(&s->lock);
-	g_mutex_clear(&s->waits_lock);
+	cusemu_waiters_clear(&s->waiters);
 	g_cond_clear(&s->cond);
 	g_free(s);
 }

@@ -171,7 +171,7 @@ static void test_interrupt_wakes_waiter(void)
 	struct interrupted_wait w = { 0 };
 	GThread *t;
 
-	cusemu_wait_ctx_init(&w.ctx);
+	cusemu_wait_ctx_init(&w.ctx, NULL);
 	g_mutex_init(&w.mutex);
 	g_cond_init(&w.cond);
 	t = g_thread_new("waiter", waiter_thread, &w);

@@ -800,7 +800,7 @@ static void test_read_interrupted(struct fixture *f, gconstpointer data)
 	GThread *thread;
 	gint64 t;
 
-	cusemu_wait_ctx_init(&ctx);
+	cusemu_wait_ctx_init(&ctx, NULL);
 	thread = g_thread_new("reader", reader_thread, &r);
 	g_usleep(200 * G_TIME_SPAN_MILLISECOND);
 	t = g_get_monotonic_time();

@@ -111,14 +111,27 @@ for model in 2.6.10 modern; do
 	stop_daemon TERM
 done
 
-# --- the sleep helper lets go of the big lock and takes it back
-start_locked "$work/sleep.log" --model 2.6.10 --device slow:name=slow0,hold=sleep
-if wait_for 15 is_char_node /dev/slow0; then
+# --- the sleep helper lets go of the big lock and takes it back; and slow,
+# whose commands are all _IOC-encoded, runs restricted: one request each
+start_locked "$work/sleep.log" --model 2.6.10 --device slow:name=slow0,hold=sleep \
+	--device fioc:name=fioc-r
+if wait_for 15 is_char_node /dev/slow0 && wait_for 15 is_char_node /dev/fioc-r; then
 	for abi in 64 32; do
 		check "2.6.10: after sleeping in the helper the handler holds the big lock again ($abi-bit)" \
 			test "$("$clients/load-client-$abi" /dev/slow0 sleep-report-slow)" = \
 				"method=ioctl big_lock_depth=1 compat=$([ $abi = 32 ] && echo 1 || echo 0)"
+		"$clients/load-client-$abi" --iterations 3 --value 0 /dev/slow0 hold-us >/dev/null
+		"$clients/load-client-$abi" /dev/fioc-r fioc-size >/dev/null
 	done
+	check "cusemuctl list: slow runs with restricted ioctls, fioc (pointers inside FIOC_READ) unrestricted" \
+		sh -c "'$cusemuctl' --socket '$ctl_socket' list | grep -qE '^slow0 .* ioctls restricted\$' &&
+			'$cusemuctl' --socket '$ctl_socket' list | grep -qE '^fioc-r .* ioctls unrestricted\$'"
+	for abi in native compat; do
+		check "restricted: SLOW_SLEEP_REPORT and SLOW_HOLD_US ($abi) take one request each, no retry" \
+			test "$(ctl_stat slow0 SLOW_SLEEP_REPORT $abi calls)/$(ctl_stat slow0 SLOW_SLEEP_REPORT $abi retries)/$(ctl_stat slow0 SLOW_HOLD_US $abi calls)/$(ctl_stat slow0 SLOW_HOLD_US $abi retries)" = 1/0/3/0
+	done
+	check "unrestricted: FIOC_GET_SIZE takes a retry for its payload (both ABIs)" \
+		test "$(ctl_stat fioc-r FIOC_GET_SIZE native calls)/$(ctl_stat fioc-r FIOC_GET_SIZE native retries)/$(ctl_stat fioc-r FIOC_GET_SIZE32 compat retries)" = 1/1/1
 else
 	not_ok "2.6.10: cusemud starts with a sleeping slow device"; diag <"$work/sleep.log"
 fi
