@@ -113,54 +113,59 @@ static void want_sizes(const struct fioc_rw *rw)
 	cusemu_user_want_write(rw->new_size_at, rw->width);
 }
 
+/*
+ * Copies go straight between the client's memory and the device, under the
+ * device's mutex: a handler that allocates nothing per call. If the size
+ * changes between the first pass and the retry, the range asked for no
+ * longer fits and the call simply retries once more.
+ */
 static long fioc_do_read(struct fioc *f, const struct fioc_rw *rw)
 {
 	/* One call moves what fits in one CUSE transfer; the rest is short. */
 	size_t room = CUSEMU_USER_MAX_BYTES - 2 * rw->width;
 	size_t n = 0;
-	g_autofree uint8_t *data = NULL;
-	size_t size;
+	long ret = 0;
 
 	g_mutex_lock(&f->lock);
-	if ((uint64_t)rw->offset < f->size) {
+	if ((uint64_t)rw->offset < f->size)
 		n = MIN(MIN(rw->size, room), f->size - rw->offset);
-		data = g_memdup2(f->buf + rw->offset, n);
-	}
-	size = f->size;
-	g_mutex_unlock(&f->lock);
-
 	want_sizes(rw);
 	cusemu_user_want_write(rw->buf, n);
-	if (cusemu_user_pending())
-		return 0;
-	if (put_size(rw->prev_size_at, size, rw->width) ||
-	    put_size(rw->new_size_at, size, rw->width) ||
-	    cusemu_copy_to_user(rw->buf, data, n))
-		return -EFAULT;
-	return (long)n;
+	if (!cusemu_user_pending()) {
+		if (put_size(rw->prev_size_at, f->size, rw->width) ||
+		    put_size(rw->new_size_at, f->size, rw->width) ||
+		    cusemu_copy_to_user(rw->buf, f->buf + rw->offset, n))
+			ret = -EFAULT;
+		else
+			ret = (long)n;
+	}
+	g_mutex_unlock(&f->lock);
+	return ret;
 }
 
 static long fioc_do_write(struct fioc *f, const struct fioc_rw *rw)
 {
 	size_t room = CUSEMU_USER_MAX_BYTES - rw->arg_size;
 	size_t n = MIN(rw->size, room);
-	g_autofree uint8_t *data = NULL;
 	size_t prev, next;
 	long ret;
 
 	if ((uint64_t)rw->offset > f->max_size ||
 	    rw->size > f->max_size - rw->offset)
 		return -EINVAL;
-	data = g_malloc(n);
 	want_sizes(rw);
-	if (cusemu_copy_from_user(data, rw->buf, n) || cusemu_user_pending())
-		return -EFAULT;
+	ret = cusemu_user_want_read(rw->buf, n);
+	if (ret == -EFAULT || ret == -ENOMEM)
+		return ret;
+	if (cusemu_user_pending())
+		return 0;
 
 	g_mutex_lock(&f->lock);
 	prev = f->size;
 	ret = fioc_resize(f, MAX(f->size, rw->offset + n));
-	if (!ret)
-		memcpy(f->buf + rw->offset, data, n);
+	/* The range was fetched above: this copy cannot fail. */
+	if (!ret && cusemu_copy_from_user(f->buf + rw->offset, rw->buf, n))
+		ret = -EFAULT;
 	next = f->size;
 	g_mutex_unlock(&f->lock);
 	if (ret)

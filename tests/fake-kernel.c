@@ -28,8 +28,7 @@ static uint8_t *client_bytes(struct fake_client *c, cusemu_uptr_t addr,
 	return c->mem + (addr - c->base);
 }
 
-/* What fuse_verify_ioctl_iov() and the compat checks refuse. */
-static int check_ranges(const struct fake_client *c,
+int fake_check_ranges(const struct fake_client *c,
 			const struct cusemu_user_ranges *set)
 {
 	for (unsigned int i = 0; i < set->count; i++)
@@ -38,8 +37,8 @@ static int check_ranges(const struct fake_client *c,
 	return 0;
 }
 
-static int gather(struct fake_client *c, const struct cusemu_user_ranges *in,
-		  uint8_t *buf)
+int fake_gather(struct fake_client *c, const struct cusemu_user_ranges *in,
+		uint8_t *buf)
 {
 	for (unsigned int i = 0; i < in->count; i++) {
 		uint8_t *p = client_bytes(c, in->r[i].addr, in->r[i].len);
@@ -51,8 +50,8 @@ static int gather(struct fake_client *c, const struct cusemu_user_ranges *in,
 	return 0;
 }
 
-static int scatter(struct fake_client *c, const struct cusemu_user_ranges *out,
-		   const uint8_t *buf, uint32_t used)
+int fake_scatter(struct fake_client *c, const struct cusemu_user_ranges *out,
+		 const uint8_t *buf, uint32_t used)
 {
 	for (unsigned int i = 0; i < out->count && out->r[i].off < used; i++) {
 		uint32_t n = MIN(out->r[i].len, used - out->r[i].off);
@@ -81,7 +80,7 @@ long fake_ioctl(struct fake_client *c, struct cusemu_device *dev,
 	for (unsigned int round = 0; round < MAX_ROUNDS; round++) {
 		cusemu_call_init(&call, dev, file, cmd, arg, c->compat, getpid());
 		if (round) {
-			err = gather(c, in, in_buf);
+			err = fake_gather(c, in, in_buf);
 			if (err) {
 				ret = err;
 				break;
@@ -95,14 +94,14 @@ long fake_ioctl(struct fake_client *c, struct cusemu_device *dev,
 			++*round_trips;
 			cusemu_user_ranges_copy(in, &call.in);
 			cusemu_user_ranges_copy(out, &call.out);
-			ret = check_ranges(c, in) ?: check_ranges(c, out);
+			ret = fake_check_ranges(c, in) ?: fake_check_ranges(c, out);
 			if (ret)
 				goto done;
 			continue;
 		case CUSEMU_CALL_ERROR:
 			goto done;
 		case CUSEMU_CALL_REPLY:
-			err = scatter(c, &call.out, out_buf, call.out_used);
+			err = fake_scatter(c, &call.out, out_buf, call.out_used);
 			if (err)
 				ret = err;
 			goto done;

@@ -26,6 +26,16 @@ struct fake_client {
 /* Where a local buffer of the fake client sits in its address space. */
 cusemu_uptr_t fake_addr(const struct fake_client *c, const void *p);
 
+/* What fuse_verify_ioctl_iov() and the compat checks refuse: -EIO, or 0. */
+int fake_check_ranges(const struct fake_client *c,
+		      const struct cusemu_user_ranges *set);
+/* Copy the client's bytes of the ranges into buf, at their offsets. */
+int fake_gather(struct fake_client *c, const struct cusemu_user_ranges *in,
+		uint8_t *buf);
+/* Copy buf[0, used) back to the client's ranges; -EFAULT where unmapped. */
+int fake_scatter(struct fake_client *c, const struct cusemu_user_ranges *out,
+		 const uint8_t *buf, uint32_t used);
+
 /*
  * A device from a --device argument ("fioc:max_size=4K"), of model m or of
  * the model the argument names when m is NULL, bound for dispatch with the

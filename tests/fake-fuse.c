@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The fake libfuse of fake-fuse.h: the libfuse functions the transport
+ * calls, defined here so that the test binary needs no /dev/cuse, and the
+ * kernel's half of an ioctl (fs/fuse/ioctl.c) driving the captured
+ * operations.
+ */
+#define FUSE_USE_VERSION 314
+
+#include <errno.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/uio.h>
+
+#include <cuse_lowlevel.h>
+#include <fuse_lowlevel.h>
+#include <glib.h>
+
+#include "fake-fuse.h"
+
+/* The kernel gives up on a server that keeps asking; so do we. */
+#define MAX_ROUNDS 16
+#define MAX_FILES 16
+/* The kernel's flag for 32-bit callers; libfuse's header lacks it. */
+#define FUSE_IOCTL_32BIT (1 << 3)
+
+struct fuse_session {
+	const struct cuse_lowlevel_ops *ops;
+	void *userdata;
+	unsigned int ci_flags;
+	GMutex lock;
+	GCond cond;
+	bool exited;
+};
+
+struct fake_cuse {
+	struct fuse_session se;
+	struct cusemu_session *session;
+	struct fuse_file_info files[MAX_FILES];
+	bool open[MAX_FILES];
+};
+
+enum reply_kind { REPLY_NONE, REPLY_ERR, REPLY_OPEN, REPLY_IOCTL, REPLY_RETRY };
+
+/* One request, and the reply the daemon gave it. */
+struct fuse_req {
+	struct fuse_session *se;
+	struct fuse_ctx ctx;
+	enum reply_kind kind;
+	int error;
+	int result;
+	const void *buf;	/* the daemon's reply bytes, still valid */
+	size_t size;
+	struct cusemu_user_ranges *in, *out;	/* a retry's ranges */
+};
+
+/* The session the transport's cuse_lowlevel_setup() is setting up. */
+static struct fake_cuse *starting;
+
+struct fuse_session *cuse_lowlevel_setup(int argc, char *argv[],
+					 const struct cuse_info *ci,
+					 const struct cuse_lowlevel_ops *clop,
+					 int *multithreaded, void *userdata)
+{
+	struct fuse_session *se = &starting->se;
+
+	se->ops = clop;
+	se->userdata = userdata;
+	se->ci_flags = ci->flags;
+	*multithreaded = 1;
+	return se;
+}
+
+void cuse_lowlevel_teardown(struct fuse_session *se)
+{
+}
+
+void fuse_remove_signal_handlers(struct fuse_session *se)
+{
+}
+
+/* The loop serves nothing: the test calls the operations itself. */
+int fuse_session_loop_mt(struct fuse_session *se,
+			 struct fuse_loop_config *config)
+{
+	g_mutex_lock(&se->lock);
+	while (!se->exited)
+		g_cond_wait(&se->cond, &se->lock);
+	g_mutex_unlock(&se->lock);
+	return 0;
+}
+
+void fuse_session_exit(struct fuse_session *se)
+{
+	g_mutex_lock(&se->lock);
+	se->exited = true;
+	g_cond_broadcast(&se->cond);
+	g_mutex_unlock(&se->lock);
+}
+
+static struct fuse_loop_config *the_config = (struct fuse_loop_config *)&the_config;
+
+struct fuse_loop_config *fuse_loop_cfg_create(void)
+{
+	return the_config;
+}
+
+void fuse_loop_cfg_destroy(struct fuse_loop_config *config)
+{
+}
+
+void fuse_loop_cfg_set_idle_threads(struct fuse_loop_config *config,
+				    unsigned int value)
+{
+}
+
+void fuse_loop_cfg_set_max_threads(struct fuse_loop_config *config,
+				   unsigned int value)
+{
+}
+
+void fuse_loop_cfg_set_clone_fd(struct fuse_loop_config *config,
+				unsigned int value)
+{
+}
+
+void *fuse_req_userdata(fuse_req_t req)
+{
+	return req->se->userdata;
+}
+
+const struct fuse_ctx *fuse_req_ctx(fuse_req_t req)
+{
+	return &req->ctx;
+}
+
+void fuse_req_interrupt_func(fuse_req_t req, fuse_interrupt_func_t func,
+			     void *data)
+{
+}
+
+int fuse_reply_err(fuse_req_t req, int err)
+{
+	req->kind = REPLY_ERR;
+	req->error = err;
+	return 0;
+}
+
+int fuse_reply_open(fuse_req_t req, const struct fuse_file_info *fi)
+{
+	req->kind = REPLY_OPEN;
+	return 0;
+}
+
+int fuse_reply_ioctl(fuse_req_t req, int result, const void *buf, size_t size)
+{
+	req->kind = REPLY_IOCTL;
+	req->result = result;
+	req->buf = buf;
+	req->size = size;
+	return 0;
+}
+
+static void iov_to_ranges(struct cusemu_user_ranges *set,
+			  const struct iovec *iov, size_t count)
+{
+	set->count = 0;
+	set->bytes = 0;
+	for (size_t i = 0; i < count; i++) {
+		set->r[i] = (struct cusemu_user_range){
+			.addr = (uintptr_t)iov[i].iov_base,
+			.len = (uint32_t)iov[i].iov_len,
+			.off = set->bytes,
+		};
+		set->bytes += (uint32_t)iov[i].iov_len;
+		set->count++;
+	}
+}
+
+int fuse_reply_ioctl_retry(fuse_req_t req, const struct iovec *in_iov,
+			   size_t in_count, const struct iovec *out_iov,
+			   size_t out_count)
+{
+	req->kind = REPLY_RETRY;
+	iov_to_ranges(req->in, in_iov, in_count);
+	iov_to_ranges(req->out, out_iov, out_count);
+	return 0;
+}
+
+/* Read, write and poll are not what this fake is for. */
+int fuse_reply_buf(fuse_req_t req, const char *buf, size_t size)
+{
+	g_assert_not_reached();
+}
+
+int fuse_reply_write(fuse_req_t req, size_t count)
+{
+	g_assert_not_reached();
+}
+
+int fuse_reply_poll(fuse_req_t req, unsigned revents)
+{
+	g_assert_not_reached();
+}
+
+int fuse_lowlevel_notify_poll(struct fuse_pollhandle *ph)
+{
+	return 0;
+}
+
+void fuse_pollhandle_destroy(struct fuse_pollhandle *ph)
+{
+}
+
+struct fake_cuse *fake_cuse_start(struct cusemu_device *dev)
+{
+	static const struct cusemu_session_options opts = { .max_threads = 4 };
+	struct fake_cuse *fc = g_new0(struct fake_cuse, 1);
+	g_autoptr(GError) error = NULL;
+
+	g_mutex_init(&fc->se.lock);
+	g_cond_init(&fc->se.cond);
+	starting = fc;
+	fc->session = cusemu_session_start(dev, &opts, &error);
+	starting = NULL;
+	g_assert_no_error(error);
+	return fc;
+}
+
+void fake_cuse_stop(struct fake_cuse *fc)
+{
+	cusemu_session_stop(fc->session);
+	cusemu_session_free(fc->session);
+	g_mutex_clear(&fc->se.lock);
+	g_cond_clear(&fc->se.cond);
+	g_free(fc);
+}
+
+bool fake_cuse_unrestricted(const struct fake_cuse *fc)
+{
+	return fc->se.ci_flags & CUSE_UNRESTRICTED_IOCTL;
+}
+
+int fake_cuse_open(struct fake_cuse *fc, pid_t pid)
+{
+	struct fuse_req req = { .se = &fc->se, .ctx = { .pid = pid } };
+	int fh;
+
+	for (fh = 0; fh < MAX_FILES && fc->open[fh]; fh++)
+		;
+	g_assert_cmpint(fh, <, MAX_FILES);
+	memset(&fc->files[fh], 0, sizeof(fc->files[fh]));
+	fc->files[fh].flags = O_RDWR;
+	fc->se.ops->open(&req, &fc->files[fh]);
+	if (req.kind == REPLY_ERR)
+		return -req.error;
+	g_assert_cmpint(req.kind, ==, REPLY_OPEN);
+	fc->open[fh] = true;
+	return fh;
+}
+
+void fake_cuse_release(struct fake_cuse *fc, int fh)
+{
+	struct fuse_req req = { .se = &fc->se };
+
+	fc->se.ops->release(&req, &fc->files[fh]);
+	g_assert_cmpint(req.kind, ==, REPLY_ERR);
+	fc->open[fh] = false;
+}
+
+/* What a restricted ioctl sends: the payload the _IOC bits describe. */
+static void ioc_ranges(struct cusemu_user_ranges *in,
+		       struct cusemu_user_ranges *out, unsigned int cmd,
+		       cusemu_uptr_t arg)
+{
+	struct iovec iov = { (void *)(uintptr_t)arg, _IOC_SIZE(cmd) };
+
+	iov_to_ranges(in, &iov, _IOC_DIR(cmd) & _IOC_WRITE ? 1 : 0);
+	iov_to_ranges(out, &iov, _IOC_DIR(cmd) & _IOC_READ ? 1 : 0);
+}
+
+long fake_cuse_ioctl(struct fake_cuse *fc, int fh, struct fake_client *c,
+		     pid_t tid, unsigned int cmd, cusemu_uptr_t arg,
+		     unsigned int *requests)
+{
+	static struct cusemu_user_ranges in, out;
+	static uint8_t in_buf[CUSEMU_USER_MAX_BYTES];
+	bool unrestricted = fake_cuse_unrestricted(fc);
+	unsigned int flags = unrestricted ? FUSE_IOCTL_UNRESTRICTED : 0;
+	int err;
+
+	if (c->compat)
+		flags |= FUSE_IOCTL_COMPAT | FUSE_IOCTL_32BIT;
+	if (unrestricted)
+		in.count = in.bytes = out.count = out.bytes = 0;
+	else
+		ioc_ranges(&in, &out, cmd, arg);
+	*requests = 0;
+	for (unsigned int round = 0; round < MAX_ROUNDS; round++) {
+		struct fuse_req req = {
+			.se = &fc->se, .ctx = { .pid = tid },
+			.in = &in, .out = &out,
+		};
+
+		err = fake_gather(c, &in, in_buf);
+		if (err)
+			return err;
+		++*requests;
+		fc->se.ops->ioctl(&req, (int)cmd, (void *)(uintptr_t)arg,
+				  &fc->files[fh], flags, in_buf, in.bytes,
+				  out.bytes);
+		switch (req.kind) {
+		case REPLY_RETRY:
+			if (!unrestricted)
+				return -EIO;
+			err = fake_check_ranges(c, &in) ?:
+			      fake_check_ranges(c, &out);
+			if (err)
+				return err;
+			continue;
+		case REPLY_ERR:
+			/* fs/fuse turns ENOSYS into ENOTTY. */
+			return req.error == ENOSYS ? -ENOTTY : -req.error;
+		case REPLY_IOCTL:
+			if (req.size > out.bytes)
+				return -EIO;
+			err = fake_scatter(c, &out, req.buf, (uint32_t)req.size);
+			return err ? err : req.result;
+		default:
+			g_assert_not_reached();
+		}
+	}
+	return -EIO;
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A stand-in for libfuse and the kernel's CUSE, for unit tests of the
+ * transport: cusemu_session_start() hands its operations to the fake instead
+ * of /dev/cuse, and the test sends requests the way fs/fuse/ioctl.c does,
+ * restricted or not, following FUSE_IOCTL_RETRY. Nothing here allocates
+ * per request, so a test can count the transport's own allocations.
+ */
+#ifndef CUSEMU_FAKE_FUSE_H
+#define CUSEMU_FAKE_FUSE_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "device.h"
+#include "fake-kernel.h"
+#include "transport.h"
+
+/* One CUSE session as the kernel sees it. */
+struct fake_cuse;
+
+/* Start a session for dev; fails the test if the transport refuses. */
+struct fake_cuse *fake_cuse_start(struct cusemu_device *dev);
+/* End it: what SIGTERM does to the daemon. */
+void fake_cuse_stop(struct fake_cuse *fc);
+
+/* Did the session ask for unrestricted ioctls (CUSE_UNRESTRICTED_IOCTL)? */
+bool fake_cuse_unrestricted(const struct fake_cuse *fc);
+
+/* open(2) by process pid: a file handle >= 0, or -errno. */
+int fake_cuse_open(struct fake_cuse *fc, pid_t pid);
+void fake_cuse_release(struct fake_cuse *fc, int fh);
+
+/*
+ * ioctl(2) by thread tid of client c on file fh: the result or -errno, as
+ * the client sees it. *requests counts the requests the daemon answered.
+ */
+long fake_cuse_ioctl(struct fake_cuse *fc, int fh, struct fake_client *c,
+		     pid_t tid, unsigned int cmd, cusemu_uptr_t arg,
+		     unsigned int *requests);
+
+#endif

@@ -1,0 +1,365 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The CUSE transport against a fake libfuse and kernel: requests per ioctl,
+ * restricted and unrestricted sessions, abandoned retries, and what a call
+ * allocates in steady state (nothing). Not the integration test: that one
+ * runs real clients on real nodes (client-tests/).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "cusemu/abi/fioc.h"
+#include "cusemu/abi/slow.h"
+#include "fake-fuse.h"
+#include "fake-kernel.h"
+
+#define NATIVE_BASE UINT64_C(0x7f5500000000)
+#define COMPAT_BASE UINT64_C(0x08100000)
+#define CLIENT_SIZE (64 * 1024)
+#define PID 4242
+
+/* ---- every allocation of the process, counted while asked to ---- */
+
+void *__libc_malloc(size_t size);
+void *__libc_calloc(size_t n, size_t size);
+void *__libc_realloc(void *p, size_t size);
+void *__libc_memalign(size_t align, size_t size);
+void __libc_free(void *p);
+
+static gint counting;
+static gint allocations;
+
+static void count(void)
+{
+	if (g_atomic_int_get(&counting))
+		g_atomic_int_inc(&allocations);
+}
+
+void *malloc(size_t size)
+{
+	count();
+	return __libc_malloc(size);
+}
+
+void *calloc(size_t n, size_t size)
+{
+	count();
+	return __libc_calloc(n, size);
+}
+
+void *realloc(void *p, size_t size)
+{
+	count();
+	return __libc_realloc(p, size);
+}
+
+void *aligned_alloc(size_t align, size_t size)
+{
+	count();
+	return __libc_memalign(align, size);
+}
+
+int posix_memalign(void **p, size_t align, size_t size)
+{
+	count();
+	*p = __libc_memalign(align, size);
+	return *p ? 0 : ENOMEM;
+}
+
+void free(void *p)
+{
+	__libc_free(p);
+}
+
+/* ---- a client process and a daemon with one device ---- */
+
+struct fixture {
+	struct fake_client client;
+	struct cusemu_device *dev;
+	struct fake_cuse *cuse;
+	int fh;
+};
+
+static void setup(struct fixture *f, const char *device, bool compat)
+{
+	f->client.compat = compat;
+	f->client.base = compat ? COMPAT_BASE : NATIVE_BASE;
+	f->client.size = CLIENT_SIZE;
+	f->client.mem = g_malloc0(CLIENT_SIZE);
+	f->dev = fake_device_new(device);
+	f->cuse = fake_cuse_start(f->dev);
+	f->fh = fake_cuse_open(f->cuse, PID);
+	g_assert_cmpint(f->fh, >=, 0);
+}
+
+static void teardown(struct fixture *f)
+{
+	fake_cuse_release(f->cuse, f->fh);
+	fake_cuse_stop(f->cuse);
+	fake_device_free(f->dev);
+	g_free(f->client.mem);
+}
+
+/* The client's address of byte off of its memory. */
+static cusemu_uptr_t at(const struct fixture *f, size_t off)
+{
+	return f->client.base + off;
+}
+
+static long do_ioctl(struct fixture *f, pid_t tid, unsigned int cmd,
+		     cusemu_uptr_t arg, unsigned int *requests)
+{
+	return fake_cuse_ioctl(f->cuse, f->fh, &f->client, tid, cmd, arg,
+			       requests);
+}
+
+/* Where the client keeps things. */
+enum { SIZE_OFF = 0, RW_OFF = 64, BUF_OFF = 1024 };
+
+static long fioc_set_size(struct fixture *f, uint64_t size,
+			  unsigned int *requests)
+{
+	if (f->client.compat) {
+		uint32_t v = (uint32_t)size;
+
+		memcpy(f->client.mem + SIZE_OFF, &v, sizeof(v));
+		return do_ioctl(f, PID, FIOC_SET_SIZE32, at(f, SIZE_OFF),
+				requests);
+	}
+	memcpy(f->client.mem + SIZE_OFF, &size, sizeof(size));
+	return do_ioctl(f, PID, FIOC_SET_SIZE, at(f, SIZE_OFF), requests);
+}
+
+static uint64_t fioc_get_size(struct fixture *f, unsigned int *requests)
+{
+	uint32_t v32 = 0;
+	uint64_t v = 0;
+	long ret;
+
+	memset(f->client.mem + SIZE_OFF, 0xee, 8);
+	if (f->client.compat) {
+		ret = do_ioctl(f, PID, FIOC_GET_SIZE32, at(f, SIZE_OFF),
+			       requests);
+		memcpy(&v32, f->client.mem + SIZE_OFF, sizeof(v32));
+		v = v32;
+	} else {
+		ret = do_ioctl(f, PID, FIOC_GET_SIZE, at(f, SIZE_OFF),
+			       requests);
+		memcpy(&v, f->client.mem + SIZE_OFF, sizeof(v));
+	}
+	g_assert_cmpint(ret, ==, 0);
+	return v;
+}
+
+/* FIOC_READ or FIOC_WRITE of size bytes at offset, buffer at buf. */
+static long fioc_rw(struct fixture *f, pid_t tid, unsigned int cmd,
+		    cusemu_uptr_t buf, uint32_t size, unsigned int *requests)
+{
+	if (f->client.compat) {
+		struct fioc_rw_arg32 a = { .buf = (uint32_t)buf, .size = size };
+
+		memcpy(f->client.mem + RW_OFF, &a, sizeof(a));
+	} else {
+		struct fioc_rw_arg a = {
+			.buf = (void *)(uintptr_t)buf, .size = size,
+		};
+
+		memcpy(f->client.mem + RW_OFF, &a, sizeof(a));
+	}
+	return do_ioctl(f, tid, cmd, at(f, RW_OFF), requests);
+}
+
+/* Each class of command at the fewest requests the protocol allows. */
+static void test_fioc(gconstpointer data)
+{
+	bool compat = GPOINTER_TO_INT(data);
+	struct fixture f;
+	unsigned int requests;
+
+	setup(&f, "fioc", compat);
+	g_assert_true(fake_cuse_unrestricted(f.cuse));
+	g_assert_cmpint(fioc_set_size(&f, 100, &requests), ==, 0);
+	g_assert_cmpuint(requests, ==, 2);
+	g_assert_cmpuint(fioc_get_size(&f, &requests), ==, 100);
+	g_assert_cmpuint(requests, ==, 2);
+
+	memcpy(f.client.mem + BUF_OFF, "hello", 5);
+	g_assert_cmpint(fioc_rw(&f, PID, FIOC_WRITE, at(&f, BUF_OFF), 5,
+				&requests), ==, 5);
+	/* The argument struct, then the buffer it points to. */
+	g_assert_cmpuint(requests, ==, 3);
+	memset(f.client.mem + BUF_OFF, 0, 5);
+	g_assert_cmpint(fioc_rw(&f, PID, FIOC_READ, at(&f, BUF_OFF), 5,
+				&requests), ==, 5);
+	g_assert_cmpuint(requests, ==, 3);
+	g_assert_cmpmem(f.client.mem + BUF_OFF, 5, "hello", 5);
+
+	/* An unknown command costs one request under modern. */
+	g_assert_cmpint(do_ioctl(&f, PID, _IO('Z', 9), 0, &requests), ==,
+			-ENOTTY);
+	g_assert_cmpuint(requests, ==, 1);
+	teardown(&f);
+}
+
+/* slow's commands are all _IOC-encoded: the kernel copies, one request. */
+static void test_restricted(gconstpointer data)
+{
+	bool compat = GPOINTER_TO_INT(data);
+	struct cusemu_ioctl_report report;
+	uint32_t us = 0;
+	struct fixture f;
+	unsigned int requests;
+
+	setup(&f, "slow:hold_us=0", compat);
+	g_assert_false(fake_cuse_unrestricted(f.cuse));
+	memset(f.client.mem, 0xee, sizeof(report));
+	g_assert_cmpint(do_ioctl(&f, PID, SLOW_REPORT, at(&f, 0), &requests),
+			==, 0);
+	g_assert_cmpuint(requests, ==, 1);
+	memcpy(&report, f.client.mem, sizeof(report));
+	g_assert_cmpuint(report.compat, ==, compat);
+	g_assert_cmpuint(report.method, ==,
+			 compat ? CUSEMU_REPORT_METHOD_COMPAT_IOCTL
+				: CUSEMU_REPORT_METHOD_UNLOCKED_IOCTL);
+
+	memcpy(f.client.mem, &us, sizeof(us));
+	g_assert_cmpint(do_ioctl(&f, PID, SLOW_HOLD_US, at(&f, 0), &requests),
+			==, 0);
+	g_assert_cmpuint(requests, ==, 1);
+	us = SLOW_HOLD_MAX_US + 1;
+	memcpy(f.client.mem, &us, sizeof(us));
+	g_assert_cmpint(do_ioctl(&f, PID, SLOW_HOLD_US, at(&f, 0), &requests),
+			==, -EINVAL);
+	g_assert_cmpint(do_ioctl(&f, PID, SLOW_HOLD, 0, &requests), ==, 0);
+	g_assert_cmpuint(requests, ==, 1);
+	teardown(&f);
+}
+
+/*
+ * A client that gives up halfway (the kernel's copy failed: EFAULT) leaves
+ * a retry behind. Its thread's next call starts afresh; more abandoned
+ * retries than a file keeps push out the oldest, and every thread is still
+ * served.
+ */
+static void test_abandoned_retries(void)
+{
+	const unsigned int threads = 100;
+	struct fixture f;
+	unsigned int requests;
+
+	setup(&f, "fioc", false);
+	g_assert_cmpint(fioc_set_size(&f, 16, &requests), ==, 0);
+	for (pid_t tid = 1; tid <= (pid_t)threads; tid++)
+		g_assert_cmpint(fioc_rw(&f, tid, FIOC_READ, 0x1000, 8,
+					&requests), ==, -EFAULT);
+	for (pid_t tid = 1; tid <= (pid_t)threads; tid++) {
+		g_assert_cmpint(fioc_rw(&f, tid, FIOC_READ, at(&f, BUF_OFF), 8,
+					&requests), ==, 8);
+		g_assert_cmpuint(requests, ==, 3);
+	}
+	teardown(&f);
+}
+
+/* ---- steady state: what 1000 ioctls of each class allocate ---- */
+
+static unsigned int allocations_per_1000(struct fixture *f, const char *what,
+					 long (*op)(struct fixture *f))
+{
+	unsigned int n;
+
+	/* Warm up: the first calls make per-thread and per-file buffers. */
+	for (int i = 0; i < 10; i++)
+		g_assert_cmpint(op(f), >=, 0);
+	g_atomic_int_set(&allocations, 0);
+	g_atomic_int_set(&counting, 1);
+	for (int i = 0; i < 1000; i++)
+		op(f);
+	g_atomic_int_set(&counting, 0);
+	n = (unsigned int)g_atomic_int_get(&allocations);
+	g_test_message("allocations per 1000 ioctls: %u (%s, %s)", n, what,
+		       f->client.compat ? "i386" : "x86_64");
+	return n;
+}
+
+static long op_get_size(struct fixture *f)
+{
+	unsigned int requests;
+
+	return fioc_get_size(f, &requests) == 16 ? 0 : -1;
+}
+
+static long op_read(struct fixture *f)
+{
+	unsigned int requests;
+
+	return fioc_rw(f, PID, FIOC_READ, at(f, BUF_OFF), 8, &requests);
+}
+
+static long op_unknown(struct fixture *f)
+{
+	unsigned int requests;
+
+	return do_ioctl(f, PID, _IOR('Z', 1, int), at(f, 0), &requests) ==
+			       -ENOTTY
+		       ? 0
+		       : -1;
+}
+
+static long op_report(struct fixture *f)
+{
+	unsigned int requests;
+
+	return do_ioctl(f, PID, SLOW_REPORT, at(f, 0), &requests);
+}
+
+static void test_allocations(gconstpointer data)
+{
+	bool compat = GPOINTER_TO_INT(data);
+	struct fixture f;
+	unsigned int requests;
+
+	setup(&f, "fioc", compat);
+	g_assert_cmpint(fioc_set_size(&f, 16, &requests), ==, 0);
+	g_assert_cmpuint(allocations_per_1000(&f, "FIOC_GET_SIZE, one retry",
+					      op_get_size), ==, 0);
+	g_assert_cmpuint(allocations_per_1000(&f, "FIOC_READ, two retries",
+					      op_read), ==, 0);
+	g_assert_cmpuint(allocations_per_1000(&f, "unknown command, ENOTTY",
+					      op_unknown), ==, 0);
+	teardown(&f);
+
+	/* The big lock, and for i386 the global ioctl32 table. */
+	setup(&f, "fioc:kernel=2.6.10", compat);
+	g_assert_cmpint(fioc_set_size(&f, 16, &requests), ==, 0);
+	g_assert_cmpuint(allocations_per_1000(&f, "FIOC_GET_SIZE, 2.6.10",
+					      op_get_size), ==, 0);
+	teardown(&f);
+
+	setup(&f, "slow:hold_us=0", compat);
+	g_assert_cmpuint(allocations_per_1000(&f, "SLOW_REPORT, restricted",
+					      op_report), ==, 0);
+	teardown(&f);
+}
+
+int main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	cusemu_transport_init();
+	g_test_add_data_func("/transport/fioc/x86_64", GINT_TO_POINTER(0),
+			     test_fioc);
+	g_test_add_data_func("/transport/fioc/i386", GINT_TO_POINTER(1),
+			     test_fioc);
+	g_test_add_data_func("/transport/restricted/x86_64",
+			     GINT_TO_POINTER(0), test_restricted);
+	g_test_add_data_func("/transport/restricted/i386", GINT_TO_POINTER(1),
+			     test_restricted);
+	g_test_add_func("/transport/abandoned-retries", test_abandoned_retries);
+	g_test_add_data_func("/transport/allocations/x86_64",
+			     GINT_TO_POINTER(0), test_allocations);
+	g_test_add_data_func("/transport/allocations/i386", GINT_TO_POINTER(1),
+			     test_allocations);
+	return g_test_run();
+}
