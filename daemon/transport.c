@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/ioctl.h>
 
 #include <cuse_lowlevel.h>
 #include <fuse_lowlevel.h>
@@ -250,6 +251,18 @@ out:
 	cusemu_stats_record(call->dev->dp->stats, &call->stats);
 }
 
+/*
+ * A restricted request carries exactly what the _IOC bits of the command
+ * say: the kernel copies by them. Anything else is not from the kernel.
+ */
+static bool ioc_sizes(unsigned int cmd, size_t in_len, size_t out_len)
+{
+	size_t size = _IOC_SIZE(cmd);
+
+	return in_len == (_IOC_DIR(cmd) & _IOC_WRITE ? size : 0) &&
+	       out_len == (_IOC_DIR(cmd) & _IOC_READ ? size : 0);
+}
+
 static void cuse_ioctl(fuse_req_t req, int cmd, void *arg,
 		       struct fuse_file_info *fi, unsigned int flags,
 		       const void *in_buf, size_t in_bufsz, size_t out_bufsz)
@@ -269,11 +282,18 @@ static void cuse_ioctl(fuse_req_t req, int cmd, void *arg,
 	 * Restricted: the kernel already copied what the _IOC bits describe,
 	 * and takes no retry. Unrestricted: the data, if any, answers a retry.
 	 */
-	if (s->restricted)
+	if (s->restricted) {
+		if (!ioc_sizes(call.cmd, in_bufsz, out_bufsz)) {
+			call.stats.error = EIO;
+			fuse_reply_err(req, EIO);
+			record(&call);
+			return;
+		}
 		cusemu_call_set_ioc_data(&call, in_buf, (uint32_t)in_bufsz, out,
 					 (uint32_t)out_bufsz);
-	else
+	} else {
 		take_retry(of, &call, in_buf, in_bufsz, out, out_bufsz);
+	}
 	request_begin(req, &ctx, of, NULL);
 	result = cusemu_dispatch(&call);
 	request_end(req, &ctx);

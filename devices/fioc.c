@@ -134,7 +134,7 @@ static long fioc_do_read(struct fioc *f, const struct fioc_rw *rw)
 	if (!cusemu_user_pending()) {
 		if (put_size(rw->prev_size_at, f->size, rw->width) ||
 		    put_size(rw->new_size_at, f->size, rw->width) ||
-		    cusemu_copy_to_user(rw->buf, f->buf + rw->offset, n))
+		    (n && cusemu_copy_to_user(rw->buf, f->buf + rw->offset, n)))
 			ret = -EFAULT;
 		else
 			ret = (long)n;
@@ -163,8 +163,9 @@ static long fioc_do_write(struct fioc *f, const struct fioc_rw *rw)
 	g_mutex_lock(&f->lock);
 	prev = f->size;
 	ret = fioc_resize(f, MAX(f->size, rw->offset + n));
-	/* The range was fetched above: this copy cannot fail. */
-	if (!ret && cusemu_copy_from_user(f->buf + rw->offset, rw->buf, n))
+	/* The range was fetched above: this copy cannot fail. Nothing to
+	 * copy may mean no buffer at all. */
+	if (!ret && n && cusemu_copy_from_user(f->buf + rw->offset, rw->buf, n))
 		ret = -EFAULT;
 	next = f->size;
 	g_mutex_unlock(&f->lock);

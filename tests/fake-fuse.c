@@ -279,6 +279,37 @@ static void ioc_ranges(struct cusemu_user_ranges *in,
 	iov_to_ranges(out, &iov, _IOC_DIR(cmd) & _IOC_READ ? 1 : 0);
 }
 
+void fake_cuse_request(struct fake_cuse *fc, int fh, pid_t tid,
+		       unsigned int flags, unsigned int cmd, cusemu_uptr_t arg,
+		       const void *in_buf, size_t in_size, size_t out_size,
+		       struct fake_reply *reply)
+{
+	struct fuse_req req = {
+		.se = &fc->se, .ctx = { .pid = tid },
+		.in = reply->in, .out = reply->out,
+	};
+
+	fc->se.ops->ioctl(&req, (int)cmd, (void *)(uintptr_t)arg,
+			  &fc->files[fh], flags, in_buf, in_size, out_size);
+	switch (req.kind) {
+	case REPLY_ERR:
+		reply->kind = FAKE_REPLY_ERR;
+		reply->error = req.error;
+		break;
+	case REPLY_IOCTL:
+		reply->kind = FAKE_REPLY_IOCTL;
+		reply->result = req.result;
+		reply->buf = req.buf;
+		reply->size = req.size;
+		break;
+	case REPLY_RETRY:
+		reply->kind = FAKE_REPLY_RETRY;
+		break;
+	default:
+		g_error("the daemon did not answer ioctl %08x", cmd);
+	}
+}
+
 long fake_cuse_ioctl(struct fake_cuse *fc, int fh, struct fake_client *c,
 		     pid_t tid, unsigned int cmd, cusemu_uptr_t arg,
 		     unsigned int *requests)
@@ -287,6 +318,7 @@ long fake_cuse_ioctl(struct fake_cuse *fc, int fh, struct fake_client *c,
 	static uint8_t in_buf[CUSEMU_USER_MAX_BYTES];
 	bool unrestricted = fake_cuse_unrestricted(fc);
 	unsigned int flags = unrestricted ? FUSE_IOCTL_UNRESTRICTED : 0;
+	struct fake_reply reply = { .in = &in, .out = &out };
 	int err;
 
 	if (c->compat)
@@ -297,20 +329,14 @@ long fake_cuse_ioctl(struct fake_cuse *fc, int fh, struct fake_client *c,
 		ioc_ranges(&in, &out, cmd, arg);
 	*requests = 0;
 	for (unsigned int round = 0; round < MAX_ROUNDS; round++) {
-		struct fuse_req req = {
-			.se = &fc->se, .ctx = { .pid = tid },
-			.in = &in, .out = &out,
-		};
-
 		err = fake_gather(c, &in, in_buf);
 		if (err)
 			return err;
 		++*requests;
-		fc->se.ops->ioctl(&req, (int)cmd, (void *)(uintptr_t)arg,
-				  &fc->files[fh], flags, in_buf, in.bytes,
-				  out.bytes);
-		switch (req.kind) {
-		case REPLY_RETRY:
+		fake_cuse_request(fc, fh, tid, flags, cmd, arg, in_buf, in.bytes,
+				  out.bytes, &reply);
+		switch (reply.kind) {
+		case FAKE_REPLY_RETRY:
 			if (!unrestricted)
 				return -EIO;
 			err = fake_check_ranges(c, &in) ?:
@@ -318,16 +344,15 @@ long fake_cuse_ioctl(struct fake_cuse *fc, int fh, struct fake_client *c,
 			if (err)
 				return err;
 			continue;
-		case REPLY_ERR:
+		case FAKE_REPLY_ERR:
 			/* fs/fuse turns ENOSYS into ENOTTY. */
-			return req.error == ENOSYS ? -ENOTTY : -req.error;
-		case REPLY_IOCTL:
-			if (req.size > out.bytes)
+			return reply.error == ENOSYS ? -ENOTTY : -reply.error;
+		case FAKE_REPLY_IOCTL:
+			if (reply.size > out.bytes)
 				return -EIO;
-			err = fake_scatter(c, &out, req.buf, (uint32_t)req.size);
-			return err ? err : req.result;
-		default:
-			g_assert_not_reached();
+			err = fake_scatter(c, &out, reply.buf,
+					   (uint32_t)reply.size);
+			return err ? err : reply.result;
 		}
 	}
 	return -EIO;

@@ -31,6 +31,27 @@ bool fake_cuse_unrestricted(const struct fake_cuse *fc);
 int fake_cuse_open(struct fake_cuse *fc, pid_t pid);
 void fake_cuse_release(struct fake_cuse *fc, int fh);
 
+/* The daemon's answer to one request. */
+struct fake_reply {
+	enum { FAKE_REPLY_ERR, FAKE_REPLY_IOCTL, FAKE_REPLY_RETRY } kind;
+	int error;		/* FAKE_REPLY_ERR: a positive errno */
+	int result;		/* FAKE_REPLY_IOCTL: the result... */
+	const void *buf;	/* ...and the bytes to copy out, size of them */
+	size_t size;
+	/* FAKE_REPLY_RETRY: the ranges to send with the next request. */
+	struct cusemu_user_ranges *in, *out;
+};
+
+/*
+ * One FUSE_IOCTL request, as it reaches the daemon: whatever flags, sizes
+ * and data, even those no kernel would send. reply->in and reply->out must
+ * point to room for a retry's ranges.
+ */
+void fake_cuse_request(struct fake_cuse *fc, int fh, pid_t tid,
+		       unsigned int flags, unsigned int cmd, cusemu_uptr_t arg,
+		       const void *in_buf, size_t in_size, size_t out_size,
+		       struct fake_reply *reply);
+
 /*
  * ioctl(2) by thread tid of client c on file fh: the result or -errno, as
  * the client sees it. *requests counts the requests the daemon answered.
