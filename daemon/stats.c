@@ -319,7 +319,8 @@ struct row_view {
 	bool other;
 	const char *name;
 	uint64_t calls, retries;
-	struct error_count errors[ERROR_SLOTS + 1];	/* count 0: end */
+	/* The errnos, "other", and an entry of count 0 that ends them. */
+	struct error_count errors[ERROR_SLOTS + 2];
 	uint64_t lock_acquisitions, lock_contended;
 	uint64_t wait_ns_total, hold_ns_total, wait_ns_max;
 	uint64_t wait_hist[CUSEMU_STATS_BUCKETS];
