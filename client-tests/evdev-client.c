@@ -9,8 +9,10 @@
 #include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -58,6 +60,68 @@ static void check_identity(int fd)
 		       "got '%.8s'", head);
 }
 
+/*
+ * EVIOCGNAME's length is the _IOC size of the command: 0, 1, a page less
+ * one, a page and one, and the most its 14 bits hold (4 GiB cannot be
+ * said). str_to_user() copies the name and its NUL clipped to it.
+ */
+static void check_name_lengths(int fd)
+{
+	static const unsigned int lens[] = { 0, 1, 4095, 4097, _IOC_SIZEMASK };
+	/* The tail the name must not reach, and a byte the message may show. */
+	char name[256] = "", *buf = malloc(_IOC_SIZEMASK + 17);
+	long full = ioctl(fd, EVIOCGNAME(sizeof(name)), name);
+	char desc[96];
+
+	if (!buf)
+		bail("cannot allocate a test buffer");
+	for (size_t i = 0; full > 0 && i < sizeof(lens) / sizeof(*lens); i++) {
+		long len = lens[i], want = full < len ? full : len, n = want;
+
+		memset(buf, 'x', len + 16);
+		snprintf(desc, sizeof(desc), "EVIOCGNAME(%ld) returns %ld", len,
+			 want);
+		if (!expect_ret(desc, ioctl(fd, EVIOCGNAME(len), buf), want))
+			continue;
+		while (n < len + 16 && buf[n] == 'x')
+			n++;
+		snprintf(desc, sizeof(desc),
+			 "EVIOCGNAME(%ld) writes %ld bytes of the name, no more",
+			 len, want);
+		report(!memcmp(buf, name, want) && n == len + 16, desc,
+		       "got '%.*s', byte %ld is 0x%02x", (int)want, buf, n,
+		       (unsigned char)buf[n]);
+	}
+	free(buf);
+}
+
+/* A client's bad pointer fails its own call; the device serves on. */
+static void check_bad_pointers(int fd)
+{
+	/* Kept from the compiler, which would refuse the read() into it. */
+	void *volatile bad = (void *)8;
+	long page = sysconf(_SC_PAGESIZE);
+	void *none = mmap(NULL, page, PROT_NONE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int version = 0;
+
+	if (none == MAP_FAILED)
+		bail("cannot make a PROT_NONE page");
+	expect_errno("EVIOCGNAME(256) into address 8 is EFAULT",
+		     ioctl(fd, EVIOCGNAME(256), bad), EFAULT);
+	expect_errno("EVIOCGID into a PROT_NONE page is EFAULT",
+		     ioctl(fd, EVIOCGID, none), EFAULT);
+	expect_errno("EVIOCGBIT(0) into a PROT_NONE page is EFAULT",
+		     ioctl(fd, EVIOCGBIT(0, 8), none), EFAULT);
+	expect_errno("EVIOCSCLOCKID from address 8 is EFAULT",
+		     ioctl(fd, EVIOCSCLOCKID, bad), EFAULT);
+	expect_errno("read() into address 8 is EFAULT",
+		     read(fd, bad, sizeof(struct input_event)), EFAULT);
+	munmap(none, page);
+	expect_ret("EVIOCGVERSION still answers after them",
+		   ioctl(fd, EVIOCGVERSION, &version), 0);
+}
+
 static void check_bits(int fd)
 {
 	unsigned long ev[4] = { 0 };
@@ -78,6 +142,9 @@ static void check_clock(int fd)
 	int clk = 99;
 
 	expect_errno("EVIOCSCLOCKID of an unknown clock is EINVAL",
+		     ioctl(fd, EVIOCSCLOCKID, &clk), EINVAL);
+	clk = -1;
+	expect_errno("EVIOCSCLOCKID of clock -1 is EINVAL",
 		     ioctl(fd, EVIOCSCLOCKID, &clk), EINVAL);
 	clk = CLOCK_MONOTONIC;
 	expect_ret("EVIOCSCLOCKID(CLOCK_MONOTONIC)",
@@ -149,9 +216,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	check_identity(fd);
+	check_name_lengths(fd);
 	check_bits(fd);
 	check_clock(fd);
 	check_grab(fd, argv[1]);
+	check_bad_pointers(fd);
 	expect_ret("close the node", close(fd), 0);
 	printf("1..%d\n", ntests);
 	return nfailed ? 1 : 0;

@@ -29,6 +29,14 @@
 #define LARGE_READ_MIN_MAX 140000
 /* Prefill, so that bytes the device did not write can be told apart. */
 #define FILL 0xAA
+/* A size of 4 GiB; an i386 size_t holds 4 GiB - 1 at most. */
+#define SIZE_4G (sizeof(size_t) > 4 ? (size_t)(UINT64_C(1) << 32) : SIZE_MAX)
+/* The bytes just below 4 GiB, where an i386 address space ends. */
+#define BELOW_4G(n) ((void *)(uintptr_t)(UINT32_MAX - (n) + 1))
+
+/* Lengths at the edges: none, one, a page less one, a page and one. */
+static const size_t edge_sizes[] = { 0, 1, 4095, 4097 };
+#define EDGE_TOTAL 8193
 
 static void *xmalloc(size_t size)
 {
@@ -62,6 +70,27 @@ static bool expect_fill(const char *desc, const void *buf, size_t from,
 		;
 	return report(i == to, desc, "expected 0x%02x at byte %zu, got 0x%02x",
 		      byte, i, i < to ? b[i] : 0);
+}
+
+/* Bytes that say where they are, to catch a shifted copy. */
+static unsigned char *patterned(size_t size)
+{
+	unsigned char *p = xmalloc(size);
+
+	for (size_t i = 0; i < size; i++)
+		p[i] = (unsigned char)(i * 7 + 1);
+	return p;
+}
+
+/* Anonymous memory, untouched until used: for reads of 4 GiB. */
+static unsigned char *xmap(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED)
+		bail("cannot map a test buffer");
+	return p;
 }
 
 static int open_node(const char *node, const char *desc)
@@ -264,6 +293,152 @@ static void check_large_read(int fd, size_t max)
 	free(buf);
 }
 
+/* FIOC_WRITE, then FIOC_READ, of each edge size: n bytes, no byte more. */
+static void check_edge_sizes(int fd)
+{
+	unsigned char *data = patterned(EDGE_TOTAL), *buf = xmalloc(8192);
+	struct fioc_rw_arg arg;
+	char desc[128];
+
+	expect_set(fd, "FIOC_SET_SIZE 0 before the edge sizes", 0);
+	for (size_t i = 0; i < sizeof(edge_sizes) / sizeof(*edge_sizes); i++) {
+		size_t n = edge_sizes[i];
+
+		snprintf(desc, sizeof(desc),
+			 "FIOC_WRITE of %zu bytes at offset 0 returns %zu", n, n);
+		expect_ret(desc, fioc_rw(fd, FIOC_WRITE, &arg, 0, data, n),
+			   (long)n);
+		memset(buf, FILL, 8192);
+		snprintf(desc, sizeof(desc),
+			 "FIOC_READ of %zu bytes at offset 0 returns %zu", n, n);
+		expect_ret(desc, fioc_rw(fd, FIOC_READ, &arg, 0, buf, n),
+			   (long)n);
+		snprintf(desc, sizeof(desc), "... gives the %zu bytes written",
+			 n);
+		if (expect_bytes(desc, buf, data, n))
+			expect_fill("... and writes nothing past them", buf, n,
+				    8192, FILL);
+	}
+	memset(buf, FILL, 8192);
+	expect_ret("FIOC_READ of 4 GiB (4 GiB - 1 for i386) into 8 KiB returns "
+		   "the 4097 bytes there are",
+		   fioc_rw(fd, FIOC_READ, &arg, 0, buf, SIZE_4G), 4097);
+	expect_fill("... and writes nothing past them", buf, 4097, 8192, FILL);
+	expect_errno("FIOC_WRITE of 4 GiB (4 GiB - 1 for i386) fails with "
+		     "EINVAL", fioc_rw(fd, FIOC_WRITE, &arg, 0, data, SIZE_4G),
+		     EINVAL);
+	expect_errno("FIOC_SET_SIZE 4 GiB (4 GiB - 1 for i386) fails with "
+		     "EINVAL", fioc_set(fd, SIZE_4G), EINVAL);
+	expect_size(fd, "size is still 4097 after the 4 GiB calls", 4097);
+	free(data);
+	free(buf);
+}
+
+static void check_offsets(int fd)
+{
+	struct fioc_rw_arg arg;
+	char buf[16] = "0123456789abcdef";
+
+	expect_errno("FIOC_READ at offset -1 fails with EINVAL",
+		     fioc_rw(fd, FIOC_READ, &arg, -1, buf, 16), EINVAL);
+	expect_errno("FIOC_WRITE at offset -1 fails with EINVAL",
+		     fioc_rw(fd, FIOC_WRITE, &arg, -1, buf, 16), EINVAL);
+	expect_errno("FIOC_WRITE at offset INT64_MIN fails with EINVAL",
+		     fioc_rw(fd, FIOC_WRITE, &arg, INT64_MIN, buf, 16), EINVAL);
+	expect_ret("FIOC_READ at offset INT64_MAX returns 0",
+		   fioc_rw(fd, FIOC_READ, &arg, INT64_MAX, buf, 16), 0);
+	expect_errno("FIOC_WRITE at offset INT64_MAX fails with EINVAL",
+		     fioc_rw(fd, FIOC_WRITE, &arg, INT64_MAX, buf, 16), EINVAL);
+	expect_size(fd, "size is still 4097 after the bad offsets", 4097);
+}
+
+/*
+ * Just below 4 GiB an i386 address space ends: a range crossing 4 GiB is
+ * refused by the daemon itself, one below it by the kernel's copy (the
+ * page is never mapped). An x86_64 caller has no memory there either.
+ */
+static void check_near_4g(int fd)
+{
+	struct fioc_rw_arg arg;
+
+	expect_errno("FIOC_READ of 4097 bytes into the last page below 4 GiB "
+		     "(crossing 4 GiB) fails with EFAULT",
+		     fioc_rw(fd, FIOC_READ, &arg, 0, BELOW_4G(4096), 4097),
+		     EFAULT);
+	expect_errno("FIOC_READ of 4096 bytes into the last page below 4 GiB "
+		     "fails with EFAULT",
+		     fioc_rw(fd, FIOC_READ, &arg, 0, BELOW_4G(4096), 4096),
+		     EFAULT);
+	expect_errno("FIOC_WRITE from the last 16 bytes below 4 GiB fails "
+		     "with EFAULT",
+		     fioc_rw(fd, FIOC_WRITE, &arg, 0, BELOW_4G(16), 16),
+		     EFAULT);
+	expect_errno("FIOC_READ with its argument in the last 16 bytes below "
+		     "4 GiB (crossing 4 GiB) fails with EFAULT",
+		     ioctl(fd, FIOC_READ, BELOW_4G(16)), EFAULT);
+	expect_errno("FIOC_GET_SIZE into the last 2 bytes below 4 GiB "
+		     "(crossing 4 GiB) fails with EFAULT",
+		     ioctl(fd, FIOC_GET_SIZE, BELOW_4G(2)), EFAULT);
+	expect_size(fd, "size is still 4097 after the calls near 4 GiB", 4097);
+}
+
+/* read(2) and write(2) of the edge sizes, then of 4 GiB. */
+static void check_stream_sizes(const char *node, size_t max)
+{
+	/* Room for what the device holds and one more transfer. */
+	size_t room = max + MAX_TRANSFER;
+	/* Kept from the compiler, which rightly sees no such buffer. */
+	volatile size_t size_4g = SIZE_4G;
+	unsigned char *data = patterned(EDGE_TOTAL), *buf = xmap(room);
+	int w = open_node(node, "open a descriptor to write the edge sizes");
+	int r = open_node(node, "open a descriptor to read them");
+	size_t off = 0;
+	char desc[128];
+
+	expect_set(w, "FIOC_SET_SIZE 0 before the stream edge sizes", 0);
+	for (size_t i = 0; i < sizeof(edge_sizes) / sizeof(*edge_sizes); i++) {
+		size_t n = edge_sizes[i];
+
+		snprintf(desc, sizeof(desc), "write() of %zu bytes returns %zu",
+			 n, n);
+		expect_ret(desc, write(w, data + off, n), (long)n);
+		off += n;
+	}
+	off = 0;
+	for (size_t i = 0; i < sizeof(edge_sizes) / sizeof(*edge_sizes); i++) {
+		size_t n = edge_sizes[i];
+
+		memset(buf, FILL, 8192);
+		snprintf(desc, sizeof(desc), "read() of %zu bytes returns %zu",
+			 n, n);
+		expect_ret(desc, read(r, buf, n), (long)n);
+		snprintf(desc, sizeof(desc),
+			 "... gives the next %zu bytes written", n);
+		if (expect_bytes(desc, buf, data + off, n))
+			expect_fill("... and writes nothing past them", buf, n,
+				    8192, FILL);
+		off += n;
+	}
+	close(r);
+	r = open_node(node, "open a descriptor to read 4 GiB");
+	memset(buf, FILL, 2 * EDGE_TOTAL);
+	expect_ret("read() of 4 GiB (4 GiB - 1 for i386) returns the 8193 "
+		   "bytes there are", read(r, buf, size_4g), EDGE_TOTAL);
+	if (expect_bytes("... the bytes written", buf, data, EDGE_TOTAL))
+		expect_fill("... and nothing past them", buf, EDGE_TOTAL,
+			    2 * EDGE_TOTAL, FILL);
+	close(r);
+	close(w);
+	w = open_node(node, "open a descriptor to write 4 GiB");
+	expect_ret("write() of 4 GiB (4 GiB - 1 for i386) stops at max size",
+		   write(w, buf, size_4g), (long)max);
+	expect_size(w, "FIOC_GET_SIZE gives max size after it", max);
+	expect_set(w, "FIOC_SET_SIZE 16 after the stream edge sizes", 16);
+	close(w);
+	munmap(buf, room);
+	free(data);
+}
+
 static void check_prot_none(int fd)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -281,7 +456,8 @@ static void check_prot_none(int fd)
 /* A client's bad pointer fails its own call, and the device serves on. */
 static void check_bad_pointers(int fd)
 {
-	void *bad = (void *)8;
+	/* Kept from the compiler, which would refuse the read() into it. */
+	void *volatile bad = (void *)8;
 	struct fioc_rw_arg arg;
 
 	expect_set(fd, "FIOC_SET_SIZE 16 before the bad pointers", 16);
@@ -303,6 +479,12 @@ static void check_bad_pointers(int fd)
 	expect_errno("FIOC_WRITE from a buffer at address 8 fails with EFAULT",
 		     fioc_rw(fd, FIOC_WRITE, &arg, 0, bad, 16), EFAULT);
 	expect_size(fd, "size is still 16 after the bad FIOC_WRITE", 16);
+	expect_errno("read() into address 8 fails with EFAULT",
+		     read(fd, bad, 16), EFAULT);
+	expect_errno("write() from address 8 fails with EFAULT",
+		     write(fd, bad, 16), EFAULT);
+	expect_size(fd, "size is still 16 after the bad read() and write()",
+		    16);
 	check_prot_none(fd);
 }
 
@@ -394,6 +576,10 @@ int main(int argc, char **argv)
 	check_stream(node, fds[0], &fds[1], &fds[2]);
 	check_write_cap(node, max, &fds[3]);
 	check_large_read(fds[0], max);
+	check_edge_sizes(fds[0]);
+	check_offsets(fds[0]);
+	check_near_4g(fds[0]);
+	check_stream_sizes(node, max);
 	check_bad_pointers(fds[0]);
 	check_unknown(fds[0]);
 	check_reopen(node, fds, 4);

@@ -250,6 +250,43 @@ static void check_rdwr_messages(int fd)
 	free(big);
 }
 
+/*
+ * Message lengths at the edges: none, one, a page less one, a page and
+ * one, each read from the EEPROM into a buffer of which no byte past the
+ * length may change; and the most a __u16 len holds (4 GiB cannot be
+ * said), over i2c-dev's 8192.
+ */
+static void check_rdwr_lengths(int fd)
+{
+	static const uint16_t lens[] = { 0, 1, 4095, 4097 };
+	/* The tail no read may reach, and a byte the message may show. */
+	uint8_t *buf = xmalloc(4097 + 17);
+	struct i2c_msg msg = { eeprom, I2C_M_RD, 0, buf };
+	char desc[96];
+	size_t n;
+
+	for (size_t i = 0; i < sizeof(lens) / sizeof(*lens); i++) {
+		msg.len = lens[i];
+		memset(buf, FILL, 4097 + 16);
+		snprintf(desc, sizeof(desc), "I2C_RDWR reading %u bytes in one "
+			 "message returns 1", lens[i]);
+		expect_ret(desc, rdwr(fd, &msg, 1), 1);
+		for (n = lens[i]; n < 4097u + 16 && buf[n] == FILL; n++)
+			;
+		snprintf(desc, sizeof(desc), "... and writes no byte past "
+			 "those %u", lens[i]);
+		report(n == 4097 + 16, desc, "byte %zu is 0x%02x", n, buf[n]);
+	}
+	msg = (struct i2c_msg){ eeprom, 0, 0, buf };
+	expect_ret("I2C_RDWR writing a message of 0 bytes (the address alone) "
+		   "returns 1", rdwr(fd, &msg, 1), 1);
+	msg = (struct i2c_msg){ eeprom, I2C_M_RD, UINT16_MAX, buf };
+	expect_errno("I2C_RDWR reading 65535 bytes in one message fails with "
+		     "EINVAL", rdwr(fd, &msg, 1), EINVAL);
+	still_serves(fd, "the edge lengths");
+	free(buf);
+}
+
 /* 42 messages of 8 KiB move more than one call can: nothing happens. */
 static void check_rdwr_too_much(int fd)
 {
@@ -449,6 +486,7 @@ int main(int argc, char **argv)
 	check_busy(node, fd);
 	check_rdwr_counts(fd);
 	check_rdwr_messages(fd);
+	check_rdwr_lengths(fd);
 	check_rdwr_too_much(fd);
 	check_rdwr_reads(fd);
 	check_recv_len(fd);

@@ -27,6 +27,7 @@
 /* What one op gives back, for the ops that print it. */
 struct op_ctx {
 	int fd;
+	const char *node;	/* open-close opens it again */
 	__u32 value;		/* list-add: the value; hold-us: microseconds */
 	long counter;
 	__u32 len;
@@ -152,6 +153,14 @@ static long op_fioc_size(struct op_ctx *c)
 	return ioctl(c->fd, FIOC_GET_SIZE, &c->size);
 }
 
+/* The file of each iteration is closed and the node opened afresh. */
+static long op_open_close(struct op_ctx *c)
+{
+	close(c->fd);
+	c->fd = open(c->node, O_RDWR);
+	return c->fd;
+}
+
 static void print_counter(const struct op_ctx *c)
 {
 	printf("counter=%ld\n", c->counter);
@@ -194,6 +203,7 @@ static const struct op ops[] = {
 	{ "hold", op_hold, NULL, 0 },
 	{ "hold-us", op_hold_us, NULL, 1000 },
 	{ "fioc-size", op_fioc_size, print_size, 0 },
+	{ "open-close", op_open_close, NULL, 0 },
 };
 
 static bool single_print(const struct options *o)
@@ -235,10 +245,11 @@ static bool read_all(int fd, void *buf, size_t size)
 	return true;
 }
 
-static void run_ops(const struct options *o, int fd, uint64_t *lat,
-		    struct child_summary *s)
+/* Returns the descriptor open at the end: open-close replaces it. */
+static int run_ops(const struct options *o, int fd, uint64_t *lat,
+		   struct child_summary *s)
 {
-	struct op_ctx c = { .fd = fd };
+	struct op_ctx c = { .fd = fd, .node = o->node };
 	unsigned long i;
 	uint64_t t0;
 	long ret;
@@ -260,6 +271,7 @@ static void run_ops(const struct options *o, int fd, uint64_t *lat,
 	s->end_ns = now_ns();
 	if (single_print(o) && s->ok)
 		o->op->print(&c);
+	return c.fd;
 }
 
 /* One load process: open, wait for the start, run, report up the pipe. */
@@ -284,8 +296,9 @@ static void child_main(const struct options *o, int start_fd, int out_fd)
 	while (read(start_fd, &go, 1) < 0 && errno == EINTR)
 		;
 	if (fd >= 0) {
-		run_ops(o, fd, lat, &s);
-		close(fd);
+		fd = run_ops(o, fd, lat, &s);
+		if (fd >= 0)
+			close(fd);
 	}
 	fflush(stdout);
 	if (!write_all(out_fd, &s, sizeof(s)) ||
@@ -435,6 +448,9 @@ static int run(const struct options *o)
 	}
 	if (!single_print(o) || t.errors || t.broken)
 		print_summary(o, &t);
+	free(t.lat);
+	free(pids);
+	free(out);
 	return t.errors || t.broken ? 1 : 0;
 }
 

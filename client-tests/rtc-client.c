@@ -553,6 +553,8 @@ static void check_irqp_errors(int fd, unsigned long max_freq)
 		     ioctl(fd, RTC_IRQP_SET, 1ul), EINVAL);
 	expect_errno("RTC_IRQP_SET twice max_freq fails with EINVAL",
 		     ioctl(fd, RTC_IRQP_SET, 2 * max_freq), EINVAL);
+	expect_errno("RTC_IRQP_SET -1 fails with EINVAL",
+		     ioctl(fd, RTC_IRQP_SET, -1l), EINVAL);
 	ret = ioctl(fd, RTC_IRQP_READ, &freq);
 	report(ret == 0 && freq == 8, "RTC_IRQP_READ still gives 8",
 	       "got %s, rate %lu", show_ret(ret, errno), freq);

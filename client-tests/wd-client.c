@@ -143,6 +143,8 @@ static void check_timeout(int fd)
 		     set_timeout(fd, 0, &back), EINVAL);
 	expect_errno("SETTIMEOUT 0x7fffffff fails with EINVAL",
 		     set_timeout(fd, 0x7fffffff, &back), EINVAL);
+	expect_errno("SETTIMEOUT -1 fails with EINVAL",
+		     set_timeout(fd, -1, &back), EINVAL);
 	expect_int(fd, WDIOC_GETTIMEOUT,
 		   "GETTIMEOUT still gives 2 after the refused ones", 2);
 }
@@ -153,6 +155,8 @@ static void check_pretimeout(int fd)
 		     set_pretimeout(fd, 2), EINVAL);
 	expect_errno("SETPRETIMEOUT 3, above the timeout, fails with EINVAL",
 		     set_pretimeout(fd, 3), EINVAL);
+	expect_errno("SETPRETIMEOUT -1 fails with EINVAL",
+		     set_pretimeout(fd, -1), EINVAL);
 	expect_ret("SETPRETIMEOUT 1 returns 0", set_pretimeout(fd, 1), 0);
 	expect_int(fd, WDIOC_GETPRETIMEOUT, "GETPRETIMEOUT gives 1", 1);
 	expect_ret("SETPRETIMEOUT 0 returns 0", set_pretimeout(fd, 0), 0);

@@ -56,7 +56,10 @@ void cusemu_user_ranges_copy(struct cusemu_user_ranges *to,
 	memcpy(to->r, from->r, from->count * sizeof(from->r[0]));
 }
 
-/* A known range holding [addr, addr + len), fetched or not. */
+/*
+ * A known range holding [addr, addr + len), fetched or not. Written so that
+ * no sum can wrap: a handler may pass any length a client made up.
+ */
 static const struct cusemu_user_range *
 find_range(const struct cusemu_user_ranges *set, cusemu_uptr_t addr,
 	   uint64_t len)
@@ -64,7 +67,8 @@ find_range(const struct cusemu_user_ranges *set, cusemu_uptr_t addr,
 	for (unsigned int i = 0; i < set->count; i++) {
 		const struct cusemu_user_range *r = &set->r[i];
 
-		if (addr >= r->addr && addr - r->addr + len <= r->len)
+		if (addr >= r->addr && len <= r->len &&
+		    addr - r->addr <= r->len - len)
 			return r;
 	}
 	return NULL;

@@ -88,6 +88,10 @@ void cusemu_config_free(struct cusemu_config *config)
 	g_free(config->control_origin);
 	g_free(config->control_group);
 	g_free(config->control_group_origin);
+	g_free(config->seccomp);
+	g_free(config->seccomp_origin);
+	g_free(config->user);
+	g_free(config->user_origin);
 	g_ptr_array_unref(config->devices);
 	g_free(config);
 }
@@ -189,6 +193,8 @@ static gboolean load_daemon_group(struct cusemu_config *config,
 		{ "control", &config->control, &config->control_origin },
 		{ "control_group", &config->control_group,
 		  &config->control_group_origin },
+		{ "seccomp", &config->seccomp, &config->seccomp_origin },
+		{ "user", &config->user, &config->user_origin },
 	};
 
 	for (guint i = 0; keys && keys[i]; i++) {
@@ -207,8 +213,8 @@ static gboolean load_daemon_group(struct cusemu_config *config,
 			g_set_error(error, G_KEY_FILE_ERROR,
 				    G_KEY_FILE_ERROR_KEY_NOT_FOUND,
 				    "%s: unknown key '%s' in [%s]; the daemon "
-				    "settings are model, lock, control and "
-				    "control_group",
+				    "settings are model, lock, control, "
+				    "control_group, seccomp and user",
 				    at, keys[i], DAEMON_GROUP);
 			return FALSE;
 		}

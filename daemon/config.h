@@ -32,6 +32,10 @@ struct cusemu_config {
 	char *control_origin;
 	char *control_group;	/* who besides root may use it */
 	char *control_group_origin;
+	char *seccomp;		/* enforce, log or off; NULL: the default */
+	char *seccomp_origin;
+	char *user;		/* whom to run as after start-up; NULL: root */
+	char *user_origin;
 	GPtrArray *devices;	/* of struct cusemu_device_spec */
 };
 

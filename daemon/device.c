@@ -339,6 +339,22 @@ static unsigned int table_rows(const struct cusemu_ioctl *table)
 	return n;
 }
 
+/* A model's -errno and message (freed here) as a GError after context. */
+G_GNUC_PRINTF(4, 5)
+static void set_model_error(GError **error, int err, char *why,
+			    const char *format, ...)
+{
+	g_autofree char *context = NULL;
+	va_list args;
+
+	va_start(args, format);
+	context = g_strdup_vprintf(format, args);
+	va_end(args);
+	g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(-err),
+		    "%s: %s", context, why ? why : g_strerror(-err));
+	g_free(why);
+}
+
 struct cusemu_device *
 cusemu_device_create(const struct cusemu_device_model *m,
 		     const struct cusemu_device_spec *spec,
@@ -363,11 +379,9 @@ cusemu_device_create(const struct cusemu_device_model *m,
 		goto fail;
 	err = m->probe ? m->probe(dev, &why) : 0;
 	if (err) {
-		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(-err),
-			    "%s: device %s (%s) failed to start: %s",
-			    spec->origin, dev->name, m->name,
-			    why ? why : g_strerror(-err));
-		g_free(why);
+		set_model_error(error, err, why, "%s: device %s (%s) failed to "
+						 "start",
+				spec->origin, dev->name, m->name);
 		goto fail;
 	}
 	return dev;
@@ -375,6 +389,19 @@ cusemu_device_create(const struct cusemu_device_model *m,
 fail:
 	cusemu_device_free(dev);
 	return NULL;
+}
+
+gboolean cusemu_device_sandboxed(struct cusemu_device *dev, GError **error)
+{
+	char *why = NULL;
+	int err;
+
+	err = dev->model->sandboxed ? dev->model->sandboxed(dev, &why) : 0;
+	if (err)
+		set_model_error(error, err, why,
+				"device %s (%s) cannot run in the sandbox",
+				dev->name, dev->model->name);
+	return !err;
 }
 
 void cusemu_device_free(struct cusemu_device *dev)

@@ -57,6 +57,8 @@ cusemu_device_create(const struct cusemu_device_model *m,
 		     const struct cusemu_device_spec *spec,
 		     unsigned int instance,
 		     const struct cusemu_kernel_model *kmodel, GError **error);
+/* The model's check once the daemon is in its sandbox (see sandboxed). */
+gboolean cusemu_device_sandboxed(struct cusemu_device *dev, GError **error);
 void cusemu_device_free(struct cusemu_device *dev);
 
 /* The common keys every model takes, for --help. */

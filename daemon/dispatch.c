@@ -38,20 +38,38 @@ static void fetch_ioc_payload(unsigned int cmd, cusemu_uptr_t arg)
 		cusemu_user_want_write(arg, size);
 }
 
+/*
+ * The payload of an _IOC row was all there before its handler ran: memory
+ * it names beyond that is what the caller never offered (the row's payload
+ * is wrong). Refused as in a restricted session, whichever this one is.
+ */
+static long ioc_overrun(struct cusemu_call *call,
+			const struct cusemu_ioctl *row)
+{
+	g_warning_once("%s: the handler of %s asked for memory outside its "
+		       "_IOC payload (the table row's payload is wrong); the "
+		       "caller gets EIO",
+		       call->dev->name, row->name);
+	call->error = -EIO;
+	return -EIO;
+}
+
 static long run_row(struct cusemu_device *dev, struct cusemu_file *file,
 		    const struct cusemu_ioctl *row, unsigned int cmd,
 		    unsigned long arg)
 {
 	struct cusemu_call *call = cusemu_call_current();
+	long ret;
 
 	if (call)
 		call->stats.name = row->name;
-	if (row->payload == CUSEMU_PAYLOAD_IOC) {
-		fetch_ioc_payload(cmd, arg);
-		if (cusemu_user_pending())
-			return 0;	/* the retry brings the payload */
-	}
-	return row->handler(dev, file, cmd, arg);
+	if (row->payload != CUSEMU_PAYLOAD_IOC)
+		return row->handler(dev, file, cmd, arg);
+	fetch_ioc_payload(cmd, arg);
+	if (cusemu_user_pending())
+		return 0;	/* the retry brings the payload */
+	ret = row->handler(dev, file, cmd, arg);
+	return cusemu_user_pending() ? ioc_overrun(call, row) : ret;
 }
 
 static long table_native_ioctl(struct cusemu_device *dev,

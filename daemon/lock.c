@@ -128,13 +128,24 @@ unsigned int cusemu_kernel_lock_depth(void)
 	return cusemu_lock_depth(&cusemu_big_lock);
 }
 
+/* What sleepers wait on; only an interrupt or the session's end wakes it. */
+static GMutex sleep_lock;
+static GCond sleep_cond;
+
+/*
+ * A timed wait, not g_usleep(): a client that gives up (killed, or a signal
+ * while it waits in an ioctl) ends the sleep at once, as it ends a
+ * schedule_timeout_interruptible() in the kernel. Without that, the kernel
+ * would keep the killed client waiting for the whole sleep.
+ */
 void cusemu_usleep(unsigned int us)
 {
-	struct dropped d;
+	gint64 end = g_get_monotonic_time() + us;
 
-	drop_all(&d);
-	g_usleep(us);
-	retake_all(&d);
+	g_mutex_lock(&sleep_lock);
+	while (!cusemu_signal_pending() && g_get_monotonic_time() < end)
+		cusemu_cond_wait_until(&sleep_cond, &sleep_lock, end);
+	g_mutex_unlock(&sleep_lock);
 }
 
 void cusemu_msleep(unsigned int ms)
@@ -264,8 +275,10 @@ gboolean cusemu_cond_wait_until(GCond *cond, GMutex *mutex, gint64 end_time)
 		return FALSE;
 	waiting_on(cond, mutex);
 	drop_all(&d);
+	/* An interrupt wakes the wait too: that is not the model's signal. */
 	signalled = !cusemu_signal_pending() &&
-		    g_cond_wait_until(cond, mutex, end_time);
+		    g_cond_wait_until(cond, mutex, end_time) &&
+		    !cusemu_signal_pending();
 	waiting_on(NULL, NULL);
 	if (d.n) {
 		/* Dispatcher locks come before the model's mutex. */

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -23,6 +24,7 @@
 #include "control.h"
 #include "device.h"
 #include "dispatch.h"
+#include "sandbox.h"
 #include "stats.h"
 #include "transport.h"
 
@@ -40,6 +42,8 @@ struct options {
 	gboolean verbose;
 	char *control;
 	char *control_group;
+	char *seccomp;
+	char *user;
 };
 
 struct daemon {
@@ -50,6 +54,7 @@ struct daemon {
 	char *control_path;
 	gid_t control_group;
 	struct cusemu_control *control;
+	struct cusemu_sandbox sandbox;
 	GMainLoop *loop;
 	int exit_status;
 };
@@ -125,11 +130,17 @@ static char *models_description(void)
 		"  global     one lock around every handler of every device\n"
 		"  device     one lock per device\n"
 		"  none       no lock at all\n"
+		"\nSeccomp modes (--seccomp), once every node exists:\n"
+		"  enforce    a system call off the allow-list kills the "
+		"daemon (default)\n"
+		"  log        it goes through, and the kernel logs it\n"
+		"  off        no filter\n"
 		"\nWithout --device and --config, one fioc device is created: "
 		"/dev/fioc0.\n"
-		"The configuration file has a [daemon] group (model=, lock=) "
-		"and one\n[device NAME] group per node (model=fioc, then the "
-		"keys above).\n");
+		"The configuration file has a [daemon] group (model=, lock=, "
+		"control=,\ncontrol_group=, seccomp=, user=) and one [device "
+		"NAME] group per node\n(model=fioc, then the keys above). The "
+		"command line wins over the file.\n");
 	return g_string_free(s, FALSE);
 }
 
@@ -160,6 +171,12 @@ static gboolean parse_options(int *argc, char ***argv, struct options *o,
 		{ "control-group", 0, 0, G_OPTION_ARG_STRING, &o->control_group,
 		  "Group that may use the control socket besides root",
 		  "GROUP" },
+		{ "seccomp", 0, 0, G_OPTION_ARG_STRING, &o->seccomp,
+		  "System call filter once the nodes exist: enforce, log or "
+		  "off (default: enforce)", "MODE" },
+		{ "user", 'u', 0, G_OPTION_ARG_STRING, &o->user,
+		  "Run as USER once the nodes exist (default: stay root, "
+		  "with no capability but CAP_SYS_PTRACE)", "USER" },
 		{ "fuse-debug", 0, 0, G_OPTION_ARG_NONE, &o->debug,
 		  "Trace every FUSE request (libfuse's -d)", NULL },
 		{ NULL }
@@ -186,58 +203,100 @@ static gboolean parse_options(int *argc, char ***argv, struct options *o,
 	return TRUE;
 }
 
+/*
+ * The command line's value over the configuration file's (NULL when
+ * neither gives one); *origin says where it came from, for errors.
+ */
+static const char *pick(const char *arg, const char *option,
+			const char *value, const char *value_origin,
+			const char **origin)
+{
+	*origin = arg ? option : value_origin;
+	return arg ? arg : value;
+}
+
+/* "ORIGIN: unknown WHAT 'VALUE'" and what to write instead, in hint. */
+static gboolean unknown_value(GError **error, const char *origin,
+			      const char *what, const char *value,
+			      const char *hint)
+{
+	g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+		    "%s: unknown %s '%s'%s", origin, what, value, hint);
+	return FALSE;
+}
+
+static gboolean resolve_control(struct daemon *d, const struct options *o,
+				const struct cusemu_config *config,
+				GError **error)
+{
+	const char *origin;
+	const char *path = pick(o->control, "--control", config->control,
+				config->control_origin, &origin);
+	const char *group = pick(o->control_group, "--control-group",
+				 config->control_group,
+				 config->control_group_origin, &origin);
+	struct group *gr;
+
+	d->control_path = g_strdup(path ? path : CUSEMU_CONTROL_DEFAULT_PATH);
+	d->control_group = (gid_t)-1;
+	if (!group)
+		return TRUE;
+	gr = getgrnam(group);
+	if (!gr)
+		return unknown_value(error, origin, "group", group, "");
+	d->control_group = gr->gr_gid;
+	return TRUE;
+}
+
+static gboolean resolve_dispatch(struct daemon *d, const struct options *o,
+				 const struct cusemu_config *config,
+				 GError **error)
+{
+	const char *origin;
+	const char *km = pick(o->kernel_model, "--model", config->kernel_model,
+			      config->kernel_model_origin, &origin);
+	const char *lock;
+
+	d->kmodel = cusemu_kernel_model_find(km ? km
+					       : CUSEMU_DEFAULT_KERNEL_MODEL);
+	if (!d->kmodel)
+		return unknown_value(error, origin, "kernel model", km,
+				     "; see --help for the list");
+	lock = pick(o->lock, "--lock", config->lock, config->lock_origin,
+		    &origin);
+	if (!cusemu_lock_mode_parse(lock ? lock : "model", &d->lock_mode))
+		return unknown_value(error, origin, "lock mode", lock,
+				     "; use model, global, device or none");
+	return TRUE;
+}
+
+static gboolean resolve_sandbox(struct daemon *d, const struct options *o,
+				const struct cusemu_config *config,
+				GError **error)
+{
+	const char *origin;
+	const char *mode = pick(o->seccomp, "--seccomp", config->seccomp,
+				config->seccomp_origin, &origin);
+	const char *user;
+
+	if (!cusemu_seccomp_mode_parse(mode ? mode : "enforce",
+				       &d->sandbox.seccomp))
+		return unknown_value(error, origin, "seccomp mode", mode,
+				     "; use enforce, log or off");
+	user = pick(o->user, "--user", config->user, config->user_origin,
+		    &origin);
+	return !user ||
+	       cusemu_sandbox_set_user(&d->sandbox, user, origin, error);
+}
+
 /* Command line over configuration file over defaults. */
 static gboolean resolve_settings(struct daemon *d, const struct options *o,
 				 const struct cusemu_config *config,
 				 GError **error)
 {
-	const char *km = o->kernel_model ? o->kernel_model
-			 : config->kernel_model ? config->kernel_model
-			 : CUSEMU_DEFAULT_KERNEL_MODEL;
-	const char *km_origin = o->kernel_model ? "--model"
-				: config->kernel_model_origin;
-	const char *lock = o->lock ? o->lock : config->lock ? config->lock
-					     : "model";
-	const char *lock_origin = o->lock ? "--lock" : config->lock_origin;
-
-	const char *group = o->control_group ? o->control_group
-						 : config->control_group;
-	const char *group_origin = o->control_group
-					   ? "--control-group"
-					   : config->control_group_origin;
-	struct group *gr;
-
-	d->control_path = g_strdup(o->control ? o->control
-				   : config->control ? config->control
-				   : CUSEMU_CONTROL_DEFAULT_PATH);
-	d->control_group = (gid_t)-1;
-	if (group) {
-		gr = getgrnam(group);
-		if (!gr) {
-			g_set_error(error, G_OPTION_ERROR,
-				    G_OPTION_ERROR_BAD_VALUE,
-				    "%s: unknown group '%s'", group_origin,
-				    group);
-			return FALSE;
-		}
-		d->control_group = gr->gr_gid;
-	}
-	d->kmodel = cusemu_kernel_model_find(km);
-	if (!d->kmodel) {
-		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-			    "%s: unknown kernel model '%s'; see --help for the "
-			    "list",
-			    km_origin, km);
-		return FALSE;
-	}
-	if (!cusemu_lock_mode_parse(lock, &d->lock_mode)) {
-		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-			    "%s: unknown lock mode '%s'; use model, global, "
-			    "device or none",
-			    lock_origin, lock);
-		return FALSE;
-	}
-	return TRUE;
+	return resolve_control(d, o, config, error) &&
+	       resolve_dispatch(d, o, config, error) &&
+	       resolve_sandbox(d, o, config, error);
 }
 
 static gboolean create_devices(struct daemon *d,
@@ -398,6 +457,7 @@ static void stop(struct daemon *d)
 	for (guint i = 0; i < d->sessions->len; i++)
 		cusemu_session_free(d->sessions->pdata[i]);
 	g_ptr_array_set_size(d->sessions, 0);
+	cusemu_sandbox_clear(&d->sandbox);
 }
 
 static int control_list(void *data, gboolean json, GString *out)
@@ -429,8 +489,14 @@ static int control_list(void *data, gboolean json, GString *out)
 					       dev->model->name, kernel, lock,
 					       ioctl_mode(dev));
 	}
-	if (json)
-		g_string_append(out, "]}\n");
+	if (json) {
+		g_string_append(out, "],\"sandbox\":");
+		cusemu_sandbox_describe_json(&d->sandbox, out);
+		g_string_append(out, "}\n");
+	} else {
+		cusemu_sandbox_describe(&d->sandbox, out);
+		g_string_append_c(out, '\n');
+	}
 	return 0;
 }
 
@@ -511,13 +577,64 @@ static const struct cusemu_control_ops control_ops = {
 	.device = control_device,
 };
 
-static gboolean on_signal(gpointer data)
+/*
+ * SIGINT and SIGTERM are blocked before any thread exists, so in every
+ * thread, and read from a signalfd in the main loop. g_unix_signal_add()
+ * would start a thread of glib's own with every signal blocked, which the
+ * sandbox could not make drop its capabilities.
+ */
+static void block_stop_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, set, NULL);
+}
+
+static gboolean on_signal(int fd, GIOCondition condition, gpointer data)
 {
 	struct daemon *d = data;
+	struct signalfd_siginfo si;
 
+	if (read(fd, &si, sizeof(si)) != sizeof(si))
+		return G_SOURCE_CONTINUE;
 	g_message("stopping: removing %u node(s)", d->devices->len);
 	g_main_loop_quit(d->loop);
 	return G_SOURCE_REMOVE;
+}
+
+/* The descriptor lives as long as the daemon. */
+static gboolean watch_stop_signals(struct daemon *d, const sigset_t *set,
+				   GError **error)
+{
+	int fd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK);
+
+	if (fd < 0) {
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
+			    "cannot watch SIGINT and SIGTERM: %s",
+			    g_strerror(errno));
+		return FALSE;
+	}
+	g_unix_fd_add(fd, G_IO_IN, on_signal, d);
+	return TRUE;
+}
+
+/*
+ * Every node exists with its owner and mode: what needed root is done.
+ * The models then check what they need later, with what is left.
+ */
+static gboolean enter_sandbox(struct daemon *d, GError **error)
+{
+	g_autoptr(GString) line = g_string_new(NULL);
+
+	if (!cusemu_sandbox_apply(&d->sandbox, error))
+		return FALSE;
+	for (guint i = 0; i < d->devices->len; i++)
+		if (!cusemu_device_sandboxed(d->devices->pdata[i], error))
+			return FALSE;
+	cusemu_sandbox_describe(&d->sandbox, line);
+	g_message("%s", line->str);
+	return TRUE;
 }
 
 /* A session whose loop ended by itself lost its node: say so and stop. */
@@ -615,11 +732,25 @@ static gboolean configure(struct daemon *d, const struct options *o,
 	return ok;
 }
 
+/* What GOptionContext filled in. */
+static void options_clear(struct options *o)
+{
+	g_free(o->config_file);
+	g_strfreev(o->devices);
+	g_free(o->kernel_model);
+	g_free(o->lock);
+	g_free(o->control);
+	g_free(o->control_group);
+	g_free(o->seccomp);
+	g_free(o->user);
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = { 0 };
 	struct daemon d = { 0 };
 	g_autoptr(GError) error = NULL;
+	sigset_t stop_signals;
 	int ready_fd = -1;
 
 	g_log_set_writer_func(log_writer, NULL, NULL);
@@ -628,25 +759,27 @@ int main(int argc, char **argv)
 	if (!parse_options(&argc, &argv, &o, &error))
 		goto fail;
 	verbose = o.verbose;
-	if (!configure(&d, &o, &error) || !check_host(&d, &error))
-		goto fail;
+	/* Before the models start their threads: a fork keeps none. */
 	if (!o.foreground && detach(&ready_fd)) {
 		g_set_error(&error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
 			    "cannot detach: %s", g_strerror(errno));
 		goto fail;
 	}
+	block_stop_signals(&stop_signals);
+	if (!configure(&d, &o, &error) || !check_host(&d, &error))
+		goto fail;
 	signal(SIGPIPE, SIG_IGN);
 	/* Before the nodes exist: a signal during start-up stops us cleanly. */
 	d.loop = g_main_loop_new(NULL, FALSE);
-	g_unix_signal_add(SIGINT, on_signal, &d);
-	g_unix_signal_add(SIGTERM, on_signal, &d);
+	if (!watch_stop_signals(&d, &stop_signals, &error))
+		goto fail;
 	if (strcmp(d.control_path, "none")) {
 		d.control = cusemu_control_start(d.control_path, d.control_group,
 						 &control_ops, &d, &error);
 		if (!d.control)
 			goto fail;
 	}
-	if (!start_sessions(&d, &o, &error))
+	if (!start_sessions(&d, &o, &error) || !enter_sandbox(&d, &error))
 		goto fail;
 
 	g_timeout_add(200, check_sessions, &d);
@@ -655,6 +788,8 @@ int main(int argc, char **argv)
 	g_main_loop_run(d.loop);
 	g_main_loop_unref(d.loop);
 	stop(&d);
+	g_free(d.control_path);
+	options_clear(&o);
 	return d.exit_status;
 
 fail:
@@ -663,5 +798,7 @@ fail:
 	if (d.loop)
 		g_main_loop_unref(d.loop);
 	report_ready(ready_fd, 1);
+	g_free(d.control_path);
+	options_clear(&o);
 	return EXIT_FAILURE;
 }

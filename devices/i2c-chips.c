@@ -610,6 +610,21 @@ GPtrArray *i2c_chips_new(const char *spec,
 	return g_steal_pointer(&chips);
 }
 
+bool i2c_chips_save(GPtrArray *chips, char **why)
+{
+	for (guint i = 0; i < chips->len; i++) {
+		struct i2c_chip *chip = chips->pdata[i];
+		g_autofree char *inner = NULL;
+
+		if (chip->ops != &eeprom_ops || !to_eeprom(chip)->file ||
+		    eeprom_save(to_eeprom(chip), &inner))
+			continue;
+		*why = g_strdup_printf("eeprom@0x%02x: %s", chip->addr, inner);
+		return false;
+	}
+	return true;
+}
+
 void i2c_chips_free(GPtrArray *chips)
 {
 	for (guint i = 0; i < chips->len; i++) {

@@ -62,6 +62,11 @@ GPtrArray *i2c_chips_new(const char *spec,
 			 const struct i2c_chip_defaults *defaults,
 			 char **why);
 
+/*
+ * Saves every EEPROM that has a file, changed or not: whether they can
+ * still be saved. false with a message for the user in *why.
+ */
+bool i2c_chips_save(GPtrArray *chips, char **why);
 /* Frees the chips of i2c_chips_new(), after a last sync. */
 void i2c_chips_free(GPtrArray *chips);
 

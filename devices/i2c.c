@@ -826,6 +826,30 @@ static void i2c_remove(struct cusemu_device *dev)
 	g_free(bus);
 }
 
+/*
+ * With the rights the daemon keeps after start-up (another user, no
+ * capability): an EEPROM file that could not be saved from now on stops
+ * the start, rather than the first write.
+ */
+static int i2c_sandboxed(struct cusemu_device *dev, char **why)
+{
+	struct i2c_bus *bus = dev->priv;
+	g_autofree char *inner = NULL;
+	bool saved;
+
+	g_mutex_lock(&bus->lock);
+	saved = i2c_chips_save(bus->chips, &inner);
+	g_mutex_unlock(&bus->lock);
+	if (saved)
+		return 0;
+	*why = g_strdup_printf("%s; after start-up the daemon saves it "
+			       "without capabilities, as the --user if one "
+			       "is given: that user must be able to create "
+			       "files in the file's directory",
+			       inner);
+	return -EACCES;
+}
+
 static const struct cusemu_ioctl i2c_native[] = {
 	CUSEMU_IOCTL_NONE(I2C_RETRIES, i2c_set_adapter),
 	CUSEMU_IOCTL_NONE(I2C_TIMEOUT, i2c_set_adapter),
@@ -887,4 +911,5 @@ const struct cusemu_device_model cusemu_model_i2c = {
 	.write = i2c_write,
 	.native_table = i2c_native,
 	.compat_table = i2c_compat,
+	.sandboxed = i2c_sandboxed,
 };

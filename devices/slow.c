@@ -27,17 +27,19 @@ struct slow {
 	bool sleep;
 };
 
-static void slow_hold(const struct slow *s, unsigned int us)
+/* A sleep ends early when the client gives up; a busy hold does not. */
+static long slow_hold(const struct slow *s, unsigned int us)
 {
 	gint64 end;
 
 	if (s->sleep) {
 		cusemu_usleep(us);
-		return;
+		return cusemu_signal_pending() ? -EINTR : 0;
 	}
 	end = g_get_monotonic_time() + us;
 	while (g_get_monotonic_time() < end)
 		;
+	return 0;
 }
 
 static long slow_hold_default(struct cusemu_device *dev,
@@ -46,8 +48,7 @@ static long slow_hold_default(struct cusemu_device *dev,
 {
 	struct slow *s = dev->priv;
 
-	slow_hold(s, s->hold_us);
-	return 0;
+	return slow_hold(s, s->hold_us);
 }
 
 static long slow_hold_us(struct cusemu_device *dev, struct cusemu_file *file,
@@ -59,8 +60,7 @@ static long slow_hold_us(struct cusemu_device *dev, struct cusemu_file *file,
 		return -EFAULT;
 	if (us > SLOW_HOLD_MAX_US)
 		return -EINVAL;
-	slow_hold(dev->priv, us);
-	return 0;
+	return slow_hold(dev->priv, us);
 }
 
 static long slow_report(struct cusemu_device *dev, struct cusemu_file *file,

@@ -40,7 +40,10 @@ struct fake_cuse {
 	bool open[MAX_FILES];
 };
 
-enum reply_kind { REPLY_NONE, REPLY_ERR, REPLY_OPEN, REPLY_IOCTL, REPLY_RETRY };
+enum reply_kind {
+	REPLY_NONE, REPLY_ERR, REPLY_OPEN, REPLY_IOCTL, REPLY_RETRY,
+	REPLY_BUF, REPLY_WRITE,
+};
 
 /* One request, and the reply the daemon gave it. */
 struct fuse_req {
@@ -187,17 +190,22 @@ int fuse_reply_ioctl_retry(fuse_req_t req, const struct iovec *in_iov,
 	return 0;
 }
 
-/* Read, write and poll are not what this fake is for. */
 int fuse_reply_buf(fuse_req_t req, const char *buf, size_t size)
 {
-	g_assert_not_reached();
+	req->kind = REPLY_BUF;
+	req->buf = buf;
+	req->size = size;
+	return 0;
 }
 
 int fuse_reply_write(fuse_req_t req, size_t count)
 {
-	g_assert_not_reached();
+	req->kind = REPLY_WRITE;
+	req->size = count;
+	return 0;
 }
 
+/* Poll is not what this fake is for. */
 int fuse_reply_poll(fuse_req_t req, unsigned revents)
 {
 	g_assert_not_reached();
@@ -266,6 +274,36 @@ void fake_cuse_release(struct fake_cuse *fc, int fh)
 	fc->se.ops->release(&req, &fc->files[fh]);
 	g_assert_cmpint(req.kind, ==, REPLY_ERR);
 	fc->open[fh] = false;
+}
+
+ssize_t fake_cuse_read(struct fake_cuse *fc, int fh, void *buf, size_t size)
+{
+	struct fuse_req req = { .se = &fc->se };
+
+	fc->se.ops->read(&req, size, 0, &fc->files[fh]);
+	if (req.kind == REPLY_ERR)
+		return -req.error;
+	g_assert_cmpint(req.kind, ==, REPLY_BUF);
+	/* fuse_dev_do_write(): more than the request's room is an error. */
+	if (req.size > size)
+		return -EIO;
+	memcpy(buf, req.buf, req.size);
+	return (ssize_t)req.size;
+}
+
+ssize_t fake_cuse_write(struct fake_cuse *fc, int fh, const void *buf,
+			size_t size)
+{
+	struct fuse_req req = { .se = &fc->se };
+
+	fc->se.ops->write(&req, buf, size, 0, &fc->files[fh]);
+	if (req.kind == REPLY_ERR)
+		return -req.error;
+	g_assert_cmpint(req.kind, ==, REPLY_WRITE);
+	/* fuse_send_write(): a count above what was sent is an error. */
+	if (req.size > size)
+		return -EIO;
+	return (ssize_t)req.size;
 }
 
 /* What a restricted ioctl sends: the payload the _IOC bits describe. */

@@ -31,6 +31,15 @@ bool fake_cuse_unrestricted(const struct fake_cuse *fc);
 int fake_cuse_open(struct fake_cuse *fc, pid_t pid);
 void fake_cuse_release(struct fake_cuse *fc, int fh);
 
+/*
+ * read(2) and write(2) of size bytes on file fh: the byte count or -errno,
+ * as the client sees it. A reply claiming more than size is EIO, as the
+ * kernel makes it.
+ */
+ssize_t fake_cuse_read(struct fake_cuse *fc, int fh, void *buf, size_t size);
+ssize_t fake_cuse_write(struct fake_cuse *fc, int fh, const void *buf,
+			size_t size);
+
 /* The daemon's answer to one request. */
 struct fake_reply {
 	enum { FAKE_REPLY_ERR, FAKE_REPLY_IOCTL, FAKE_REPLY_RETRY } kind;

@@ -126,13 +126,80 @@ static void test_file_errors(void)
 		     "allowed: 0 to 268435456");
 }
 
-static void test_truncated_file(void)
+/* What a file may hold when it is not text, or was cut short. */
+static void test_bad_text(void)
 {
+	static const char elf[] = "\x7f" "ELF\x02\x01\x01\x00\x00\x00";
+	g_autofree char *path = write_config("");
 	g_autoptr(GError) error = NULL;
-	g_autofree char *path = NULL;
+	struct cusemu_config *config = cusemu_config_new();
 
-	g_assert_false(load("[device a\n", &error, &path));
+	/* Binary junk: the start of an ELF file. */
+	g_assert_true(g_file_set_contents(path, elf, sizeof(elf) - 1, &error));
+	g_assert_false(cusemu_config_load_file(config, path, &error));
 	g_assert_true(g_str_has_prefix(error->message, path));
+	g_assert_nonnull(strstr(error->message,
+				":1: Key file contains line"));
+	g_assert_nonnull(strstr(error->message, "not a key-value pair"));
+	cusemu_config_free(config);
+	g_unlink(path);
+
+	/* A group cut in the middle: the last line, without its newline. */
+	expect_error("[device a]\nmodel=fioc\n\n[device b", 4,
+		     "not a key-value pair, group, or comment");
+	expect_error("[device a\n", 1, "not a key-value pair, group");
+	/* A key without a value, and without even its '='. */
+	expect_error("[device a]\nmodel=fioc\nmax_size=\n", 3,
+		     "bad value '' for max_size");
+	expect_error("[device a]\nmodel=fioc\nmax_size\n", 3,
+		     "not a key-value pair");
+	expect_error("[device a]\nmodel=\n", 1, "add e.g. model=fioc");
+	/* An unterminated last line is read like any other. */
+	expect_error("[device a]\nmodel=fioc\nmax_size=lots", 3,
+		     "write a byte count");
+}
+
+/* A good file whose last line has no newline. */
+static void test_unterminated_line(void)
+{
+	g_autofree char *path =
+		write_config("[device a]\nmodel=fioc\nmax_size=4K");
+	struct cusemu_config *config = cusemu_config_new();
+	g_autoptr(GError) error = NULL;
+	const struct cusemu_setting *s;
+
+	g_assert_true(cusemu_config_load_file(config, path, &error));
+	g_assert_cmpuint(config->devices->len, ==, 1);
+	s = cusemu_device_spec_lookup(config->devices->pdata[0], "max_size");
+	g_assert_nonnull(s);
+	g_assert_cmpstr(s->value, ==, "4K");
+	cusemu_config_free(config);
+	g_unlink(path);
+}
+
+/* The [daemon] group's sandbox keys, each with the line it came from. */
+static void test_sandbox_keys(void)
+{
+	g_autofree char *path = write_config("[daemon]\n"
+					     "seccomp=log\n"
+					     "\n"
+					     "user=nobody\n");
+	struct cusemu_config *config = cusemu_config_new();
+	g_autoptr(GError) error = NULL;
+	g_autofree char *seccomp_at = g_strdup_printf("%s:2", path);
+	g_autofree char *user_at = g_strdup_printf("%s:4", path);
+
+	g_assert_true(cusemu_config_load_file(config, path, &error));
+	g_assert_no_error(error);
+	g_assert_cmpstr(config->seccomp, ==, "log");
+	g_assert_cmpstr(config->seccomp_origin, ==, seccomp_at);
+	g_assert_cmpstr(config->user, ==, "nobody");
+	g_assert_cmpstr(config->user_origin, ==, user_at);
+	cusemu_config_free(config);
+	g_unlink(path);
+	expect_error("[daemon]\nseccomp=log\nsandbox=strict\n", 3,
+		     "the daemon settings are model, lock, control, "
+		     "control_group, seccomp and user");
 }
 
 static void test_device_args(void)
@@ -162,7 +229,9 @@ int main(int argc, char **argv)
 	g_test_init(&argc, &argv, NULL);
 	g_test_add_func("/config/good-file", test_good_file);
 	g_test_add_func("/config/file-errors", test_file_errors);
-	g_test_add_func("/config/truncated-file", test_truncated_file);
+	g_test_add_func("/config/bad-text", test_bad_text);
+	g_test_add_func("/config/unterminated-line", test_unterminated_line);
+	g_test_add_func("/config/sandbox-keys", test_sandbox_keys);
 	g_test_add_func("/config/device-args", test_device_args);
 	return g_test_run();
 }

@@ -185,6 +185,51 @@ static void test_interrupt_wakes_waiter(void)
 	g_cond_clear(&w.cond);
 }
 
+struct interrupted_sleep {
+	struct cusemu_wait_ctx ctx;
+	gint64 slept;
+	bool pending_after;
+	unsigned int depth_after;
+};
+
+/* A minute's sleep under the big lock, as slow's SLOW_HOLD_US may ask. */
+static gpointer long_sleeper_thread(gpointer data)
+{
+	struct interrupted_sleep *w = data;
+	gint64 start;
+
+	cusemu_wait_ctx_set_current(&w->ctx);
+	cusemu_lock_kernel();
+	start = g_get_monotonic_time();
+	cusemu_msleep(60 * 1000);
+	w->slept = g_get_monotonic_time() - start;
+	w->pending_after = cusemu_signal_pending();
+	w->depth_after = cusemu_kernel_lock_depth();
+	cusemu_unlock_kernel();
+	cusemu_wait_ctx_set_current(NULL);
+	return NULL;
+}
+
+/*
+ * The client gives up: the sleep ends at once (a bound far below the
+ * minute, not a timing assertion), the handler can tell, and it has the
+ * big lock back.
+ */
+static void test_interrupt_ends_sleep(void)
+{
+	struct interrupted_sleep w = { 0 };
+	GThread *t;
+
+	cusemu_wait_ctx_init(&w.ctx, NULL);
+	t = g_thread_new("sleeper", long_sleeper_thread, &w);
+	cusemu_wait_ctx_interrupt(&w.ctx);
+	g_thread_join(t);
+	g_assert_cmpint(w.slept, <, 10 * G_TIME_SPAN_SECOND);
+	g_assert_true(w.pending_after);
+	g_assert_cmpuint(w.depth_after, ==, 1);
+	cusemu_wait_ctx_clear(&w.ctx);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -195,5 +240,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/lock/contention-counted", test_contention_counted);
 	g_test_add_func("/lock/interrupt-wakes-waiter",
 			test_interrupt_wakes_waiter);
+	g_test_add_func("/lock/interrupt-ends-sleep", test_interrupt_ends_sleep);
 	return g_test_run();
 }

@@ -11,17 +11,21 @@ model_cells='
 2.6.10   all    32 report      method=ioctl big_lock_depth=1 compat=1
 2.6.10   all    32 who         method=ioctl32 handler big_lock_depth=1 compat=1
 2.6.10   all    32 native-only errno=EINVAL
+2.6.10   all    32 unknown     errno=EINVAL
 unlocked all    64 report      method=unlocked_ioctl big_lock_depth=0 compat=0
+unlocked all    64 unknown     errno=ENOTTY
 unlocked ioctl  64 report      method=ioctl big_lock_depth=1 compat=0
 unlocked all    32 report      method=unlocked_ioctl big_lock_depth=0 compat=1
 unlocked ioctl  32 report      method=ioctl big_lock_depth=1 compat=1
 unlocked all    32 who         method=ioctl32 handler big_lock_depth=1 compat=1
 unlocked all    32 native-only errno=EINVAL
+unlocked all    32 unknown     errno=EINVAL
 split    all    64 report      method=ioctl_native big_lock_depth=0 compat=0
 split    all    64 unknown     errno=ENOTTY
 split    all    32 report      method=ioctl_compat big_lock_depth=0 compat=1
 split    all    32 who         method=ioctl_compat big_lock_depth=0 compat=1
 split    all    32 native-only errno=EINVAL
+split    all    32 unknown     errno=EINVAL
 split    ioctl  64 report      method=ioctl big_lock_depth=1 compat=0
 split    ioctl  32 report      method=ioctl big_lock_depth=1 compat=1
 split    ioctl  32 who         method=ioctl32 handler big_lock_depth=1 compat=1
@@ -31,6 +35,7 @@ split    ioctl  32 who         method=ioctl32 handler big_lock_depth=1 compat=1
 2.6.11   all    32 report      method=compat_ioctl big_lock_depth=0 compat=1
 2.6.11   all    32 who         method=compat_ioctl big_lock_depth=0 compat=1
 2.6.11   all    32 native-only errno=EINVAL
+2.6.11   all    32 unknown     errno=EINVAL
 2.6.11   ioctl  32 report      method=ioctl big_lock_depth=1 compat=1
 2.6.11   ioctl  32 who         method=ioctl32 handler big_lock_depth=1 compat=1
 modern   all    64 report      method=unlocked_ioctl big_lock_depth=0 compat=0
@@ -39,6 +44,7 @@ modern   all    64 unknown     errno=ENOTTY
 modern   all    32 report      method=compat_ioctl big_lock_depth=0 compat=1
 modern   all    32 who         method=compat_ioctl big_lock_depth=0 compat=1
 modern   all    32 native-only errno=ENOTTY
+modern   all    32 unknown     errno=ENOTTY
 modern   ioctl  64 report      errno=ENOTTY
 modern   ioctl  32 report      errno=ENOTTY
 '

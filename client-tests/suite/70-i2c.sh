@@ -253,3 +253,15 @@ for abi in 64 32; do
 		stop_daemon TERM
 	fi
 done
+
+# --- i2c-client in both ABIs, each on a bus of its own with the default
+# chips: what i2c-tools cannot send (bad pointers, message counts and
+# lengths at the edges, a second opener)
+start_daemon "$work/i2c-client.log" --control none \
+	--device i2c:name=i2c-10 --device i2c:name=i2c-11
+if wait_for 15 is_char_node /dev/i2c-10 && wait_for 5 is_char_node /dev/i2c-11; then
+	client_pair i2c-client /dev/i2c-10 /dev/i2c-11
+else
+	not_ok "cusemud starts with two i2c buses for i2c-client"; diag <"$work/i2c-client.log"
+fi
+stop_daemon TERM

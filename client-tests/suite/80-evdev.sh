@@ -193,12 +193,7 @@ stop_daemon TERM
 # --- evdev-client in both ABIs: the ioctl and read() rules evtest leaves out
 start_daemon "$work/evdev-client.log" --device evdev:name=event-c64 --device evdev:name=event-c32
 if wait_for 15 is_char_node /dev/event-c64 && wait_for 5 is_char_node /dev/event-c32; then
-	"$clients/evdev-client-64" /dev/event-c64 >"$work/evdev-client-64.out" 2>&1
-	status64=$?
-	"$clients/evdev-client-32" /dev/event-c32 >"$work/evdev-client-32.out" 2>&1
-	status32=$?
-	report_client evdev-client-64 x86_64 $status64
-	report_client evdev-client-32 i386 $status32
+	client_pair evdev-client /dev/event-c64 /dev/event-c32
 else
 	not_ok "cusemud starts with two evdev devices for evdev-client"; diag <"$work/evdev-client.log"
 fi

@@ -210,6 +210,16 @@ struct cusemu_device_model {
 	 * what the user should do. Runs on the daemon's main thread.
 	 */
 	int (*control)(struct cusemu_device *dev, char **argv, GString *out);
+
+	/*
+	 * Called once at start-up, when every node exists and the daemon has
+	 * entered its sandbox (README, "Security"): no capability, perhaps
+	 * another user, a system call filter. The model checks, with the
+	 * rights it has from now on, what it needs later, e.g. that a file
+	 * it saves can still be written. Returns 0 or -errno with a message
+	 * for the user in *why; the daemon then does not start.
+	 */
+	int (*sandboxed)(struct cusemu_device *dev, char **why);
 };
 
 /*

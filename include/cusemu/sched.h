@@ -18,7 +18,11 @@ void cusemu_unlock_kernel(void);
 /* How deep the current thread holds the big lock: 0 when it does not. */
 unsigned int cusemu_kernel_lock_depth(void);
 
-/* Sleep, letting go of every lock the dispatcher holds for this thread. */
+/*
+ * Sleep, letting go of every lock the dispatcher holds for this thread.
+ * Returns early when the client gives up on the request being served:
+ * the handler then sees cusemu_signal_pending() and returns -EINTR.
+ */
 void cusemu_msleep(unsigned int ms);
 void cusemu_usleep(unsigned int us);
 

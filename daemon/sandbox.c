@@ -1,0 +1,504 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sandbox cusemud enters once its nodes exist: every capability
+ * dropped in every thread (root keeps CAP_SYS_PTRACE, see caps_kept()),
+ * the configured user instead of root, and a seccomp filter that lets
+ * through only the system calls of the list below.
+ *
+ * Capabilities belong to each thread, and the capset and bounding-set
+ * calls change only the caller's: every thread that exists by then (the
+ * sessions' loops and workers, the models' timers) is made to drop its own
+ * from a signal handler, and a new thread inherits its creator's. The
+ * user switch and the filter reach every thread by themselves (glibc's
+ * set*id calls, and seccomp's TSYNC).
+ */
+#define G_LOG_DOMAIN "cusemu-sandbox"
+
+#include <errno.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <pwd.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <seccomp.h>
+
+#include "sandbox.h"
+
+/* Each thread is asked once; every thread must have dropped by then. */
+#define DROP_TIMEOUT_MS 2000
+#define DROP_PAUSE_US 1000
+
+#define ALLOW(call, why) { #call, CUSEMU_RULE_ALLOW, 0, why }
+#define ALLOW_IF_ARG0(call, value, why) \
+	{ #call, CUSEMU_RULE_ARG0_EQ, value, why }
+#define ALLOW_IF_ARG0_HAS(call, bits, why) \
+	{ #call, CUSEMU_RULE_ARG0_HAS, bits, why }
+#define ALLOW_IF_OWN_PID(call, why) { #call, CUSEMU_RULE_ARG0_SELF, 0, why }
+#define ENOSYS_FOR(call, why) { #call, CUSEMU_RULE_ENOSYS, 0, why }
+
+/*
+ * What the daemon does after start-up, and nothing more: serve FUSE
+ * requests in libfuse's worker threads, which come and go; run the models'
+ * handlers and timers; answer the control socket; log; save EEPROM files;
+ * read /proc/PID/exe of evdev openers; stop. The README's Security
+ * section has the same table.
+ */
+const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
+	/* Memory */
+	ALLOW(brk, "malloc grows the heap"),
+	ALLOW(mmap, "malloc's arenas and large blocks; thread stacks"),
+	ALLOW(munmap, "the same, given back"),
+	ALLOW(mprotect, "a new thread's stack guard; malloc arenas grow"),
+	ALLOW(madvise, "glibc gives back the memory of ended threads"),
+	ALLOW(mremap, "realloc of large blocks (a fioc buffer grows)"),
+	/* Threads */
+	ALLOW_IF_ARG0_HAS(clone, CLONE_THREAD,
+			  "libfuse starts worker threads when requests wait; "
+			  "threads only, never a new process"),
+	ENOSYS_FOR(clone3, "its flags are in memory a filter cannot read: "
+			   "ENOSYS makes glibc fall back to clone"),
+	ALLOW(set_robust_list, "each new thread registers its robust futexes"),
+	ALLOW(rseq, "each new thread registers its restartable sequences"),
+	ALLOW(futex, "mutexes, condition variables, thread joins"),
+	ALLOW(exit, "a thread ends"),
+	ALLOW(exit_group, "the daemon exits"),
+	ALLOW(getpid, "pthread_kill, pthread_cancel, syslog's LOG_PID"),
+	ALLOW_IF_OWN_PID(tgkill, "waking a session's loop at shutdown; "
+				 "libfuse cancels its workers; only the "
+				 "daemon's own threads"),
+	ALLOW(rt_sigprocmask, "threads start with signals blocked"),
+	ALLOW(rt_sigaction, "libfuse puts back signal handlers when a session "
+			    "ends"),
+	ALLOW(rt_sigreturn, "return from the wake-up and cancel handlers"),
+	/* Time */
+	ALLOW(clock_gettime, "clocks, where the vDSO falls back to the call"),
+	ALLOW(gettimeofday, "wall-clock time, where the vDSO falls back"),
+	/* Files and descriptors */
+	ALLOW(openat, "evdev reads /proc/PID/exe of openers; i2c saves "
+		      "EEPROM files; syslog reads the time zone"),
+	ALLOW(close, "every descriptor"),
+	ALLOW(dup2, "a detached daemon, once ready, points stdin, stdout and "
+		    "stderr at /dev/null"),
+	ALLOW(fcntl, "fdopen reads a descriptor's flags (glib reading a "
+		     "/proc file)"),
+	ALLOW(read, "FUSE requests from /dev/cuse; files; glib's wake-ups"),
+	ALLOW(write, "logs to stderr; files; glib's wake-ups"),
+	ALLOW(writev, "FUSE replies and poll notifications to /dev/cuse"),
+	ALLOW(lseek, "fclose gives back what stdio read ahead (evdev's "
+		     "/proc/PID/exe)"),
+	ALLOW(newfstatat, "stdio sizes its buffers (fstat); lstat of the "
+			  "control socket at shutdown"),
+	ALLOW(fallocate, "glib reserves an EEPROM file's size before writing "
+			 "it"),
+	ALLOW(fsync, "an EEPROM file is on disk before its rename"),
+	ALLOW(rename, "an EEPROM file is replaced whole"),
+	ALLOW(unlink, "the control socket at shutdown; a failed save's "
+		      "temporary file"),
+	ALLOW(getdents64, "the ioctl32 log line looks for the client's "
+			  "descriptor in /proc/PID/fd"),
+	ALLOW(readlink, "the same, reading each descriptor's link"),
+	ALLOW(poll, "glib's main loop"),
+	/* Sockets */
+	ALLOW(accept4, "control socket connections"),
+	ALLOW(recvfrom, "control requests"),
+	ALLOW(sendto, "control answers; syslog"),
+	ALLOW(shutdown, "the end of a control answer"),
+	ALLOW(getsockopt, "who is on the control socket (SO_PEERCRED, "
+			  "SO_PEERGROUPS)"),
+	ALLOW_IF_ARG0(socket, AF_UNIX, "syslog's socket to /dev/log; no "
+				       "other address family"),
+	ALLOW(connect, "syslog connects to /dev/log"),
+	ALLOW(geteuid, "the daemon's own user may use the control socket"),
+	{ NULL },
+};
+
+static const char *const seccomp_mode_names[] = {
+	[CUSEMU_SECCOMP_ENFORCE] = "enforce",
+	[CUSEMU_SECCOMP_LOG] = "log",
+	[CUSEMU_SECCOMP_OFF] = "off",
+};
+
+bool cusemu_seccomp_mode_parse(const char *s, enum cusemu_seccomp_mode *mode)
+{
+	for (unsigned int i = 0; i < G_N_ELEMENTS(seccomp_mode_names); i++) {
+		if (!strcmp(s, seccomp_mode_names[i])) {
+			*mode = i;
+			return true;
+		}
+	}
+	return false;
+}
+
+const char *cusemu_seccomp_mode_name(enum cusemu_seccomp_mode mode)
+{
+	return seccomp_mode_names[mode];
+}
+
+gboolean cusemu_sandbox_set_user(struct cusemu_sandbox *sb, const char *name,
+				 const char *origin, GError **error)
+{
+	struct passwd *pw = getpwnam(name);
+	int n = 0;
+
+	if (!pw) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s: unknown user '%s'; give a user of this "
+			    "system (e.g. nobody) for the daemon to run as "
+			    "after start-up",
+			    origin, name);
+		return FALSE;
+	}
+	g_clear_pointer(&sb->user, g_free);
+	if (pw->pw_uid == 0)
+		return TRUE;
+	sb->user = g_strdup(pw->pw_name);
+	sb->uid = pw->pw_uid;
+	sb->gid = pw->pw_gid;
+	/* Its supplementary groups too: a group may own its EEPROM files. */
+	getgrouplist(pw->pw_name, pw->pw_gid, NULL, &n);
+	if (sb->groups)
+		g_array_unref(sb->groups);
+	sb->groups = g_array_sized_new(FALSE, TRUE, sizeof(gid_t), n);
+	g_array_set_size(sb->groups, n);
+	if (getgrouplist(pw->pw_name, pw->pw_gid,
+			 (gid_t *)sb->groups->data, &n) < 0)
+		g_array_set_size(sb->groups, 0);
+	else
+		g_array_set_size(sb->groups, n);
+	return TRUE;
+}
+
+void cusemu_sandbox_clear(struct cusemu_sandbox *sb)
+{
+	g_clear_pointer(&sb->user, g_free);
+	g_clear_pointer(&sb->groups, g_array_unref);
+}
+
+/* "WHAT: the errno's text; HINT" */
+static gboolean fail_errno(GError **error, int err, const char *what,
+			   const char *hint)
+{
+	g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(err),
+		    "%s: %s; %s", what, g_strerror(err), hint);
+	return FALSE;
+}
+
+/* ---- capabilities, in every thread */
+
+/* The highest capability this kernel knows, and what threads keep. */
+static int last_cap;
+static uint64_t keep_caps;
+
+/* Async-signal-safe: every thread runs it in its own signal handler. */
+static int drop_own_caps(void)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = { 0 };
+
+	/*
+	 * No execve could give any back (the filter allows none, and off
+	 * it, neither setuid bits nor file capabilities would count).
+	 */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -errno;
+	for (int cap = 0; cap <= last_cap; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0))
+			return -errno;
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	data[0].effective = data[0].permitted = (uint32_t)keep_caps;
+	data[1].effective = data[1].permitted = (uint32_t)(keep_caps >> 32);
+	return syscall(SYS_capset, &hdr, data) ? -errno : 0;
+}
+
+static void on_drop_signal(int sig)
+{
+	int saved = errno;
+
+	drop_own_caps();
+	errno = saved;
+}
+
+static int find_last_cap(void)
+{
+	int cap = CAP_LAST_CAP;
+
+	/* The kernel may know more than these headers, or fewer. */
+	while (prctl(PR_CAPBSET_READ, cap + 1, 0, 0, 0) >= 0)
+		cap++;
+	while (cap > 0 && prctl(PR_CAPBSET_READ, cap, 0, 0, 0) < 0)
+		cap--;
+	return cap;
+}
+
+/* A field of /proc/.../status, as "CapPrm:\t0000000000000000". */
+static guint64 status_hex(const char *status, const char *key)
+{
+	const char *at = strstr(status, key);
+
+	return at ? g_ascii_strtoull(at + strlen(key), NULL, 16) : G_MAXUINT64;
+}
+
+/*
+ * Whether a thread holds no capability but keep, and may gain none (one
+ * that is gone holds none); *name says which thread it is when not.
+ */
+static gboolean thread_dropped(pid_t tid, guint64 keep, char **name)
+{
+	g_autofree char *path = g_strdup_printf("/proc/self/task/%d/status",
+						(int)tid);
+	g_autofree char *status = NULL;
+
+	if (!g_file_get_contents(path, &status, NULL, NULL))
+		return TRUE;
+	if (status_hex(status, "\nNoNewPrivs:") == 1 &&
+	    status_hex(status, "\nCapInh:") == 0 &&
+	    status_hex(status, "\nCapPrm:") == keep &&
+	    status_hex(status, "\nCapEff:") == keep &&
+	    status_hex(status, "\nCapBnd:") == 0 &&
+	    (!strstr(status, "\nCapAmb:") ||
+	     status_hex(status, "\nCapAmb:") == 0))
+		return TRUE;
+	if (name) {
+		g_free(*name);
+		*name = g_strndup(status + strlen("Name:\t"),
+				  strcspn(status + strlen("Name:\t"), "\n"));
+	}
+	return FALSE;
+}
+
+/* The threads of this process but the caller. */
+static GArray *other_threads(void)
+{
+	GArray *tids = g_array_new(FALSE, FALSE, sizeof(pid_t));
+	g_autoptr(GDir) dir = g_dir_open("/proc/self/task", 0, NULL);
+	pid_t self = gettid();
+	const char *entry;
+
+	while (dir && (entry = g_dir_read_name(dir))) {
+		pid_t tid = (pid_t)g_ascii_strtoll(entry, NULL, 10);
+
+		if (tid > 0 && tid != self)
+			g_array_append_val(tids, tid);
+	}
+	return tids;
+}
+
+/*
+ * Signal every other thread once, and wait until each has dropped. A
+ * thread made meanwhile by one that had not dropped yet shows up in a
+ * later round; one made by a thread that had is born without.
+ */
+static gboolean drop_in_other_threads(guint64 keep, GError **error)
+{
+	g_autoptr(GHashTable) asked = g_hash_table_new(NULL, NULL);
+	gint64 deadline = g_get_monotonic_time() +
+			  DROP_TIMEOUT_MS * G_TIME_SPAN_MILLISECOND;
+	g_autofree char *name = NULL;
+	pid_t left;
+
+	do {
+		g_autoptr(GArray) tids = other_threads();
+
+		left = 0;
+		for (guint i = 0; i < tids->len; i++) {
+			pid_t tid = g_array_index(tids, pid_t, i);
+
+			if (thread_dropped(tid, keep, &name))
+				continue;
+			left = tid;
+			if (g_hash_table_add(asked, GINT_TO_POINTER(tid)))
+				syscall(SYS_tgkill, getpid(), tid, SIGRTMIN);
+		}
+		if (left)
+			g_usleep(DROP_PAUSE_US);
+	} while (left && g_get_monotonic_time() < deadline);
+	if (left) {
+		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_PERM,
+			    "thread %d (%s) did not drop its capabilities "
+			    "within %d ms (does it block signal %d?); not "
+			    "serving with them",
+			    (int)left, name, DROP_TIMEOUT_MS, SIGRTMIN);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+static gboolean drop_caps(guint64 keep, GError **error)
+{
+	struct sigaction sa = {
+		.sa_handler = on_drop_signal,
+		/* Threads blocked in read() or poll() go on waiting. */
+		.sa_flags = SA_RESTART,
+	};
+	int err;
+
+	last_cap = find_last_cap();
+	keep_caps = keep;
+	sigfillset(&sa.sa_mask);
+	/* Left installed: no late signal may find the default (to die). */
+	sigaction(SIGRTMIN, &sa, NULL);
+	if (!drop_in_other_threads(keep, error))
+		return FALSE;
+	err = drop_own_caps();
+	return !err || fail_errno(error, -err, "cannot drop capabilities",
+				  "cusemud must start as root");
+}
+
+/* After a user switch, which changes every thread's capabilities itself. */
+static gboolean check_every_thread(GError **error)
+{
+	g_autoptr(GArray) tids = other_threads();
+	g_autofree char *name = NULL;
+	pid_t self = gettid();
+
+	g_array_append_val(tids, self);
+	for (guint i = 0; i < tids->len; i++) {
+		pid_t tid = g_array_index(tids, pid_t, i);
+
+		if (!thread_dropped(tid, 0, &name)) {
+			g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_PERM,
+				    "thread %d (%s) kept capabilities after "
+				    "the switch to a user; not serving with "
+				    "them",
+				    (int)tid, name);
+			return FALSE;
+		}
+	}
+	return TRUE;
+}
+
+/* glibc makes every thread change its ids, as POSIX wants. */
+static gboolean switch_user(const struct cusemu_sandbox *sb, GError **error)
+{
+	if (setgroups(sb->groups->len, (const gid_t *)sb->groups->data) ||
+	    setresgid(sb->gid, sb->gid, sb->gid) ||
+	    setresuid(sb->uid, sb->uid, sb->uid)) {
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
+			    "cannot switch to user %s (uid %u, gid %u): %s",
+			    sb->user, (unsigned int)sb->uid,
+			    (unsigned int)sb->gid, g_strerror(errno));
+		return FALSE;
+	}
+	return check_every_thread(error);
+}
+
+/* ---- the system call filter */
+
+static int add_rule(scmp_filter_ctx ctx, const struct cusemu_syscall_rule *r,
+		    int nr)
+{
+	switch (r->kind) {
+	case CUSEMU_RULE_ALLOW:
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
+	case CUSEMU_RULE_ARG0_EQ:
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+					SCMP_A0(SCMP_CMP_EQ, r->arg0));
+	case CUSEMU_RULE_ARG0_HAS:
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+					SCMP_A0(SCMP_CMP_MASKED_EQ, r->arg0,
+						r->arg0));
+	case CUSEMU_RULE_ARG0_SELF:
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+					SCMP_A0(SCMP_CMP_EQ, getpid()));
+	case CUSEMU_RULE_ENOSYS:
+		return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0);
+	}
+	return -EINVAL;
+}
+
+static int build_filter(scmp_filter_ctx ctx, uint32_t off_list,
+			unsigned int *allowed)
+{
+	int err;
+
+	/* Another ABI's calls (int 0x80, x32) are off the list too. */
+	err = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, off_list);
+	if (!err)
+		err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
+	for (const struct cusemu_syscall_rule *r = cusemu_sandbox_rules;
+	     !err && r->name; r++) {
+		int nr = seccomp_syscall_resolve_name(r->name);
+
+		/* Not a call of this architecture: nothing to allow. */
+		if (nr < 0)
+			continue;
+		err = add_rule(ctx, r, nr);
+		*allowed += r->kind != CUSEMU_RULE_ENOSYS;
+	}
+	return err ? err : seccomp_load(ctx);
+}
+
+static gboolean load_filter(struct cusemu_sandbox *sb, GError **error)
+{
+	uint32_t off_list = sb->seccomp == CUSEMU_SECCOMP_ENFORCE
+				    ? SCMP_ACT_KILL_PROCESS
+				    : SCMP_ACT_LOG;
+	scmp_filter_ctx ctx = seccomp_init(off_list);
+	int err = ctx ? build_filter(ctx, off_list, &sb->allowed_calls)
+		      : -ENOMEM;
+
+	seccomp_release(ctx);
+	return !err || fail_errno(error, -err,
+				  "cannot install the seccomp filter",
+				  "--seccomp=off runs without it");
+}
+
+/*
+ * Root keeps CAP_SYS_PTRACE: the kernel shows /proc/PID/exe (evdev's ABI
+ * of an opener) and /proc/PID/fd (the ioctl32 log line) of a process only
+ * to one holding every capability that process may use, or this one; a
+ * root client may use them all. A switch to a user drops it anyway.
+ */
+static guint64 caps_kept(const struct cusemu_sandbox *sb)
+{
+	return sb->user ? 0 : 1ull << CAP_SYS_PTRACE;
+}
+
+gboolean cusemu_sandbox_apply(struct cusemu_sandbox *sb, GError **error)
+{
+	/* The switch to a user needs these, and drops them itself. */
+	guint64 keep = sb->user ? (1ull << CAP_SETUID) | (1ull << CAP_SETGID)
+				: caps_kept(sb);
+
+	if (!drop_caps(keep, error) ||
+	    (sb->user && !switch_user(sb, error)))
+		return FALSE;
+	return sb->seccomp == CUSEMU_SECCOMP_OFF || load_filter(sb, error);
+}
+
+void cusemu_sandbox_describe(const struct cusemu_sandbox *sb, GString *out)
+{
+	g_string_append_printf(out, "sandbox: seccomp %s",
+			       cusemu_seccomp_mode_name(sb->seccomp));
+	if (sb->seccomp != CUSEMU_SECCOMP_OFF)
+		g_string_append_printf(out, " (%u system calls allowed)",
+				       sb->allowed_calls);
+	g_string_append_printf(out, ", capabilities kept: %s (every other "
+				    "one dropped, in every thread), user %s "
+				    "(uid %u, gid %u)",
+			       caps_kept(sb) ? "cap_sys_ptrace" : "none",
+			       sb->user ? sb->user : "root",
+			       (unsigned int)sb->uid, (unsigned int)sb->gid);
+}
+
+void cusemu_sandbox_describe_json(const struct cusemu_sandbox *sb,
+				  GString *out)
+{
+	g_string_append_printf(out,
+			       "{\"seccomp\":\"%s\",\"allowed_calls\":%u,"
+			       "\"capabilities\":%s,\"user\":\"%s\","
+			       "\"uid\":%u,\"gid\":%u}",
+			       cusemu_seccomp_mode_name(sb->seccomp),
+			       sb->allowed_calls,
+			       caps_kept(sb) ? "[\"cap_sys_ptrace\"]" : "[]",
+			       sb->user ? sb->user : "root",
+			       (unsigned int)sb->uid, (unsigned int)sb->gid);
+}

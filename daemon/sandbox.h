@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What cusemud gives up once its nodes exist: every capability, in every
+ * thread; root for a configured user; and every system call but those of
+ * an allow-list (seccomp), also in every thread.
+ */
+#ifndef CUSEMU_SANDBOX_H
+#define CUSEMU_SANDBOX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <glib.h>
+
+enum cusemu_seccomp_mode {
+	CUSEMU_SECCOMP_ENFORCE,	/* a call off the list kills the daemon */
+	CUSEMU_SECCOMP_LOG,	/* it goes through, and the kernel logs it */
+	CUSEMU_SECCOMP_OFF,	/* no filter */
+};
+
+bool cusemu_seccomp_mode_parse(const char *s, enum cusemu_seccomp_mode *mode);
+const char *cusemu_seccomp_mode_name(enum cusemu_seccomp_mode mode);
+
+struct cusemu_sandbox {
+	enum cusemu_seccomp_mode seccomp;
+	/* --user: whom to run as after start-up; NULL to stay root. */
+	char *user;
+	uid_t uid;
+	gid_t gid;
+	GArray *groups;		/* of gid_t: the user's groups */
+	/* Filled by cusemu_sandbox_apply(). */
+	unsigned int allowed_calls;
+};
+
+/*
+ * Look the user up now, while the user and group databases can still be
+ * read; origin ("--user" or FILE:LINE) goes into the error. A user with
+ * uid 0 is root: the daemon stays root.
+ */
+gboolean cusemu_sandbox_set_user(struct cusemu_sandbox *sb, const char *name,
+				 const char *origin, GError **error);
+
+/*
+ * Once every node exists: drop every capability in every thread, switch
+ * to the user, install the seccomp filter in every thread. Threads made
+ * later inherit all of it. Fails with a message saying what stayed.
+ */
+gboolean cusemu_sandbox_apply(struct cusemu_sandbox *sb, GError **error);
+
+/* One line on what the daemon runs with, for the log and cusemuctl list. */
+void cusemu_sandbox_describe(const struct cusemu_sandbox *sb, GString *out);
+/* The same as a JSON object. */
+void cusemu_sandbox_describe_json(const struct cusemu_sandbox *sb,
+				  GString *out);
+
+void cusemu_sandbox_clear(struct cusemu_sandbox *sb);
+
+/* What a rule of the allow-list lets through. */
+enum cusemu_syscall_rule_kind {
+	CUSEMU_RULE_ALLOW,		/* the call, whatever its arguments */
+	CUSEMU_RULE_ARG0_EQ,		/* when its first argument is arg0 */
+	CUSEMU_RULE_ARG0_HAS,		/* when its first argument has arg0's bits */
+	CUSEMU_RULE_ARG0_SELF,		/* when its first argument is our pid */
+	CUSEMU_RULE_ENOSYS,		/* fails with ENOSYS instead of running */
+};
+
+struct cusemu_syscall_rule {
+	const char *name;
+	enum cusemu_syscall_rule_kind kind;
+	uint64_t arg0;
+	const char *why;
+};
+
+/* The allow-list, ended by a rule without a name (README lists it too). */
+extern const struct cusemu_syscall_rule cusemu_sandbox_rules[];
+
+#endif

@@ -1,0 +1,344 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of the sandbox: the allow-list against this architecture and
+ * the README's table; capabilities dropped in every thread, the user
+ * switch and the seccomp filter, each in a subprocess of its own (they
+ * cannot be undone), and skipped where the test does not run as root.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <glib.h>
+#include <seccomp.h>
+
+#include "sandbox.h"
+
+/* CAP_SYS_PTRACE, which root keeps, as /proc shows capability sets. */
+#define PTRACE_ONLY "0000000000080000"
+#define NONE "0000000000000000"
+
+/*
+ * TRUE in the subprocess that runs a test of what cannot be undone; the
+ * parent runs it there and checks that it passed, or that it was killed
+ * (FALSE). Root only.
+ */
+static gboolean in_subprocess(gboolean killed)
+{
+	if (geteuid() != 0) {
+		g_test_skip("needs root to drop capabilities and switch users");
+		return FALSE;
+	}
+	if (g_test_subprocess())
+		return TRUE;
+	g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+	if (killed)
+		g_test_trap_assert_failed();
+	else
+		g_test_trap_assert_passed();
+	return FALSE;
+}
+
+static void test_seccomp_modes(void)
+{
+	enum cusemu_seccomp_mode mode;
+
+	g_assert_true(cusemu_seccomp_mode_parse("enforce", &mode));
+	g_assert_cmpint(mode, ==, CUSEMU_SECCOMP_ENFORCE);
+	g_assert_true(cusemu_seccomp_mode_parse("log", &mode));
+	g_assert_cmpstr(cusemu_seccomp_mode_name(mode), ==, "log");
+	g_assert_true(cusemu_seccomp_mode_parse("off", &mode));
+	g_assert_cmpstr(cusemu_seccomp_mode_name(mode), ==, "off");
+	g_assert_false(cusemu_seccomp_mode_parse("kill", &mode));
+	g_assert_false(cusemu_seccomp_mode_parse("", &mode));
+}
+
+/* Every entry names a call of this architecture once, with a reason. */
+static void test_rules(void)
+{
+	g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
+	const struct cusemu_syscall_rule *r;
+
+	for (r = cusemu_sandbox_rules; r->name; r++) {
+		if (seccomp_arch_native() == SCMP_ARCH_X86_64 &&
+		    seccomp_syscall_resolve_name(r->name) < 0)
+			g_error("%s is no x86_64 system call", r->name);
+		if (!g_hash_table_add(seen, (char *)r->name))
+			g_error("%s is listed twice", r->name);
+		g_assert_cmpuint(strlen(r->why), >, 10);
+	}
+	/* What the sandbox exists to refuse. */
+	for (const char *const *no = (const char *const[]){
+		     "execve", "execveat", "ptrace", "process_vm_readv",
+		     "process_vm_writev", "fork", "vfork", "setuid", "capset",
+		     "mount", "bpf", "init_module", "kill", NULL };
+	     *no; no++)
+		g_assert_false(g_hash_table_contains(seen, *no));
+}
+
+/* The "| `call` |" rows of README.md's Security section. */
+static GHashTable *readme_calls(void)
+{
+	const char *path = g_getenv("CUSEMU_README");
+	GHashTable *calls = g_hash_table_new_full(g_str_hash, g_str_equal,
+						  g_free, NULL);
+	g_autofree char *text = NULL;
+	g_auto(GStrv) lines = NULL;
+	gboolean in_section = FALSE;
+
+	if (!path || !g_file_get_contents(path, &text, NULL, NULL))
+		g_error("set CUSEMU_README to the README.md to check");
+	lines = g_strsplit(text, "\n", -1);
+	for (char **l = lines; *l; l++) {
+		if (g_str_has_prefix(*l, "## "))
+			in_section = !strcmp(*l, "## Security");
+		if (in_section && g_str_has_prefix(*l, "| `"))
+			g_hash_table_add(calls,
+					 g_strndup(*l + 3,
+						   strcspn(*l + 3, "`")));
+	}
+	return calls;
+}
+
+static void test_readme_table(void)
+{
+	g_autoptr(GHashTable) calls = readme_calls();
+	guint n = 0;
+
+	for (const struct cusemu_syscall_rule *r = cusemu_sandbox_rules;
+	     r->name; r++, n++)
+		if (!g_hash_table_contains(calls, r->name))
+			g_error("README's Security table lacks %s", r->name);
+	g_assert_cmpuint(g_hash_table_size(calls), ==, n);
+}
+
+/* ---- in subprocesses */
+
+/* Threads that exist before the sandbox, each waiting its own way. */
+struct waiters {
+	int pipe[2];
+	GMutex lock;
+	GCond cond;
+	gboolean done;
+	GThread *reader, *sleeper, *cond_waiter;
+};
+
+static gpointer read_until_written(gpointer data)
+{
+	struct waiters *w = data;
+	char c;
+
+	g_assert_cmpint(read(w->pipe[0], &c, 1), ==, 1);
+	return NULL;
+}
+
+static gpointer sleep_until_done(gpointer data)
+{
+	struct waiters *w = data;
+
+	/* poll(), not g_usleep(): the daemon's filter has no nanosleep. */
+	while (!g_atomic_int_get(&w->done))
+		poll(NULL, 0, 1);
+	return NULL;
+}
+
+static gpointer wait_until_done(gpointer data)
+{
+	struct waiters *w = data;
+
+	g_mutex_lock(&w->lock);
+	while (!w->done)
+		g_cond_wait(&w->cond, &w->lock);
+	g_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+static void waiters_start(struct waiters *w)
+{
+	g_assert_cmpint(pipe(w->pipe), ==, 0);
+	g_mutex_init(&w->lock);
+	g_cond_init(&w->cond);
+	w->reader = g_thread_new("reader", read_until_written, w);
+	w->sleeper = g_thread_new("sleeper", sleep_until_done, w);
+	w->cond_waiter = g_thread_new("cond-waiter", wait_until_done, w);
+}
+
+static void waiters_stop(struct waiters *w)
+{
+	g_assert_cmpint(write(w->pipe[1], "x", 1), ==, 1);
+	g_mutex_lock(&w->lock);
+	g_atomic_int_set(&w->done, TRUE);
+	g_cond_broadcast(&w->cond);
+	g_mutex_unlock(&w->lock);
+	g_thread_join(w->reader);
+	g_thread_join(w->sleeper);
+	g_thread_join(w->cond_waiter);
+}
+
+/* A field of every thread's status is value. */
+static void assert_every_thread(const char *field, const char *value)
+{
+	g_autoptr(GDir) dir = g_dir_open("/proc/self/task", 0, NULL);
+	const char *tid;
+	guint n = 0;
+
+	g_assert_nonnull(dir);
+	while ((tid = g_dir_read_name(dir))) {
+		g_autofree char *path =
+			g_strdup_printf("/proc/self/task/%s/status", tid);
+		g_autofree char *status = NULL;
+		g_autofree char *key = g_strdup_printf("\n%s:\t", field);
+		const char *at;
+
+		/* A thread that ended meanwhile holds nothing. */
+		if (!g_file_get_contents(path, &status, NULL, NULL))
+			continue;
+		at = strstr(status, key);
+		g_assert_nonnull(at);
+		at += strlen(key);
+		if (strncmp(at, value, strlen(value)))
+			g_error("thread %s: %s %.*s, not %s", tid, field,
+				(int)strcspn(at, "\n"), at, value);
+		n++;
+	}
+	g_assert_cmpuint(n, >, 1);
+}
+
+static void assert_caps(const char *kept)
+{
+	assert_every_thread("CapPrm", kept);
+	assert_every_thread("CapEff", kept);
+	assert_every_thread("CapInh", NONE);
+	assert_every_thread("CapBnd", NONE);
+	assert_every_thread("NoNewPrivs", "1");
+}
+
+/* A thread as libfuse makes its workers, waiting for the pipe too. */
+static void *read_one(void *data)
+{
+	return read_until_written(data);
+}
+
+static void apply(struct cusemu_sandbox *sb)
+{
+	g_autoptr(GError) error = NULL;
+
+	g_assert_true(cusemu_sandbox_apply(sb, &error));
+	g_assert_no_error(error);
+}
+
+/* Root keeps CAP_SYS_PTRACE, in every thread, and so do new threads. */
+static void test_caps_every_thread(void)
+{
+	struct cusemu_sandbox sb = { .seccomp = CUSEMU_SECCOMP_ENFORCE };
+	struct waiters w = { 0 }, w_later = { 0 };
+	pthread_t later;
+
+	if (!in_subprocess(FALSE))
+		return;
+	waiters_start(&w);
+	g_assert_cmpint(pipe(w_later.pipe), ==, 0);
+	apply(&sb);
+	assert_caps(PTRACE_ONLY);
+	assert_every_thread("Seccomp", "2");
+	/*
+	 * A thread made now (clone, after clone3's ENOSYS) inherits it all.
+	 * Made with pthread_create, as libfuse makes its workers:
+	 * g_thread_new() would also name it, with a prctl the filter does
+	 * not allow.
+	 */
+	g_assert_cmpint(pthread_create(&later, NULL, read_one, &w_later), ==,
+			0);
+	assert_caps(PTRACE_ONLY);
+	assert_every_thread("Seccomp", "2");
+	g_assert_cmpint(write(w_later.pipe[1], "x", 1), ==, 1);
+	g_assert_cmpint(pthread_join(later, NULL), ==, 0);
+	waiters_stop(&w);
+}
+
+static void test_user(void)
+{
+	struct cusemu_sandbox sb = { .seccomp = CUSEMU_SECCOMP_OFF };
+	g_autoptr(GError) error = NULL;
+	struct waiters w = { 0 };
+	uid_t ruid, euid, suid;
+
+	if (!in_subprocess(FALSE))
+		return;
+	g_assert_false(cusemu_sandbox_set_user(&sb, "no-such-user-here",
+					       "--user", &error));
+	g_assert_true(g_str_has_prefix(error->message, "--user: unknown user "
+						       "'no-such-user-here'"));
+	g_assert_true(cusemu_sandbox_set_user(&sb, "nobody", "--user", NULL));
+	waiters_start(&w);
+	apply(&sb);
+	assert_caps(NONE);
+	g_assert_cmpint(getresuid(&ruid, &euid, &suid), ==, 0);
+	g_assert_cmpuint(ruid, ==, sb.uid);
+	g_assert_cmpuint(euid, ==, sb.uid);
+	g_assert_cmpuint(suid, ==, sb.uid);
+	g_assert_cmpuint(getegid(), ==, sb.gid);
+	waiters_stop(&w);
+	cusemu_sandbox_clear(&sb);
+}
+
+/* A forbidden call, after the sandbox of mode, in a subprocess. */
+static void forbidden_call(enum cusemu_seccomp_mode mode, const char *call)
+{
+	struct cusemu_sandbox sb = { .seccomp = mode };
+	int fd;
+
+	apply(&sb);
+	if (!strcmp(call, "fork")) {
+		pid_t pid = fork();
+
+		if (pid == 0)
+			_exit(0);
+		g_assert_cmpint(pid, >, 0);
+		g_assert_cmpint(waitpid(pid, NULL, 0), ==, pid);
+		return;
+	}
+	/* Allowed: the one family syslog uses. */
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	g_assert_cmpint(fd, >=, 0);
+	close(fd);
+	if (!strcmp(call, "socket")) {
+		fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		g_assert_cmpint(fd, >=, 0);
+		close(fd);
+	}
+}
+
+static void test_forbidden(gconstpointer data)
+{
+	const char *call = data;
+	gboolean log = g_str_has_prefix(g_test_get_path(), "/sandbox/log/");
+
+	/* Under enforce, a forbidden call is killed by SIGSYS. */
+	if (in_subprocess(!log && *call))
+		forbidden_call(log ? CUSEMU_SECCOMP_LOG
+				   : CUSEMU_SECCOMP_ENFORCE,
+			       call);
+}
+
+int main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	g_test_add_func("/sandbox/seccomp-modes", test_seccomp_modes);
+	g_test_add_func("/sandbox/rules", test_rules);
+	g_test_add_func("/sandbox/readme-table", test_readme_table);
+	g_test_add_func("/sandbox/caps-every-thread", test_caps_every_thread);
+	g_test_add_func("/sandbox/user", test_user);
+	g_test_add_data_func("/sandbox/enforce/allowed", "", test_forbidden);
+	g_test_add_data_func("/sandbox/enforce/socket-inet", "socket",
+			     test_forbidden);
+	g_test_add_data_func("/sandbox/enforce/fork", "fork", test_forbidden);
+	g_test_add_data_func("/sandbox/log/socket-inet", "socket",
+			     test_forbidden);
+	return g_test_run();
+}
