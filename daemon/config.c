@@ -156,26 +156,67 @@ static char *source_origin(const struct source *src, const char *group,
  * GKeyFile quotes the offending text in its parse errors; find that line
  * so the user is sent to it.
  */
+#define TEXT_HINT "write key=value lines, [group] lines and # comments"
+
+/* The line GKeyFile quotes: the one that is exactly it, else one holding it. */
+static int quoted_line(const struct source *src, const char *quoted)
+{
+	for (guint i = 0; src->lines[i]; i++) {
+		g_autofree char *line = g_strstrip(g_strdup(src->lines[i]));
+
+		if (!strcmp(line, quoted))
+			return (int)i + 1;
+	}
+	for (guint i = 0; src->lines[i]; i++)
+		if (strstr(src->lines[i], quoted))
+			return (int)i + 1;
+	return 0;
+}
+
 static void prefix_parse_error(const struct source *src, GError **error)
 {
 	const char *msg = (*error)->message;
 	const char *open = strstr(msg, "“");
 	const char *close = open ? strstr(open, "”") : NULL;
+	int line = 0;
 
 	if (open && close) {
 		g_autofree char *quoted =
 			g_strndup(open + strlen("“"),
 				  close - open - strlen("“"));
 
-		for (guint i = 0; src->lines[i]; i++) {
-			if (*quoted && strstr(src->lines[i], quoted)) {
-				g_prefix_error(error, "%s:%u: ", src->path,
-					       i + 1);
-				return;
-			}
-		}
+		if (*g_strstrip(quoted))
+			line = quoted_line(src, quoted);
 	}
-	g_prefix_error(error, "%s: ", src->path);
+	if (line)
+		g_prefix_error(error, "%s:%d: ", src->path, line);
+	else
+		g_prefix_error(error, "%s: ", src->path);
+	msg = (*error)->message;
+	(*error)->message = g_strconcat(msg, "; " TEXT_HINT, NULL);
+	g_free((char *)msg);
+}
+
+/*
+ * What GKeyFile would misreport: a NUL byte ends its text early, and bytes
+ * that are not UTF-8 come back without a line.
+ */
+static gboolean check_text(const char *path, const char *text, gsize len,
+			   GError **error)
+{
+	const char *nul = memchr(text, '\0', len);
+	const char *bad = NULL;
+	unsigned int line = 1;
+
+	if (!nul && g_utf8_validate(text, (gssize)len, &bad))
+		return TRUE;
+	for (const char *p = text; p < (nul ? nul : bad); p++)
+		line += *p == '\n';
+	g_set_error(error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_PARSE,
+		    "%s:%u: %s: this is not a text file; %s", path, line,
+		    nul ? "a NUL byte" : "bytes that are not UTF-8",
+		    TEXT_HINT);
+	return FALSE;
 }
 
 static gboolean load_daemon_group(struct cusemu_config *config,
@@ -282,11 +323,14 @@ gboolean cusemu_config_load_file(struct cusemu_config *config,
 	g_auto(GStrv) groups = NULL;
 	g_autoptr(GKeyFile) kf = g_key_file_new();
 	struct source src;
+	gsize len;
 
-	if (!g_file_get_contents(path, &text, NULL, error)) {
+	if (!g_file_get_contents(path, &text, &len, error)) {
 		g_prefix_error(error, "cannot read the configuration file: ");
 		return FALSE;
 	}
+	if (!check_text(path, text, len, error))
+		return FALSE;
 	lines = g_strsplit(text, "\n", -1);
 	src.path = path;
 	src.lines = lines;

@@ -139,10 +139,25 @@ static void test_bad_text(void)
 	g_assert_false(cusemu_config_load_file(config, path, &error));
 	g_assert_true(g_str_has_prefix(error->message, path));
 	g_assert_nonnull(strstr(error->message,
-				":1: Key file contains line"));
-	g_assert_nonnull(strstr(error->message, "not a key-value pair"));
+				":1: a NUL byte: this is not a text file; "
+				"write key=value lines"));
+	g_clear_error(&error);
+
+	/* A NUL byte must not hide what follows it. */
+	g_assert_true(g_file_set_contents(
+		path, "[device a]\nmodel=fioc\n\0\x01garbage", 31, &error));
+	g_assert_false(cusemu_config_load_file(config, path, &error));
+	g_assert_nonnull(strstr(error->message, ":3: a NUL byte"));
 	cusemu_config_free(config);
 	g_unlink(path);
+
+	/* Bytes that are not UTF-8 still get their line. */
+	expect_error("[device a]\nmodel=fioc\n\xff\xfejunk\n", 3,
+		     "bytes that are not UTF-8: this is not a text file");
+	/* A cut line that starts an earlier one is blamed on itself. */
+	expect_error("[device a]\nmodel=fioc\n[devi", 3,
+		     "not a key-value pair, group, or comment; write "
+		     "key=value lines");
 
 	/* A group cut in the middle: the last line, without its newline. */
 	expect_error("[device a]\nmodel=fioc\n\n[device b", 4,
