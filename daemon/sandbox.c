@@ -414,6 +414,39 @@ static int add_rule(scmp_filter_ctx ctx, const struct cusemu_syscall_rule *r,
 	return -EINVAL;
 }
 
+/*
+ * A build with AddressSanitizer (client-tests/sanitize) runs its checks
+ * inside the daemon: they need these too. Not in the installed daemon.
+ */
+static const struct cusemu_syscall_rule sanitizer_rules[] = {
+#if defined(__SANITIZE_ADDRESS__)
+	ALLOW(sigaltstack, "AddressSanitizer's stack for its signal handlers"),
+	ALLOW(gettid, "AddressSanitizer's per-thread state"),
+	ALLOW(sched_getaffinity, "AddressSanitizer's allocator, per CPU"),
+	ALLOW(prctl, "AddressSanitizer's thread setup"),
+#endif
+	{ NULL },
+};
+
+static int add_rules(scmp_filter_ctx ctx,
+		     const struct cusemu_syscall_rule *rules,
+		     unsigned int *allowed)
+{
+	int err = 0;
+
+	for (const struct cusemu_syscall_rule *r = rules; !err && r->name;
+	     r++) {
+		int nr = seccomp_syscall_resolve_name(r->name);
+
+		/* Not a call of this architecture: nothing to allow. */
+		if (nr < 0)
+			continue;
+		err = add_rule(ctx, r, nr);
+		*allowed += r->kind != CUSEMU_RULE_ENOSYS;
+	}
+	return err;
+}
+
 static int build_filter(scmp_filter_ctx ctx, uint32_t off_list,
 			unsigned int *allowed)
 {
@@ -423,16 +456,10 @@ static int build_filter(scmp_filter_ctx ctx, uint32_t off_list,
 	err = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, off_list);
 	if (!err)
 		err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
-	for (const struct cusemu_syscall_rule *r = cusemu_sandbox_rules;
-	     !err && r->name; r++) {
-		int nr = seccomp_syscall_resolve_name(r->name);
-
-		/* Not a call of this architecture: nothing to allow. */
-		if (nr < 0)
-			continue;
-		err = add_rule(ctx, r, nr);
-		*allowed += r->kind != CUSEMU_RULE_ENOSYS;
-	}
+	if (!err)
+		err = add_rules(ctx, cusemu_sandbox_rules, allowed);
+	if (!err)
+		err = add_rules(ctx, sanitizer_rules, allowed);
 	return err ? err : seccomp_load(ctx);
 }
 
