@@ -424,6 +424,8 @@ static const struct cusemu_syscall_rule sanitizer_rules[] = {
 	ALLOW(gettid, "AddressSanitizer's per-thread state"),
 	ALLOW(sched_getaffinity, "AddressSanitizer's allocator, per CPU"),
 	ALLOW(prctl, "AddressSanitizer's thread setup"),
+	ALLOW(sched_yield, "AddressSanitizer's spin locks, when threads "
+			   "contend (several ending at once)"),
 #endif
 	{ NULL },
 };
