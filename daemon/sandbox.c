@@ -73,8 +73,8 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 				 "libfuse cancels its workers; only the "
 				 "daemon's own threads"),
 	ALLOW(rt_sigprocmask, "threads start with signals blocked"),
-	ALLOW(rt_sigaction, "libfuse puts back signal handlers when a session "
-			    "ends"),
+	ALLOW(rt_sigaction, "glibc installs its cancel handler when libfuse "
+			    "cancels a worker"),
 	ALLOW(rt_sigreturn, "return from the wake-up and cancel handlers"),
 	/* Time */
 	ALLOW(clock_gettime, "clocks, where the vDSO falls back to the call"),

@@ -508,6 +508,20 @@ static gpointer session_loop(gpointer data)
 	return NULL;
 }
 
+/* libfuse's messages, in the daemon's log under the domain "libfuse". */
+static void libfuse_log(enum fuse_log_level level, const char *fmt,
+			va_list ap)
+{
+	g_autofree char *message = g_strdup_vprintf(fmt, ap);
+	GLogLevelFlags flags = level <= FUSE_LOG_ERR ? G_LOG_LEVEL_WARNING :
+			       level <= FUSE_LOG_NOTICE ? G_LOG_LEVEL_MESSAGE :
+			       level == FUSE_LOG_INFO ? G_LOG_LEVEL_INFO :
+							G_LOG_LEVEL_DEBUG;
+
+	g_strchomp(message);
+	g_log("libfuse", flags, "libfuse: %s", message);
+}
+
 struct cusemu_session *
 cusemu_session_start(struct cusemu_device *dev,
 		     const struct cusemu_session_options *opts, GError **error)
@@ -528,6 +542,7 @@ cusemu_session_start(struct cusemu_device *dev,
 	cusemu_waiters_init(&s->waiters);
 	g_mutex_init(&s->lock);
 	g_cond_init(&s->cond);
+	fuse_set_log_func(libfuse_log);
 	s->se = cuse_lowlevel_setup(opts->debug ? 3 : 2, argv, &ci, &cuse_ops,
 				    &multithreaded, s);
 	if (!s->se) {
@@ -605,8 +620,12 @@ void cusemu_session_stop(struct cusemu_session *s)
 	end_loop(s);
 	if (s->thread)
 		return;	/* still running: freeing under it would be worse */
-	/* Closing /dev/cuse removes the node; clients get errors, not hangs. */
-	cuse_lowlevel_teardown(s->se);
+	/*
+	 * Closing /dev/cuse removes the node; clients get errors, not hangs.
+	 * Not cuse_lowlevel_teardown(): it would remove libfuse's signal
+	 * handlers again, and complain that the session has none.
+	 */
+	fuse_session_destroy(s->se);
 	s->se = NULL;
 	fuse_loop_cfg_destroy(s->loop_config);
 	/* The kernel sends no release for files open at shutdown. */

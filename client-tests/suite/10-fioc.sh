@@ -89,6 +89,13 @@ if grep -qiE "warning|error" "$work/daemon.log"; then
 else
 	ok "the daemon logged no warning or error"
 fi
+# Every line the daemon writes is its own, libfuse's included: no stray
+# "fuse: ..." at shutdown.
+if grep -qv '^cusemud: ' "$work/daemon.log"; then
+	not_ok "every line of the daemon's log starts with 'cusemud: '"; diag <"$work/daemon.log"
+else
+	ok "every line of the daemon's log starts with 'cusemud: '"
+fi
 
 # --- idle shutdown on SIGINT, default device
 start_daemon "$work/daemon2.log"
