@@ -137,6 +137,90 @@ static void check_bits(int fd)
 		     ioctl(fd, _IOR('E', 0x99, int), ev), EINVAL);
 }
 
+/*
+ * EVIOCGMASK and EVIOCSMASK: the codes travel behind a pointer, in this
+ * ABI's longs. The mask is the file's own; closing the file drops it.
+ */
+#define NLONGS (128 / sizeof(long))
+
+static bool long_bit(const unsigned long *words, unsigned int nr)
+{
+	unsigned int bits = 8 * sizeof(long);
+
+	return words[nr / bits] >> (nr % bits) & 1;
+}
+
+static void check_masks(int fd, const char *node)
+{
+	unsigned long codes[NLONGS];
+	struct input_mask m = {
+		.type = EV_KEY,
+		.codes_size = sizeof(codes),
+		.codes_ptr = (uintptr_t)codes,
+	};
+	long page = sysconf(_SC_PAGESIZE);
+	void *none = mmap(NULL, page, PROT_NONE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned int all_ones = 0, zeroes = 0, set;
+	int other;
+
+	if (none == MAP_FAILED)
+		bail("cannot make a PROT_NONE page");
+	memset(codes, 0x5a, sizeof(codes));
+	expect_ret("EVIOCGMASK(EV_KEY) without a mask",
+		   ioctl(fd, EVIOCGMASK, &m), 0);
+	/* KEY_CNT bits, then zeroes to the end of the buffer. */
+	for (unsigned int i = 0; i < sizeof(codes); i++) {
+		uint8_t b = ((uint8_t *)codes)[i];
+
+		all_ones += i < KEY_CNT / 8 && b == 0xff;
+		zeroes += i >= KEY_CNT / 8 && b == 0;
+	}
+	report(all_ones == KEY_CNT / 8 && zeroes == sizeof(codes) - KEY_CNT / 8,
+	       "... is all ones (KEY_CNT bits), the rest of the buffer zeroed",
+	       "%u bytes of ff, %u of 00", all_ones, zeroes);
+
+	memset(codes, 0, sizeof(codes));
+	codes[KEY_A / (8 * sizeof(long))] = 1ul << KEY_A % (8 * sizeof(long));
+	expect_ret("EVIOCSMASK(EV_KEY) to KEY_A alone",
+		   ioctl(fd, EVIOCSMASK, &m), 0);
+	memset(codes, 0x5a, sizeof(codes));
+	expect_ret("EVIOCGMASK(EV_KEY) reads it back",
+		   ioctl(fd, EVIOCGMASK, &m), 0);
+	set = 0;
+	for (unsigned int i = 0; i < KEY_CNT; i++)
+		set += long_bit(codes, i);
+	report(long_bit(codes, KEY_A) && set == 1 && codes[NLONGS - 1] == 0,
+	       "... with KEY_A set and every other bit clear",
+	       "%u bits set, KEY_A %s", set,
+	       long_bit(codes, KEY_A) ? "set" : "clear");
+
+	other = open_node(node, O_RDONLY, "open the node again for its mask");
+	if (other >= 0) {
+		memset(codes, 0, sizeof(codes));
+		expect_ret("EVIOCGMASK(EV_KEY) on the other file",
+			   ioctl(other, EVIOCGMASK, &m), 0);
+		report(codes[0] == ~0ul, "another file has no mask",
+		       "first word %#lx", codes[0]);
+		close(other);
+	}
+
+	m.type = EV_REP;
+	expect_errno("EVIOCSMASK(EV_REP) is EINVAL: no mask for that type",
+		     ioctl(fd, EVIOCSMASK, &m), EINVAL);
+	m.type = EV_KEY;
+	m.codes_size = sizeof(long) + 1;
+	expect_errno("EVIOCSMASK of a length that is not whole longs is EINVAL",
+		     ioctl(fd, EVIOCSMASK, &m), EINVAL);
+	m.codes_size = sizeof(codes);
+	m.codes_ptr = (uintptr_t)none;
+	expect_errno("EVIOCSMASK with the codes in a PROT_NONE page is EFAULT",
+		     ioctl(fd, EVIOCSMASK, &m), EFAULT);
+	expect_errno("EVIOCGMASK with the codes in a PROT_NONE page is EFAULT",
+		     ioctl(fd, EVIOCGMASK, &m), EFAULT);
+	munmap(none, page);
+}
+
 static void check_clock(int fd)
 {
 	int clk = 99;
@@ -219,6 +303,7 @@ int main(int argc, char **argv)
 	check_name_lengths(fd);
 	check_bits(fd);
 	check_clock(fd);
+	check_masks(fd, argv[1]);
 	check_grab(fd, argv[1]);
 	check_bad_pointers(fd);
 	expect_ret("close the node", close(fd), 0);

@@ -96,6 +96,11 @@ struct evdev_client {
 	/* A 32-bit caller: read() gives 16-byte events. */
 	bool compat;
 	bool revoked;
+	/*
+	 * EVIOCSMASK's masks, by event type; evmasks[0] masks the types
+	 * themselves. NULL passes everything of that type.
+	 */
+	uint8_t *evmasks[EV_CNT];
 };
 
 struct evdev {
@@ -291,6 +296,61 @@ static void evdev_update_state(struct evdev *e, const struct evdev_event *ev)
 }
 
 /*
+ * evdev_get_mask_cnt(): the bits of a type's event mask. Type 0 masks the
+ * types, as EVIOCGBIT(0) lists them.
+ */
+static unsigned int evdev_mask_cnt(unsigned int type)
+{
+	switch (type) {
+	case EV_SYN: return EV_CNT;
+	case EV_KEY: return KEY_CNT;
+	case EV_REL: return REL_CNT;
+	case EV_ABS: return ABS_CNT;
+	case EV_MSC: return MSC_CNT;
+	case EV_SW: return SW_CNT;
+	case EV_LED: return LED_CNT;
+	case EV_SND: return SND_CNT;
+	case EV_FF: return FF_CNT;
+	}
+	return 0;
+}
+
+/* __evdev_is_filtered(): EV_SYN and codes no mask covers always pass. */
+static bool evdev_is_filtered(const struct evdev_client *client,
+			      unsigned int type, unsigned int code)
+{
+	const uint8_t *mask;
+
+	if (type == EV_SYN || type >= EV_CNT)
+		return false;
+	mask = client->evmasks[0];
+	if (mask && !test_bit(type, mask))
+		return true;
+	if (code >= evdev_mask_cnt(type))
+		return false;
+	mask = client->evmasks[type];
+	return mask && !test_bit(code, mask);
+}
+
+/* evdev_pass_values(): a packet whose events were all masked is dropped. */
+static void evdev_pass_values(struct evdev_client *client,
+			      const struct evdev_event *events,
+			      unsigned int n, struct timespec time)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		struct evdev_event ev = events[i];
+
+		if (evdev_is_filtered(client, ev.type, ev.code))
+			continue;
+		if (ev.type == EV_SYN && ev.code == SYN_REPORT &&
+		    client->packet_head == client->head)
+			continue;
+		ev.time = time;
+		evdev_pass_event(client, &ev);
+	}
+}
+
+/*
  * Queue events to every file that receives them: the grabbing one alone
  * while a grab holds. One timestamp for all, in each file's clock, as
  * evdev_events() takes one per clock for a batch.
@@ -309,17 +369,13 @@ static void evdev_queue(struct evdev *e, const struct evdev_event *events,
 		evdev_update_state(e, &events[i]);
 	for (guint c = 0; c < e->clients->len; c++) {
 		struct evdev_client *client = e->clients->pdata[c];
-		struct evdev_event ev;
 
 		if ((e->grab && e->grab != client) || client->revoked)
 			continue;
-		for (unsigned int i = 0; i < n; i++) {
-			ev = events[i];
-			ev.time = now[client->clk_type == CLOCK_REALTIME ? 0 :
+		evdev_pass_values(client, events, n,
+				  now[client->clk_type == CLOCK_REALTIME ? 0 :
 				      client->clk_type == CLOCK_MONOTONIC ? 1 :
-									    2];
-			evdev_pass_event(client, &ev);
-		}
+									    2]);
 	}
 	g_cond_broadcast(&e->wait);
 	g_mutex_unlock(&e->lock);
@@ -621,6 +677,97 @@ static long evdev_set_clock(struct evdev *e, struct evdev_client *client,
 }
 
 /*
+ * bits_from_user() on a little-endian kernel: the caller's longs into a
+ * zeroed bitmap of bits 0..maxbit. Returns the length copied.
+ */
+static long bits_from_user(uint8_t *bits, unsigned int maxbit,
+			   unsigned int maxlen, cusemu_uptr_t p, bool compat)
+{
+	unsigned int word = compat ? 32 : 64;
+	unsigned int len = (maxbit + word - 1) / word * (word / 8);
+
+	if (maxlen % (word / 8))
+		return -EINVAL;
+	if (len > maxlen)
+		len = maxlen;
+	return cusemu_copy_from_user(bits, p, len) ? -EFAULT : (long)len;
+}
+
+/* The kernel's clear_user(), for a range already named. */
+static long clear_user(cusemu_uptr_t p, unsigned long n)
+{
+	static const uint8_t zeros[4096];
+
+	for (unsigned long done = 0; done < n; done += sizeof(zeros))
+		if (cusemu_copy_to_user(p + done, zeros,
+					MIN(n - done, sizeof(zeros))))
+			return -EFAULT;
+	return 0;
+}
+
+/*
+ * EVIOCGMASK: the file's mask of a type, all ones while it has none. Any
+ * type and any size are accepted, for forward compatibility; what lies
+ * beyond the mask is zeroed.
+ */
+static long evdev_get_mask(struct evdev *e, struct evdev_client *client,
+			   const struct input_mask *m, bool compat)
+{
+	uint8_t copy[BITMAP_BYTES(KEY_MAX)];
+	unsigned int cnt = evdev_mask_cnt(m->type);
+	unsigned int xfer = cnt ? MIN(m->codes_size, BITMAP_BYTES(cnt - 1)) : 0;
+	bool masked = false;
+	long ret;
+
+	/* The whole buffer in one round trip. */
+	ret = cusemu_user_want_write(m->codes_ptr, m->codes_size);
+	if (ret && ret != -EAGAIN)
+		return ret;
+	if (cusemu_user_pending())
+		return 0;
+	memset(copy, 0xff, xfer);
+	g_mutex_lock(&e->lock);
+	if (client->evmasks[m->type]) {
+		memcpy(copy, client->evmasks[m->type], xfer);
+		masked = true;
+	}
+	g_mutex_unlock(&e->lock);
+	if (masked)	/* in the caller's longs, as EVIOCGBIT */
+		ret = bits_to_user(copy, cnt - 1, xfer, m->codes_ptr, compat);
+	else
+		ret = cusemu_copy_to_user(m->codes_ptr, copy, xfer) ? -EFAULT
+								    : (long)xfer;
+	if (ret < 0)
+		return ret;
+	return clear_user(m->codes_ptr + ret, m->codes_size - ret);
+}
+
+/* EVIOCSMASK: a new mask for one type, in place of the old one. */
+static long evdev_set_mask(struct evdev *e, struct evdev_client *client,
+			   const struct input_mask *m, bool compat)
+{
+	unsigned int cnt = evdev_mask_cnt(m->type);
+	uint8_t *mask, *old;
+	long ret;
+
+	if (!cnt)
+		return -EINVAL;
+	mask = g_malloc0(BITMAP_BYTES(cnt - 1));
+	ret = bits_from_user(mask, cnt - 1, m->codes_size, m->codes_ptr,
+			     compat);
+	if (ret < 0) {
+		g_free(mask);
+		return ret;
+	}
+	g_mutex_lock(&e->lock);
+	old = client->evmasks[m->type];
+	client->evmasks[m->type] = mask;
+	g_mutex_unlock(&e->lock);
+	g_free(old);
+	return 0;
+}
+
+/*
  * Masks out the size bits, to match the commands that encode a length:
  * evdev.c's EVIOC_MASK_SIZE().
  */
@@ -635,6 +782,7 @@ static long evdev_do_ioctl(struct cusemu_device *dev,
 	struct evdev_client *client = file->private_data;
 	unsigned int size, nr;
 	struct input_absinfo abs;
+	struct input_mask mask;
 	int rep[2];
 	int v;
 
@@ -682,6 +830,13 @@ static long evdev_do_ioctl(struct cusemu_device *dev,
 		if (cusemu_get_user(v, p))
 			return -EFAULT;
 		return evdev_set_clock(e, client, v);
+	case EVIOCGMASK:
+	case EVIOCSMASK:
+		if (cusemu_copy_from_user(&mask, p, sizeof(mask)))
+			return -EFAULT;
+		return cmd == EVIOCGMASK
+			       ? evdev_get_mask(e, client, &mask, compat)
+			       : evdev_set_mask(e, client, &mask, compat);
 	}
 
 	size = _IOC_SIZE(cmd);
@@ -923,6 +1078,8 @@ static void evdev_release(struct cusemu_device *dev, struct cusemu_file *file)
 		e->grab = NULL;
 	g_ptr_array_remove(e->clients, client);
 	g_mutex_unlock(&e->lock);
+	for (unsigned int i = 0; i < EV_CNT; i++)
+		g_free(client->evmasks[i]);
 	g_free(client);
 	file->private_data = NULL;
 }

@@ -680,6 +680,125 @@ static void test_revoke(struct fixture *f, gconstpointer data)
 	g_assert_cmpint(call_at(f, false, EVIOCGVERSION), ==, -ENODEV);
 }
 
+/* ---- event masks */
+
+#define AT_CODES 0x800
+
+/* EVIOCGMASK or EVIOCSMASK with the codes at AT_CODES (prefilled). */
+static long mask_call(struct fixture *f, bool compat, unsigned int cmd,
+		      unsigned int type, uint32_t codes_size)
+{
+	struct input_mask m = {
+		.type = type,
+		.codes_size = codes_size,
+		.codes_ptr = client(f, compat)->base + AT_CODES,
+	};
+
+	arg_area(f, compat, &m, sizeof(m));
+	return call_at(f, compat, cmd);
+}
+
+static uint8_t *codes(struct fixture *f, bool compat)
+{
+	return client(f, compat)->mem + AT_CODES;
+}
+
+static void test_mask(struct fixture *f, gconstpointer data)
+{
+	struct event64 ev[8];
+	uint8_t *c;
+
+	f->file.flags = O_NONBLOCK;
+	/* No mask yet: all ones, the rest of the buffer zeroed. */
+	c = codes(f, false);
+	memset(c, FILL, 256);
+	g_assert_cmpint(mask_call(f, false, EVIOCGMASK, EV_KEY, 128), ==, 0);
+	for (unsigned int i = 0; i < 96; i++)
+		g_assert_cmphex(c[i], ==, 0xff);
+	for (unsigned int i = 96; i < 128; i++)
+		g_assert_cmphex(c[i], ==, 0);
+	g_assert_cmphex(c[128], ==, FILL);
+	/* A type without masks: accepted, and only zeroes come back. */
+	memset(c, FILL, 256);
+	g_assert_cmpint(mask_call(f, false, EVIOCGMASK, EV_MAX, 16), ==, 0);
+	g_assert_cmphex(c[0], ==, 0);
+	g_assert_cmphex(c[15], ==, 0);
+	g_assert_cmphex(c[16], ==, FILL);
+
+	/* A 32-bit caller lets only KEY_A through; both ABIs read it back. */
+	c = codes(f, true);
+	memset(c, 0, 256);
+	c[KEY_A / 8] = 1u << (KEY_A % 8);
+	g_assert_cmpint(mask_call(f, true, EVIOCSMASK, EV_KEY, 96), ==, 0);
+	c = codes(f, false);
+	memset(c, FILL, 256);
+	g_assert_cmpint(mask_call(f, false, EVIOCGMASK, EV_KEY, 96), ==, 0);
+	g_assert_true(test_bit(KEY_A, c));
+	g_assert_false(test_bit(KEY_B, c));
+	g_assert_cmphex(c[95], ==, 0);
+
+	inject(f, "EV_KEY KEY_B 1 EV_KEY KEY_A 1");
+	g_assert_cmpint(do_read(f, &f->file, ev, sizeof(ev)), ==, 2 * 24);
+	g_assert_cmpuint(ev[0].code, ==, KEY_A);
+	g_assert_cmpuint(ev[1].type, ==, EV_SYN);
+	/* A packet with nothing left but its SYN_REPORT is not sent. */
+	inject(f, "EV_KEY KEY_B 0");
+	g_assert_cmpuint(do_poll(f, &f->file), ==, 0);
+	g_assert_cmpint(do_read(f, &f->file, ev, sizeof(ev)), ==, -EAGAIN);
+
+	/* Type 0 masks whole types: EV_KEY stays, EV_MSC goes. */
+	c = codes(f, false);
+	memset(c, 0, 256);
+	c[0] = 1u << EV_KEY;
+	g_assert_cmpint(mask_call(f, false, EVIOCSMASK, 0, 8), ==, 0);
+	inject(f, "EV_MSC MSC_SCAN 0x1e EV_KEY KEY_A 0");
+	g_assert_cmpint(do_read(f, &f->file, ev, sizeof(ev)), ==, 2 * 24);
+	g_assert_cmpuint(ev[0].type, ==, EV_KEY);
+	g_assert_cmpint(ev[0].value, ==, 0);
+
+	/* Another file's mask is its own. */
+	struct cusemu_file other = { .dev = f->dev, .flags = O_NONBLOCK };
+
+	g_assert_cmpint(f->dev->model->open(f->dev, &other), ==, 0);
+	inject(f, "EV_KEY KEY_B 1");
+	g_assert_cmpint(do_read(f, &other, ev, sizeof(ev)), ==, 2 * 24);
+	g_assert_cmpuint(ev[0].code, ==, KEY_B);
+	f->dev->model->release(f->dev, &other);
+}
+
+static void test_mask_errors(struct fixture *f, gconstpointer data)
+{
+	struct input_mask m = { .type = EV_KEY, .codes_size = 96 };
+
+	memset(codes(f, false), 0, 256);
+	memset(codes(f, true), 0, 256);
+	/* No mask for EV_REP or EV_MAX; a length in whole longs only. */
+	g_assert_cmpint(mask_call(f, false, EVIOCSMASK, EV_REP, 8), ==,
+			-EINVAL);
+	g_assert_cmpint(mask_call(f, false, EVIOCSMASK, EV_MAX, 8), ==,
+			-EINVAL);
+	g_assert_cmpint(mask_call(f, false, EVIOCSMASK, EV_KEY, 12), ==,
+			-EINVAL);
+	g_assert_cmpint(mask_call(f, true, EVIOCSMASK, EV_KEY, 12), ==, 0);
+	/* Codes nowhere: EFAULT, in either direction and either ABI. */
+	m.codes_ptr = 0x1000;
+	arg_area(f, false, &m, sizeof(m));
+	g_assert_cmpint(call_at(f, false, EVIOCSMASK), ==, -EFAULT);
+	g_assert_cmpint(call_at(f, false, EVIOCGMASK), ==, -EFAULT);
+	m.codes_ptr = UINT64_C(0xfffffff0);
+	arg_area(f, true, &m, sizeof(m));
+	g_assert_cmpint(call_at(f, true, EVIOCGMASK), ==, -EFAULT);
+	/* Above 4 GiB a 32-bit caller has nothing. */
+	m.codes_ptr = UINT64_C(0x100000000);
+	arg_area(f, true, &m, sizeof(m));
+	g_assert_cmpint(call_at(f, true, EVIOCSMASK), ==, -EFAULT);
+	/* 4 GiB of codes: refused before anything is allocated. */
+	g_assert_cmpint(mask_call(f, false, EVIOCGMASK, EV_KEY, UINT32_MAX),
+			==, -ENOMEM);
+	/* The struct itself out of reach. */
+	g_assert_cmpint(call(f, false, EVIOCGMASK, 8), ==, -EFAULT);
+}
+
 #define ADD(name, arg, fn) \
 	g_test_add(name, struct fixture, arg, setup, fn, teardown)
 
@@ -705,5 +824,7 @@ int main(int argc, char **argv)
 	ADD("/evdev/read/overflow", NULL, test_overflow);
 	ADD("/evdev/read/blocks", NULL, test_read_blocks);
 	ADD("/evdev/revoke", NULL, test_revoke);
+	ADD("/evdev/mask", NULL, test_mask);
+	ADD("/evdev/mask/errors", NULL, test_mask_errors);
 	return g_test_run();
 }
