@@ -715,7 +715,7 @@ static long evdev_get_mask(struct evdev *e, struct evdev_client *client,
 {
 	uint8_t copy[BITMAP_BYTES(KEY_MAX)];
 	unsigned int cnt = evdev_mask_cnt(m->type);
-	unsigned int xfer = cnt ? MIN(m->codes_size, BITMAP_BYTES(cnt - 1)) : 0;
+	unsigned int xfer = MIN(m->codes_size, BITMAP_BYTES(cnt - 1));
 	bool masked = false;
 	long ret;
 
@@ -725,6 +725,8 @@ static long evdev_get_mask(struct evdev *e, struct evdev_client *client,
 		return ret;
 	if (cusemu_user_pending())
 		return 0;
+	if (!cnt)	/* a type no mask has, even beyond EV_MAX: zeroes */
+		return clear_user(m->codes_ptr, m->codes_size);
 	memset(copy, 0xff, xfer);
 	g_mutex_lock(&e->lock);
 	if (client->evmasks[m->type]) {

@@ -724,6 +724,15 @@ static void test_mask(struct fixture *f, gconstpointer data)
 	g_assert_cmphex(c[0], ==, 0);
 	g_assert_cmphex(c[15], ==, 0);
 	g_assert_cmphex(c[16], ==, FILL);
+	/* Beyond EV_MAX too: the type is any 32-bit number. */
+	c = codes(f, true);
+	memset(c, FILL, 256);
+	g_assert_cmpint(mask_call(f, true, EVIOCGMASK, 60, 8), ==, 0);
+	g_assert_cmphex(c[0], ==, 0);
+	g_assert_cmphex(c[7], ==, 0);
+	g_assert_cmphex(c[8], ==, FILL);
+	g_assert_cmpint(mask_call(f, false, EVIOCSMASK, 0x10000, 8), ==,
+			-EINVAL);
 
 	/* A 32-bit caller lets only KEY_A through; both ABIs read it back. */
 	c = codes(f, true);
