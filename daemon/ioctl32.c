@@ -16,6 +16,7 @@
 #include "device.h"
 #include "dispatch.h"
 #include "ioctl32.h"
+#include "proc.h"
 
 struct entry {
 	const struct cusemu_ioctl *row;	/* row->handler NULL: compatible */
@@ -144,23 +145,6 @@ void cusemu_ioctl32_unregister_device(struct cusemu_device *dev)
 	}
 }
 
-/* The client's fd number for the node: only /proc knows it. */
-static int client_fd(pid_t tid, const char *node)
-{
-	g_autofree char *dir = g_strdup_printf("/proc/%d/fd", tid);
-	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
-	const char *name;
-
-	while (d && (name = g_dir_read_name(d))) {
-		g_autofree char *link = g_build_filename(dir, name, NULL);
-		g_autofree char *target = g_file_read_link(link, NULL);
-
-		if (target && !strcmp(target, node))
-			return atoi(name);
-	}
-	return -1;
-}
-
 static void log_unknown(const struct cusemu_call *call)
 {
 	/* The kernel stopped after 50 of these; so do we. */
@@ -182,7 +166,8 @@ static void log_unknown(const struct cusemu_call *call)
 		snprintf(t, sizeof(t), "%02x", type);
 	g_message("ioctl32(%s:%d): Unknown cmd fd(%d) cmd(%08x){t:%s;sz:%u} "
 		  "arg(%08x) on %s",
-		  comm, call->tid, client_fd(call->tid, node), call->cmd, t,
+		  comm, call->tid, MAX(cusemu_proc_fd_of(call->tid, node), -1),
+		  call->cmd, t,
 		  (unsigned int)_IOC_SIZE(call->cmd), (uint32_t)call->arg, node);
 }
 

@@ -176,7 +176,7 @@ static gboolean parse_options(int *argc, char ***argv, struct options *o,
 		  "off (default: enforce)", "MODE" },
 		{ "user", 'u', 0, G_OPTION_ARG_STRING, &o->user,
 		  "Run as USER once the nodes exist (default: stay root, "
-		  "with no capability but CAP_SYS_PTRACE)", "USER" },
+		  "with no capability)", "USER" },
 		{ "fuse-debug", 0, 0, G_OPTION_ARG_NONE, &o->debug,
 		  "Trace every FUSE request (libfuse's -d)", NULL },
 		{ NULL }
@@ -766,6 +766,9 @@ int main(int argc, char **argv)
 		goto fail;
 	}
 	block_stop_signals(&stop_signals);
+	/* A fork too, while no other thread exists. */
+	if (!cusemu_sandbox_start_helper(&d.sandbox, &error))
+		goto fail;
 	if (!configure(&d, &o, &error) || !check_host(&d, &error))
 		goto fail;
 	signal(SIGPIPE, SIG_IGN);

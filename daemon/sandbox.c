@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The sandbox cusemud enters once its nodes exist: every capability
- * dropped in every thread (root keeps CAP_SYS_PTRACE, see caps_kept()),
- * the configured user instead of root, and a seccomp filter that lets
- * through only the system calls of the list below.
+ * dropped in every thread, the configured user instead of root, and a
+ * seccomp filter that lets through only the system calls of the list
+ * below. What needs CAP_SYS_PTRACE (reading other users' /proc/PID/exe and
+ * /proc/PID/fd) is done by the /proc helper, a process forked at start-up
+ * that keeps that one capability under a filter of its own.
  *
  * Capabilities belong to each thread, and the capset and bounding-set
  * calls change only the caller's: every thread that exists by then (the
@@ -15,6 +17,7 @@
 #define G_LOG_DOMAIN "cusemu-sandbox"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
 #include <pwd.h>
@@ -28,6 +31,7 @@
 
 #include <seccomp.h>
 
+#include "proc.h"
 #include "sandbox.h"
 
 /* Each thread is asked once; every thread must have dropped by then. */
@@ -41,12 +45,14 @@
 	{ #call, CUSEMU_RULE_ARG0_HAS, bits, why }
 #define ALLOW_IF_OWN_PID(call, why) { #call, CUSEMU_RULE_ARG0_SELF, 0, why }
 #define ENOSYS_FOR(call, why) { #call, CUSEMU_RULE_ENOSYS, 0, why }
+#define ALLOW_READ_ONLY(call, why) \
+	{ #call, CUSEMU_RULE_OPEN_READ_ONLY, 0, why }
 
 /*
  * What the daemon does after start-up, and nothing more: serve FUSE
  * requests in libfuse's worker threads, which come and go; run the models'
  * handlers and timers; answer the control socket; log; save EEPROM files;
- * read /proc/PID/exe of evdev openers; stop. The README's Security
+ * ask the /proc helper; stop. The README's Security
  * section has the same table.
  */
 const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
@@ -80,8 +86,9 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 	ALLOW(clock_gettime, "clocks, where the vDSO falls back to the call"),
 	ALLOW(gettimeofday, "wall-clock time, where the vDSO falls back"),
 	/* Files and descriptors */
-	ALLOW(openat, "evdev reads /proc/PID/exe of openers; i2c saves "
-		      "EEPROM files; syslog reads the time zone"),
+	ALLOW(openat, "i2c saves EEPROM files; the ioctl32 log line reads "
+		      "the client's /proc/PID/comm; syslog reads the time "
+		      "zone"),
 	ALLOW(close, "every descriptor"),
 	ALLOW(dup2, "a detached daemon, once ready, points stdin, stdout and "
 		    "stderr at /dev/null"),
@@ -90,8 +97,8 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 	ALLOW(read, "FUSE requests from /dev/cuse; files; glib's wake-ups"),
 	ALLOW(write, "logs to stderr; files; glib's wake-ups"),
 	ALLOW(writev, "FUSE replies and poll notifications to /dev/cuse"),
-	ALLOW(lseek, "fclose gives back what stdio read ahead (evdev's "
-		     "/proc/PID/exe)"),
+	ALLOW(lseek, "fclose gives back what stdio read ahead (glib reading "
+		     "a /proc file)"),
 	ALLOW(newfstatat, "stdio sizes its buffers (fstat); lstat of the "
 			  "control socket at shutdown"),
 	ALLOW(fallocate, "glib reserves an EEPROM file's size before writing "
@@ -100,14 +107,11 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 	ALLOW(rename, "an EEPROM file is replaced whole"),
 	ALLOW(unlink, "the control socket at shutdown; a failed save's "
 		      "temporary file"),
-	ALLOW(getdents64, "the ioctl32 log line looks for the client's "
-			  "descriptor in /proc/PID/fd"),
-	ALLOW(readlink, "the same, reading each descriptor's link"),
 	ALLOW(poll, "glib's main loop"),
 	/* Sockets */
 	ALLOW(accept4, "control socket connections"),
-	ALLOW(recvfrom, "control requests"),
-	ALLOW(sendto, "control answers; syslog"),
+	ALLOW(recvfrom, "control requests; the /proc helper's answers"),
+	ALLOW(sendto, "control answers; syslog; queries to the /proc helper"),
 	ALLOW(shutdown, "the end of a control answer"),
 	ALLOW(getsockopt, "who is on the control socket (SO_PEERCRED, "
 			  "SO_PEERGROUPS)"),
@@ -115,6 +119,27 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 				       "other address family"),
 	ALLOW(connect, "syslog connects to /dev/log"),
 	ALLOW(geteuid, "the daemon's own user may use the control socket"),
+	{ NULL },
+};
+
+/*
+ * What the /proc helper does once sealed: answer the daemon's queries on
+ * its socket by reading /proc/PID/exe and /proc/PID/fd; exit.
+ */
+const struct cusemu_syscall_rule cusemu_sandbox_helper_rules[] = {
+	ALLOW(recvfrom, "a query from the daemon"),
+	ALLOW(sendto, "its answer"),
+	ALLOW_READ_ONLY(openat, "/proc/PID/exe and /proc/PID/fd; never for "
+				"writing or creating"),
+	ALLOW(read, "the ELF header of /proc/PID/exe"),
+	ALLOW(newfstatat, "opendir checks that it opened a directory"),
+	ALLOW(getdents64, "the entries of /proc/PID/fd"),
+	ALLOW(readlinkat, "each entry's link"),
+	ALLOW(close, "each file it opened"),
+	ALLOW(brk, "malloc: opendir's buffer"),
+	ALLOW(mmap, "malloc, where the heap cannot grow"),
+	ALLOW(munmap, "the same, given back"),
+	ALLOW(exit_group, "the daemon closed the socket"),
 	{ NULL },
 };
 
@@ -410,6 +435,11 @@ static int add_rule(scmp_filter_ctx ctx, const struct cusemu_syscall_rule *r,
 					SCMP_A0(SCMP_CMP_EQ, getpid()));
 	case CUSEMU_RULE_ENOSYS:
 		return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0);
+	case CUSEMU_RULE_OPEN_READ_ONLY:
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+					SCMP_A2(SCMP_CMP_MASKED_EQ,
+						O_ACCMODE | O_CREAT | O_TRUNC,
+						O_RDONLY));
 	}
 	return -EINVAL;
 }
@@ -450,6 +480,7 @@ static int add_rules(scmp_filter_ctx ctx,
 }
 
 static int build_filter(scmp_filter_ctx ctx, uint32_t off_list,
+			const struct cusemu_syscall_rule *rules,
 			unsigned int *allowed)
 {
 	int err;
@@ -459,44 +490,118 @@ static int build_filter(scmp_filter_ctx ctx, uint32_t off_list,
 	if (!err)
 		err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
 	if (!err)
-		err = add_rules(ctx, cusemu_sandbox_rules, allowed);
+		err = add_rules(ctx, rules, allowed);
 	if (!err)
 		err = add_rules(ctx, sanitizer_rules, allowed);
 	return err ? err : seccomp_load(ctx);
 }
 
-static gboolean load_filter(struct cusemu_sandbox *sb, GError **error)
+static int load_rules(enum cusemu_seccomp_mode mode,
+		      const struct cusemu_syscall_rule *rules,
+		      unsigned int *allowed)
 {
-	uint32_t off_list = sb->seccomp == CUSEMU_SECCOMP_ENFORCE
+	uint32_t off_list = mode == CUSEMU_SECCOMP_ENFORCE
 				    ? SCMP_ACT_KILL_PROCESS
 				    : SCMP_ACT_LOG;
 	scmp_filter_ctx ctx = seccomp_init(off_list);
-	int err = ctx ? build_filter(ctx, off_list, &sb->allowed_calls)
-		      : -ENOMEM;
+	int err = ctx ? build_filter(ctx, off_list, rules, allowed) : -ENOMEM;
 
 	seccomp_release(ctx);
+	return err;
+}
+
+static gboolean load_filter(struct cusemu_sandbox *sb, GError **error)
+{
+	int err = load_rules(sb->seccomp, cusemu_sandbox_rules,
+			     &sb->allowed_calls);
+
 	return !err || fail_errno(error, -err,
 				  "cannot install the seccomp filter",
 				  "--seccomp=off runs without it");
 }
 
+/* ---- the /proc helper */
+
 /*
- * Root keeps CAP_SYS_PTRACE: the kernel shows /proc/PID/exe (evdev's ABI
- * of an opener) and /proc/PID/fd (the ioctl32 log line) of a process only
- * to one holding every capability that process may use, or this one; a
- * root client may use them all. A switch to a user drops it anyway.
+ * The kernel shows a process's /proc/PID/exe (evdev's ABI of an opener)
+ * and /proc/PID/fd (the ioctl32 log line) only to a process holding every
+ * capability the first one may use, or CAP_SYS_PTRACE; a root client may
+ * use them all. That capability would let the daemon read and write any
+ * process's memory: the helper keeps it instead, in a process that can do
+ * nothing but read those two places.
  */
-static guint64 caps_kept(const struct cusemu_sandbox *sb)
+static int seal_helper(uint32_t mode)
 {
-	return sb->user ? 0 : 1ull << CAP_SYS_PTRACE;
+	unsigned int allowed = 0;
+	int err;
+
+	last_cap = find_last_cap();
+	keep_caps = 1ull << CAP_SYS_PTRACE;
+	err = drop_own_caps();
+	if (err || mode == CUSEMU_SECCOMP_OFF)
+		return err;
+	return load_rules(mode, cusemu_sandbox_helper_rules, &allowed);
+}
+
+static G_GNUC_NORETURN void helper_main(int sock, pid_t daemon)
+{
+	/* It ends with the thread that made it: main(), the daemon's life. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != daemon)
+		_exit(0);
+	prctl(PR_SET_NAME, "cusemud-proc");
+	/* Nothing of the daemon's but the socket, and stderr for ASan. */
+	close_range(3, sock - 1, 0);
+	close_range(sock + 1, ~0u, 0);
+	cusemu_proc_serve(sock, seal_helper);
+}
+
+gboolean cusemu_sandbox_start_helper(struct cusemu_sandbox *sb,
+				     GError **error)
+{
+	pid_t daemon = getpid();
+	int sv[2];
+
+	if (geteuid() != 0)
+		return TRUE;	/* the sandbox will say what is wrong */
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+		return fail_errno(error, errno,
+				  "cannot make the /proc helper's socket",
+				  "is the system out of descriptors?");
+	sb->helper_pid = fork();
+	if (sb->helper_pid < 0) {
+		sb->helper_pid = 0;
+		close(sv[0]);
+		close(sv[1]);
+		return fail_errno(error, errno,
+				  "cannot start the /proc helper",
+				  "is the system out of processes?");
+	}
+	if (sb->helper_pid == 0) {
+		close(sv[0]);
+		helper_main(sv[1], daemon);
+	}
+	close(sv[1]);
+	cusemu_proc_use_helper(sv[0]);
+	return TRUE;
 }
 
 gboolean cusemu_sandbox_apply(struct cusemu_sandbox *sb, GError **error)
 {
 	/* The switch to a user needs these, and drops them itself. */
 	guint64 keep = sb->user ? (1ull << CAP_SETUID) | (1ull << CAP_SETGID)
-				: caps_kept(sb);
+				: 0;
+	int err;
 
+	if (!sb->helper_pid) {
+		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_PERM,
+			    "no /proc helper: cusemud must start as root");
+		return FALSE;
+	}
+	err = cusemu_proc_seal(sb->seccomp);
+	if (err)
+		return fail_errno(error, -err, "cannot seal the /proc helper",
+				  "--seccomp=off runs it without a filter");
 	if (!drop_caps(keep, error) ||
 	    (sb->user && !switch_user(sb, error)))
 		return FALSE;
@@ -510,12 +615,13 @@ void cusemu_sandbox_describe(const struct cusemu_sandbox *sb, GString *out)
 	if (sb->seccomp != CUSEMU_SECCOMP_OFF)
 		g_string_append_printf(out, " (%u system calls allowed)",
 				       sb->allowed_calls);
-	g_string_append_printf(out, ", capabilities kept: %s (every other "
-				    "one dropped, in every thread), user %s "
-				    "(uid %u, gid %u)",
-			       caps_kept(sb) ? "cap_sys_ptrace" : "none",
+	g_string_append_printf(out, ", capabilities kept: none (every one "
+				    "dropped, in every thread), user %s "
+				    "(uid %u, gid %u); /proc helper pid %d: "
+				    "cap_sys_ptrace only",
 			       sb->user ? sb->user : "root",
-			       (unsigned int)sb->uid, (unsigned int)sb->gid);
+			       (unsigned int)sb->uid, (unsigned int)sb->gid,
+			       (int)sb->helper_pid);
 }
 
 void cusemu_sandbox_describe_json(const struct cusemu_sandbox *sb,
@@ -523,11 +629,13 @@ void cusemu_sandbox_describe_json(const struct cusemu_sandbox *sb,
 {
 	g_string_append_printf(out,
 			       "{\"seccomp\":\"%s\",\"allowed_calls\":%u,"
-			       "\"capabilities\":%s,\"user\":\"%s\","
-			       "\"uid\":%u,\"gid\":%u}",
+			       "\"capabilities\":[],\"user\":\"%s\","
+			       "\"uid\":%u,\"gid\":%u,"
+			       "\"proc_helper\":{\"pid\":%d,"
+			       "\"capabilities\":[\"cap_sys_ptrace\"]}}",
 			       cusemu_seccomp_mode_name(sb->seccomp),
 			       sb->allowed_calls,
-			       caps_kept(sb) ? "[\"cap_sys_ptrace\"]" : "[]",
 			       sb->user ? sb->user : "root",
-			       (unsigned int)sb->uid, (unsigned int)sb->gid);
+			       (unsigned int)sb->uid, (unsigned int)sb->gid,
+			       (int)sb->helper_pid);
 }

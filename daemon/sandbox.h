@@ -31,6 +31,8 @@ struct cusemu_sandbox {
 	GArray *groups;		/* of gid_t: the user's groups */
 	/* Filled by cusemu_sandbox_apply(). */
 	unsigned int allowed_calls;
+	/* The /proc helper, from cusemu_sandbox_start_helper(). */
+	pid_t helper_pid;
 };
 
 /*
@@ -42,7 +44,16 @@ gboolean cusemu_sandbox_set_user(struct cusemu_sandbox *sb, const char *name,
 				 const char *origin, GError **error);
 
 /*
- * Once every node exists: drop every capability in every thread, switch
+ * Fork the /proc helper, the process that reads other processes' /proc
+ * entries for the daemon (proc.h), before any other thread exists. It
+ * waits, as root, until cusemu_sandbox_apply() seals it.
+ */
+gboolean cusemu_sandbox_start_helper(struct cusemu_sandbox *sb,
+				     GError **error);
+
+/*
+ * Once every node exists: seal the /proc helper (it keeps CAP_SYS_PTRACE
+ * alone, under its own filter), drop every capability in every thread, switch
  * to the user, install the seccomp filter in every thread. Threads made
  * later inherit all of it. Fails with a message saying what stayed.
  */
@@ -63,6 +74,7 @@ enum cusemu_syscall_rule_kind {
 	CUSEMU_RULE_ARG0_HAS,		/* when its first argument has arg0's bits */
 	CUSEMU_RULE_ARG0_SELF,		/* when its first argument is our pid */
 	CUSEMU_RULE_ENOSYS,		/* fails with ENOSYS instead of running */
+	CUSEMU_RULE_OPEN_READ_ONLY,	/* an openat that cannot write or create */
 };
 
 struct cusemu_syscall_rule {
@@ -74,5 +86,7 @@ struct cusemu_syscall_rule {
 
 /* The allow-list, ended by a rule without a name (README lists it too). */
 extern const struct cusemu_syscall_rule cusemu_sandbox_rules[];
+/* The /proc helper's, the same way. */
+extern const struct cusemu_syscall_rule cusemu_sandbox_helper_rules[];
 
 #endif

@@ -6,7 +6,6 @@
  */
 #define G_LOG_DOMAIN "cusemu-evdev"
 
-#include <elf.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
@@ -1031,38 +1030,14 @@ static unsigned int evdev_poll(struct cusemu_device *dev,
 
 /* ---- open files */
 
-/*
- * Whether a process runs a 32-bit program: the ELF class of its
- * executable. A read carries no compat flag, so this is the first guess
- * of the layout its read() wants; false when it cannot be told.
- */
-static bool evdev_process_is_32bit(pid_t pid)
-{
-	unsigned char ident[EI_NIDENT];
-	char path[64];
-	bool is32 = false;
-	FILE *f;
-
-	if (pid <= 0)
-		return false;
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-	f = fopen(path, "rb");
-	if (!f)
-		return false;
-	if (fread(ident, 1, sizeof(ident), f) == sizeof(ident) &&
-	    !memcmp(ident, ELFMAG, SELFMAG))
-		is32 = ident[EI_CLASS] == ELFCLASS32;
-	fclose(f);
-	return is32;
-}
-
 static int evdev_open(struct cusemu_device *dev, struct cusemu_file *file)
 {
 	struct evdev *e = dev->priv;
 	struct evdev_client *client = g_new0(struct evdev_client, 1);
 
 	client->clk_type = CLOCK_REALTIME;
-	client->compat = evdev_process_is_32bit(file->opener);
+	/* A first guess; its ioctls will tell for sure. */
+	client->compat = cusemu_process_is_32bit(file->opener);
 	file->private_data = client;
 	g_mutex_lock(&e->lock);
 	g_ptr_array_add(e->clients, client);

@@ -5,6 +5,7 @@
  * switch and the seccomp filter, each in a subprocess of its own (they
  * cannot be undone), and skipped where the test does not run as root.
  */
+#include <elf.h>
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -18,9 +19,10 @@
 #include <glib.h>
 #include <seccomp.h>
 
+#include "proc.h"
 #include "sandbox.h"
 
-/* CAP_SYS_PTRACE, which root keeps, as /proc shows capability sets. */
+/* CAP_SYS_PTRACE, which the /proc helper keeps, as /proc shows it. */
 #define PTRACE_ONLY "0000000000080000"
 #define NONE "0000000000000000"
 
@@ -97,15 +99,19 @@ static void test_rules(void)
 		g_assert_false(g_hash_table_contains(seen, *no));
 }
 
-/* The "| `call` |" rows of README.md's Security section. */
-static GHashTable *readme_calls(void)
+/*
+ * The "| `call` |" rows of the index-th table (from 0) of README.md's
+ * Security section.
+ */
+static GHashTable *readme_calls(guint index)
 {
 	const char *path = g_getenv("CUSEMU_README");
 	GHashTable *calls = g_hash_table_new_full(g_str_hash, g_str_equal,
 						  g_free, NULL);
 	g_autofree char *text = NULL;
 	g_auto(GStrv) lines = NULL;
-	gboolean in_section = FALSE;
+	gboolean in_section = FALSE, in_table = FALSE;
+	guint table = 0;
 
 	if (!path || !g_file_get_contents(path, &text, NULL, NULL))
 		g_error("set CUSEMU_README to the README.md to check");
@@ -113,7 +119,12 @@ static GHashTable *readme_calls(void)
 	for (char **l = lines; *l; l++) {
 		if (g_str_has_prefix(*l, "## "))
 			in_section = !strcmp(*l, "## Security");
-		if (in_section && g_str_has_prefix(*l, "| `"))
+		if (!in_section)
+			continue;
+		if (in_table && !g_str_has_prefix(*l, "|"))
+			table++;
+		in_table = g_str_has_prefix(*l, "|");
+		if (table == index && g_str_has_prefix(*l, "| `"))
 			g_hash_table_add(calls,
 					 g_strndup(*l + 3,
 						   strcspn(*l + 3, "`")));
@@ -121,16 +132,24 @@ static GHashTable *readme_calls(void)
 	return calls;
 }
 
-static void test_readme_table(void)
+static void assert_readme_table(guint index,
+				const struct cusemu_syscall_rule *rules)
 {
-	g_autoptr(GHashTable) calls = readme_calls();
+	g_autoptr(GHashTable) calls = readme_calls(index);
 	guint n = 0;
 
-	for (const struct cusemu_syscall_rule *r = cusemu_sandbox_rules;
-	     r->name; r++, n++)
+	for (const struct cusemu_syscall_rule *r = rules; r->name; r++, n++)
 		if (!g_hash_table_contains(calls, r->name))
-			g_error("README's Security table lacks %s", r->name);
+			g_error("README's Security table %u lacks %s",
+				index + 1, r->name);
 	g_assert_cmpuint(g_hash_table_size(calls), ==, n);
+}
+
+/* The daemon's allow-list, then the /proc helper's. */
+static void test_readme_table(void)
+{
+	assert_readme_table(0, cusemu_sandbox_rules);
+	assert_readme_table(1, cusemu_sandbox_helper_rules);
 }
 
 /* ---- in subprocesses */
@@ -196,84 +215,192 @@ static void waiters_stop(struct waiters *w)
 	g_thread_join(w->cond_waiter);
 }
 
-/* A field of every thread's status is value. */
-static void assert_every_thread(const char *field, const char *value)
+/* A field of a status file ("Field:\tvalue") starts with value. */
+static void assert_field(const char *who, const char *status,
+			 const char *field, const char *value)
 {
+	g_autofree char *key = g_strdup_printf("\n%s:\t", field);
+	const char *at = strstr(status, key);
+
+	/* The first line has no newline before it. */
+	if (g_str_has_prefix(status, key + 1))
+		at = status + strlen(key + 1);
+	else if (at)
+		at += strlen(key);
+	else
+		g_error("%s: no %s", who, field);
+	if (strncmp(at, value, strlen(value)))
+		g_error("%s: %s %.*s, not %s", who, field,
+			(int)strcspn(at, "\n"), at, value);
+}
+
+/*
+ * This process's threads, listed while /proc/self/task may still be read:
+ * the daemon's filter has no getdents64.
+ */
+static GArray *thread_ids(void)
+{
+	GArray *tids = g_array_new(FALSE, FALSE, sizeof(int));
 	g_autoptr(GDir) dir = g_dir_open("/proc/self/task", 0, NULL);
-	const char *tid;
-	guint n = 0;
+	const char *name;
 
 	g_assert_nonnull(dir);
-	while ((tid = g_dir_read_name(dir))) {
-		g_autofree char *path =
-			g_strdup_printf("/proc/self/task/%s/status", tid);
-		g_autofree char *status = NULL;
-		g_autofree char *key = g_strdup_printf("\n%s:\t", field);
-		const char *at;
+	while ((name = g_dir_read_name(dir))) {
+		int tid = atoi(name);
 
-		/* A thread that ended meanwhile holds nothing. */
-		if (!g_file_get_contents(path, &status, NULL, NULL))
-			continue;
-		at = strstr(status, key);
-		g_assert_nonnull(at);
-		at += strlen(key);
-		if (strncmp(at, value, strlen(value)))
-			g_error("thread %s: %s %.*s, not %s", tid, field,
-				(int)strcspn(at, "\n"), at, value);
-		n++;
+		g_array_append_val(tids, tid);
 	}
-	g_assert_cmpuint(n, >, 1);
+	g_assert_cmpuint(tids->len, >, 1);
+	return tids;
+}
+
+/* A field of each thread's status is value; one that ended holds nothing. */
+static void assert_threads(GArray *tids, const char *field, const char *value)
+{
+	for (guint i = 0; i < tids->len; i++) {
+		int tid = g_array_index(tids, int, i);
+		g_autofree char *path =
+			g_strdup_printf("/proc/self/task/%d/status", tid);
+		g_autofree char *who = g_strdup_printf("thread %d", tid);
+		g_autofree char *status = NULL;
+
+		if (g_file_get_contents(path, &status, NULL, NULL))
+			assert_field(who, status, field, value);
+	}
+}
+
+static void assert_caps_of(GArray *tids, const char *kept)
+{
+	assert_threads(tids, "CapPrm", kept);
+	assert_threads(tids, "CapEff", kept);
+	assert_threads(tids, "CapInh", NONE);
+	assert_threads(tids, "CapBnd", NONE);
+	assert_threads(tids, "NoNewPrivs", "1");
 }
 
 static void assert_caps(const char *kept)
 {
-	assert_every_thread("CapPrm", kept);
-	assert_every_thread("CapEff", kept);
-	assert_every_thread("CapInh", NONE);
-	assert_every_thread("CapBnd", NONE);
-	assert_every_thread("NoNewPrivs", "1");
+	g_autoptr(GArray) tids = thread_ids();
+
+	assert_caps_of(tids, kept);
 }
 
-/* A thread as libfuse makes its workers, waiting for the pipe too. */
+/*
+ * A thread as libfuse makes its workers: it reads its own status (there
+ * is no listing it from outside under the filter), then waits for the pipe.
+ */
+struct later {
+	int pipe[2];
+	char *status;
+};
+
 static void *read_one(void *data)
 {
-	return read_until_written(data);
+	struct later *l = data;
+	char c;
+
+	g_assert_true(g_file_get_contents("/proc/thread-self/status",
+					  &l->status, NULL, NULL));
+	g_assert_cmpint(read(l->pipe[0], &c, 1), ==, 1);
+	return NULL;
+}
+
+/* The helper first, before the threads, as cusemud does. */
+static void start_helper(struct cusemu_sandbox *sb)
+{
+	g_autoptr(GError) error = NULL;
+
+	g_assert_true(cusemu_sandbox_start_helper(sb, &error));
+	g_assert_no_error(error);
+	g_assert_cmpint(sb->helper_pid, >, 0);
 }
 
 static void apply(struct cusemu_sandbox *sb)
 {
 	g_autoptr(GError) error = NULL;
 
+	if (!sb->helper_pid)
+		start_helper(sb);
 	g_assert_true(cusemu_sandbox_apply(sb, &error));
 	g_assert_no_error(error);
 }
 
-/* Root keeps CAP_SYS_PTRACE, in every thread, and so do new threads. */
+/* A field of /proc/PID/status starts with value. */
+static void assert_status(pid_t pid, const char *field, const char *value)
+{
+	g_autofree char *path = g_strdup_printf("/proc/%d/status", (int)pid);
+	g_autofree char *who = g_strdup_printf("pid %d", (int)pid);
+	g_autofree char *status = NULL;
+
+	g_assert_true(g_file_get_contents(path, &status, NULL, NULL));
+	assert_field(who, status, field, value);
+}
+
+/*
+ * The sealed helper: CAP_SYS_PTRACE alone, under its own filter (seccomp
+ * "2", or "0" for off), and it answers for the sandboxed caller.
+ */
+static void assert_helper(const struct cusemu_sandbox *sb,
+			  const char *seccomp)
+{
+	g_autofree char *name = NULL;
+	int fd = g_file_open_tmp("cusemu-sandbox-XXXXXX", &name, NULL);
+
+	g_assert_cmpint(fd, >=, 0);
+	assert_status(sb->helper_pid, "Name", "cusemud-proc");
+	assert_status(sb->helper_pid, "CapPrm", PTRACE_ONLY);
+	assert_status(sb->helper_pid, "CapEff", PTRACE_ONLY);
+	assert_status(sb->helper_pid, "CapInh", NONE);
+	assert_status(sb->helper_pid, "CapBnd", NONE);
+	assert_status(sb->helper_pid, "NoNewPrivs", "1");
+	assert_status(sb->helper_pid, "Seccomp", seccomp);
+	g_assert_cmpint(cusemu_proc_elf_class(getpid()), ==,
+			sizeof(long) == 8 ? ELFCLASS64 : ELFCLASS32);
+	g_assert_cmpint(cusemu_proc_fd_of(getpid(), name), ==, fd);
+	g_assert_cmpint(cusemu_proc_fd_of(getpid(), "/no/such/file"), ==,
+			-ENOENT);
+	g_assert_cmpint(cusemu_proc_elf_class(-1), ==, -EINVAL);
+	unlink(name);
+	close(fd);
+}
+
+/*
+ * Root keeps no capability, in any thread, and neither do new threads; the
+ * /proc helper keeps CAP_SYS_PTRACE alone.
+ */
 static void test_caps_every_thread(void)
 {
 	struct cusemu_sandbox sb = { .seccomp = CUSEMU_SECCOMP_ENFORCE };
-	struct waiters w = { 0 }, w_later = { 0 };
+	struct waiters w = { 0 };
+	struct later l = { 0 };
+	g_autoptr(GArray) tids = NULL;
 	pthread_t later;
 
 	if (!in_subprocess(FALSE))
 		return;
+	start_helper(&sb);
 	waiters_start(&w);
-	g_assert_cmpint(pipe(w_later.pipe), ==, 0);
+	g_assert_cmpint(pipe(l.pipe), ==, 0);
+	tids = thread_ids();
 	apply(&sb);
-	assert_caps(PTRACE_ONLY);
-	assert_every_thread("Seccomp", "2");
+	assert_caps_of(tids, NONE);
+	assert_threads(tids, "Seccomp", "2");
+	assert_helper(&sb, "2");
 	/*
 	 * A thread made now (clone, after clone3's ENOSYS) inherits it all.
 	 * Made with pthread_create, as libfuse makes its workers:
 	 * g_thread_new() would also name it, with a prctl the filter does
 	 * not allow.
 	 */
-	g_assert_cmpint(pthread_create(&later, NULL, read_one, &w_later), ==,
-			0);
-	assert_caps(PTRACE_ONLY);
-	assert_every_thread("Seccomp", "2");
-	g_assert_cmpint(write(w_later.pipe[1], "x", 1), ==, 1);
+	g_assert_cmpint(pthread_create(&later, NULL, read_one, &l), ==, 0);
+	g_assert_cmpint(write(l.pipe[1], "x", 1), ==, 1);
 	g_assert_cmpint(pthread_join(later, NULL), ==, 0);
+	assert_field("the later thread", l.status, "CapPrm", NONE);
+	assert_field("the later thread", l.status, "CapEff", NONE);
+	assert_field("the later thread", l.status, "CapBnd", NONE);
+	assert_field("the later thread", l.status, "NoNewPrivs", "1");
+	assert_field("the later thread", l.status, "Seccomp", "2");
+	g_free(l.status);
 	waiters_stop(&w);
 }
 
@@ -291,9 +418,13 @@ static void test_user(void)
 	g_assert_true(g_str_has_prefix(error->message, "--user: unknown user "
 						       "'no-such-user-here'"));
 	g_assert_true(cusemu_sandbox_set_user(&sb, "nobody", "--user", NULL));
+	start_helper(&sb);
 	waiters_start(&w);
 	apply(&sb);
 	assert_caps(NONE);
+	/* The helper stays root and unfiltered (off), and serves the user. */
+	assert_status(sb.helper_pid, "Uid", "0\t0\t0\t0");
+	assert_helper(&sb, "0");
 	g_assert_cmpint(getresuid(&ruid, &euid, &suid), ==, 0);
 	g_assert_cmpuint(ruid, ==, sb.uid);
 	g_assert_cmpuint(euid, ==, sb.uid);

@@ -1,5 +1,6 @@
 # The sandbox cusemud enters once its nodes exist: capabilities dropped in
-# every thread (also in threads made later), --user, the seccomp filter
+# every thread (also in threads made later), the /proc helper keeping
+# CAP_SYS_PTRACE alone under a filter of its own, --user, the seccomp filter
 # stopping a forbidden call as --seccomp says (cusemud-test's test-only
 # `forbidden` model makes them), a detached daemon logging to syslog under
 # the filter, and the control socket's peer check on a real daemon.
@@ -16,7 +17,7 @@ sb_gid=$(id -g $sb_user)
 # The daemons killed below dump no core.
 ulimit -c 0
 
-# CAP_SYS_PTRACE alone, which root keeps (the capability number 19).
+# CAP_SYS_PTRACE alone, which the /proc helper keeps (capability 19).
 ptrace_only=0000000000080000
 none=0000000000000000
 
@@ -46,11 +47,31 @@ check_caps() {
 }
 
 thread_count() { local t=(/proc/"$1"/task/*); echo ${#t[@]}; }
+# helper_of PID: the pid of cusemud PID's /proc helper, its one child
+helper_of() { cat /proc/"$1"/task/*/children 2>/dev/null | tr -s ' ' '\n' | grep -m1 .; }
+
+# check_helper WHAT DAEMON_PID: the /proc helper holds CAP_SYS_PTRACE alone,
+# runs as root under its own filter, and holds no descriptor of the daemon's
+check_helper() {
+	local what=$1 helper fds
+	helper=$(helper_of "$2")
+	if [ -z "$helper" ]; then
+		not_ok "$what: cusemud has a /proc helper process"; return
+	fi
+	check "$what: the /proc helper (pid $helper) is named cusemud-proc" \
+		grep -qx cusemud-proc /proc/"$helper"/comm
+	check_caps "$what: the /proc helper" "$helper" $ptrace_only
+	check "$what: ... runs under its own seccomp filter (Seccomp: 2)" threads_have "$helper" Seccomp 2
+	check "$what: ... as root (Uid 0)" threads_have "$helper" Uid "0 0 0 0"
+	fds=$(ls -l /proc/"$helper"/fd | awk 'NR > 1 { print $NF }' | sort | paste -sd' ')
+	check "$what: ... with nothing open but stdin, stdout, stderr and its socket ($fds)" \
+		sh -c "[ \$(ls /proc/$helper/fd | wc -l) -le 4 ] && ! ls -l /proc/$helper/fd | grep -q /dev/cuse"
+}
 more_threads() { [ "$(thread_count "$1")" -gt "$2" ]; }
 log_has() { grep -qF -- "$2" "$1"; }
 
 # --- root (the default): every thread, models' timers included, keeps
-# only CAP_SYS_PTRACE; the filter is on; threads made later inherit both
+# no capability; the filter is on; threads made later inherit both
 start_daemon "$work/sb-root.log" --control "$sb_ctl" \
 	--device fioc:name=sb-fioc --device rtc:name=sb-rtc --device watchdog:name=sb-wd \
 	--device slow:name=sb-slow,hold=sleep
@@ -58,11 +79,12 @@ if wait_for 15 is_char_node /dev/sb-fioc && wait_for 5 is_char_node /dev/sb-slow
 	wait_for 10 log_has "$work/sb-root.log" "ready:"; then
 	echo "# $(grep 'sandbox:' "$work/sb-root.log")"
 	check "the start-up log says what the sandbox kept" \
-		grep -qE "sandbox: seccomp enforce \([0-9]+ system calls allowed\), capabilities kept: cap_sys_ptrace \(every other one dropped, in every thread\), user root \(uid 0, gid 0\)" "$work/sb-root.log"
+		grep -qE "sandbox: seccomp enforce \([0-9]+ system calls allowed\), capabilities kept: none \(every one dropped, in every thread\), user root \(uid 0, gid 0\); /proc helper pid [0-9]+: cap_sys_ptrace only" "$work/sb-root.log"
 	check "the models' timer threads exist (rtc-timer, watchdog)" \
 		sh -c "grep -qx rtc-timer /proc/$daemon_pid/task/*/comm && grep -qx watchdog /proc/$daemon_pid/task/*/comm"
-	check_caps "root" "$daemon_pid" $ptrace_only
+	check_caps "root" "$daemon_pid" $none
 	check "every thread runs under the seccomp filter (Seccomp: 2)" threads_have "$daemon_pid" Seccomp 2
+	check_helper "root" "$daemon_pid"
 	check "... and the daemon is still root (Uid 0)" threads_have "$daemon_pid" Uid "0 0 0 0"
 	# Eight callers at once, each held 50 ms for 3 s: libfuse starts
 	# more workers, checked while they serve (idle ones end later).
@@ -73,7 +95,7 @@ if wait_for 15 is_char_node /dev/sb-fioc && wait_for 5 is_char_node /dev/sb-slow
 	wait_for 10 more_threads "$daemon_pid" "$before"
 	check "8 concurrent SLOW_HOLD_US callers: the daemon starts workers ($before threads before, $(thread_count "$daemon_pid") now)" \
 		more_threads "$daemon_pid" "$before"
-	check_caps "root, with new workers" "$daemon_pid" $ptrace_only
+	check_caps "root, with new workers" "$daemon_pid" $none
 	check "... which run under the filter too" threads_have "$daemon_pid" Seccomp 2
 	wait "$load_pid"
 	status=$?
@@ -84,18 +106,21 @@ if wait_for 15 is_char_node /dev/sb-fioc && wait_for 5 is_char_node /dev/sb-slow
 	"$cusemuctl" --socket "$sb_ctl" list >"$work/sb-list.out" 2>&1
 	diag <"$work/sb-list.out"
 	check "cusemuctl list says what the sandbox kept" \
-		grep -qE '^sandbox: seccomp enforce .*capabilities kept: cap_sys_ptrace .*user root' "$work/sb-list.out"
+		grep -qE '^sandbox: seccomp enforce .*capabilities kept: none .*user root .*/proc helper pid [0-9]+: cap_sys_ptrace only' "$work/sb-list.out"
 	check "cusemuctl list --json has it too" \
 		sh -c "'$cusemuctl' --socket '$sb_ctl' list --json | python3 -c '
 import json, sys
 s = json.load(sys.stdin)[\"sandbox\"]
-assert s[\"seccomp\"] == \"enforce\" and s[\"capabilities\"] == [\"cap_sys_ptrace\"] and s[\"uid\"] == 0, s'"
+assert s[\"seccomp\"] == \"enforce\" and s[\"capabilities\"] == [] and s[\"uid\"] == 0, s
+assert s[\"proc_helper\"][\"pid\"] > 0 and s[\"proc_helper\"][\"capabilities\"] == [\"cap_sys_ptrace\"], s'"
 else
 	not_ok "cusemud starts with fioc, rtc, watchdog and slow devices"; diag <"$work/sb-root.log"
 fi
+root_helper=$(helper_of "$daemon_pid")
 stop_daemon TERM
 status=$?
 check "SIGTERM: the sandboxed daemon exits 0 (exit $status)" test "$status" = 0
+check "... and its /proc helper ends with it" wait_for 5 is_dead "${root_helper:-0}"
 check "... and removes its nodes" wait_for 5 is_gone /dev/sb-fioc
 if grep -qiE "warning|error|critical" "$work/sb-root.log"; then
 	not_ok "the sandboxed daemon logged no warning or error"; diag <"$work/sb-root.log"
@@ -124,10 +149,17 @@ if wait_for 15 is_char_node /dev/i2c-9 && wait_for 5 is_char_node /dev/sb-event 
 	wait_for 10 log_has "$work/sb-user.log" "ready:"; then
 	echo "# $(grep 'sandbox:' "$work/sb-user.log")"
 	check "the start-up log names the user and keeps no capability" \
-		log_has "$work/sb-user.log" "capabilities kept: none (every other one dropped, in every thread), user $sb_user (uid $sb_uid, gid $sb_gid)"
+		log_has "$work/sb-user.log" "capabilities kept: none (every one dropped, in every thread), user $sb_user (uid $sb_uid, gid $sb_gid); /proc helper pid"
 	check "user=$sb_user: every thread's Uid is $sb_uid" threads_have "$daemon_pid" Uid "$sb_uid $sb_uid $sb_uid $sb_uid"
 	check "... and Gid $sb_gid" threads_have "$daemon_pid" Gid "$sb_gid $sb_gid $sb_gid $sb_gid"
 	check_caps "user=$sb_user" "$daemon_pid" $none
+	check_helper "user=$sb_user" "$daemon_pid"
+	# A root client's /proc/PID/exe is closed to $sb_user: the helper
+	# reads it. evdev-client-32 reads before its first ioctl, and a read
+	# of 16 bytes is EAGAIN only if the node took it for i386 at open.
+	"$clients/evdev-client-32" /dev/sb-event >"$work/evdev-client-32.out" 2>&1
+	status=$?
+	report_client evdev-client-32 i386 $status
 	check "i2cset -y 9 0x50 0x42 0x5a writes the EEPROM" i2cset -y 9 0x50 0x42 0x5a
 	got=$(od -An -tx1 -j 0x42 -N 1 "$eeprom" | tr -d ' ')
 	check "... the daemon saved the file at once, as $sb_user (byte 0x$got, owner $(stat -c %U "$eeprom"))" \
@@ -256,9 +288,11 @@ status=$?
 check "detached: cusemud returns 0 once its nodes exist (exit $status)" test "$status" = 0
 check "... its start-up lines, the sandbox's among them, on the caller's stderr" \
 	sh -c "grep -q 'sandbox: seccomp enforce' '$work/sb-bg.out' && grep -q 'ready:' '$work/sb-bg.out'"
+# The daemon, not its /proc helper (which has the same command line).
 bg_pid=
 for p in /proc/[0-9]*; do
-	if [ "$(readlink "$p/exe")" = "$cusemud" ] && grep -qa sb-bg-rtc "$p/cmdline"; then
+	if [ "$(readlink "$p/exe")" = "$cusemud" ] && grep -qa sb-bg-rtc "$p/cmdline" &&
+		[ "$(cat "$p/comm")" != cusemud-proc ]; then
 		bg_pid=${p#/proc/}
 	fi
 done
@@ -267,8 +301,11 @@ if [ -n "$bg_pid" ]; then
 	check "detached: the rtc's timer thread came along (hwclock waits for its update interrupt)" \
 		timeout 10 hwclock --rtc=/dev/sb-bg-rtc --show --utc --noadjfile
 	check "detached: fioc serves" "$clients/cuse_client-64" /dev/sb-bg s
+	bg_helper=$(helper_of "$bg_pid")
+	check "detached: its /proc helper is its child (pid ${bg_helper:-none})" test -n "$bg_helper"
 	kill -TERM "$bg_pid"
 	check "detached: SIGTERM ends it" wait_for 20 is_dead "$bg_pid"
+	[ -z "$bg_helper" ] || check "... and its /proc helper" wait_for 5 is_dead "$bg_helper"
 	check "... and removes its nodes" wait_for 5 is_gone /dev/sb-bg
 else
 	not_ok "detached: the daemon is found running"; diag <"$work/sb-bg.out"

@@ -237,6 +237,14 @@ void cusemu_device_wake_up(struct cusemu_device *dev);
  */
 bool cusemu_signal_pending(void);
 
+/*
+ * Whether process pid runs a 32-bit program (the ELF class of its
+ * executable): a read or write carries no compat flag, so this is how a
+ * model guesses the layout an opener wants. False when it cannot be told.
+ * Any user's process is seen, through the daemon's /proc helper.
+ */
+bool cusemu_process_is_32bit(pid_t pid);
+
 /* Count a model event in the device's statistics ("expired", "dropped"). */
 void cusemu_device_count_event(struct cusemu_device *dev, const char *event);
 

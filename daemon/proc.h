@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What only /proc tells about a client: the ELF class of its program and
+ * its descriptor for a node. Answered by the /proc helper process when the
+ * daemon has one (see sandbox.h), else read here.
+ */
+#ifndef CUSEMU_PROC_H
+#define CUSEMU_PROC_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* ELFCLASS32 or ELFCLASS64 of /proc/PID/exe, or -errno. */
+int cusemu_proc_elf_class(pid_t pid);
+
+/* The descriptor of PID whose link in /proc/PID/fd is path, or -errno. */
+int cusemu_proc_fd_of(pid_t pid, const char *path);
+
+/*
+ * From now on ask the helper on sock (a SOCK_SEQPACKET socket) and never
+ * read /proc here: the sandbox that follows may forbid it.
+ */
+void cusemu_proc_use_helper(int sock);
+
+/*
+ * The helper's side: answer the queries that arrive on sock until the
+ * daemon closes it, then exit. A seal request (cusemu_proc_seal()) runs
+ * seal(arg) and answers with its result.
+ */
+__attribute__((noreturn)) void cusemu_proc_serve(int sock, int (*seal)(uint32_t arg));
+
+/* Have the helper run its seal function with arg; its result, or -errno. */
+int cusemu_proc_seal(uint32_t arg);
+
+#endif
