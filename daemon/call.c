@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * User memory over FUSE_IOCTL_RETRY: the uaccess helpers of
- * <cusemu/uaccess.h>, acting on the call record of the current thread.
+ * <cusemu/uaccess.h>, acting on the call record of the request the current
+ * thread serves.
  */
 #define G_LOG_DOMAIN "cusemu-call"
 
@@ -11,18 +12,8 @@
 #include <glib.h>
 
 #include "call.h"
-
-static __thread struct cusemu_call *current_call;
-
-void cusemu_call_set_current(struct cusemu_call *call)
-{
-	current_call = call;
-}
-
-struct cusemu_call *cusemu_call_current(void)
-{
-	return current_call;
-}
+#include "device.h"
+#include "request.h"
 
 void cusemu_call_init(struct cusemu_call *call, struct cusemu_device *dev,
 		      struct cusemu_file *file, unsigned int cmd,
@@ -39,6 +30,8 @@ void cusemu_call_init(struct cusemu_call *call, struct cusemu_device *dev,
 	call->in_data = NULL;
 	call->out_data = NULL;
 	call->in_avail = call->out_avail = call->out_used = 0;
+	call->phase = CUSEMU_PHASE_FETCH;
+	call->step = NULL;
 	call->pending = false;
 	call->error = 0;
 	call->method = 0;
@@ -146,6 +139,31 @@ static bool reachable(const struct cusemu_call *call, cusemu_uptr_t addr,
 	return addr <= limit && len <= limit - addr;
 }
 
+/* Each way of breaking the handler contract is said once per device. */
+enum { BROKE_UNNAMED = 1, BROKE_FETCH_WROTE = 2 };
+
+static bool first_time(const struct cusemu_call *call, guint how)
+{
+	return !(g_atomic_int_or((guint *)&cusemu_instance(call->dev)->contract_broken,
+				 how) & how);
+}
+
+/*
+ * The handler asked for memory its fetch step never named: it cannot come
+ * now (the handler runs once), so the call fails. A model bug, said once.
+ */
+static int unnamed(struct cusemu_call *call, const char *what)
+{
+	if (first_time(call, BROKE_UNNAMED))
+		g_warning("%s: the handler of %s %s memory its fetch step "
+			  "did not name (see the handler contract in "
+			  "<cusemu/device.h>); the caller gets EIO",
+			  call->dev->name,
+			  call->step ? call->step : "an ioctl", what);
+	call->error = -EIO;
+	return -EIO;
+}
+
 /*
  * Name a range for the next retry. Returns 0 when its bytes are here,
  * -EAGAIN when they will come with the retry, -EFAULT or -ENOMEM when they
@@ -168,6 +186,8 @@ static int want(struct cusemu_call *call, struct cusemu_user_ranges *set,
 	}
 	if (!reachable(call, addr, len))
 		return -EFAULT;
+	if (call->phase == CUSEMU_PHASE_RUN)
+		return unnamed(call, set == &call->in ? "read" : "wrote");
 	if (call->in.count + call->out.count >= CUSEMU_USER_MAX_RANGES ||
 	    len > CUSEMU_USER_MAX_BYTES - set->bytes) {
 		call->error = -ENOMEM;
@@ -184,32 +204,32 @@ static int want(struct cusemu_call *call, struct cusemu_user_ranges *set,
 
 int cusemu_user_want_read(cusemu_uptr_t addr, size_t len)
 {
-	struct cusemu_call *call = current_call;
+	struct cusemu_call *call = cusemu_call_current();
 
 	return want(call, &call->in, call->in_avail, addr, len);
 }
 
 int cusemu_user_want_write(cusemu_uptr_t addr, size_t len)
 {
-	struct cusemu_call *call = current_call;
+	struct cusemu_call *call = cusemu_call_current();
 
 	return want(call, &call->out, call->out_avail, addr, len);
 }
 
 bool cusemu_user_pending(void)
 {
-	return current_call->pending;
+	return cusemu_call_current()->pending;
 }
 
 bool cusemu_in_compat_syscall(void)
 {
-	return current_call->compat;
+	return cusemu_call_current()->compat;
 }
 
 unsigned long cusemu_copy_from_user(void *to, cusemu_uptr_t from,
 				    unsigned long n)
 {
-	struct cusemu_call *call = current_call;
+	struct cusemu_call *call = cusemu_call_current();
 	const struct cusemu_user_range *r;
 
 	if (want(call, &call->in, call->in_avail, from, n))
@@ -224,10 +244,22 @@ unsigned long cusemu_copy_from_user(void *to, cusemu_uptr_t from,
 unsigned long cusemu_copy_to_user(cusemu_uptr_t to, const void *from,
 				  unsigned long n)
 {
-	struct cusemu_call *call = current_call;
+	struct cusemu_call *call = cusemu_call_current();
 	const struct cusemu_user_range *r;
 	uint32_t end;
 
+	/* Bytes written before the call may act would go back on a retry. */
+	if (call->phase == CUSEMU_PHASE_FETCH && n) {
+		if (first_time(call, BROKE_FETCH_WROTE))
+			g_warning("%s: the fetch step of %s wrote to the "
+				  "caller; name the range with "
+				  "cusemu_user_want_write() and write it in "
+				  "the handler",
+				  call->dev->name,
+				  call->step ? call->step : "a command");
+		call->error = -EIO;
+		return n;
+	}
 	if (want(call, &call->out, call->out_avail, to, n))
 		return n;
 	if (!n)

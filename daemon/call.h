@@ -32,6 +32,12 @@ struct cusemu_user_ranges {
 void cusemu_user_ranges_copy(struct cusemu_user_ranges *to,
 			     const struct cusemu_user_ranges *from);
 
+/* The two steps of the handler contract (<cusemu/device.h>). */
+enum cusemu_phase {
+	CUSEMU_PHASE_FETCH,	/* naming memory; no side effect, no copy out */
+	CUSEMU_PHASE_RUN,	/* once per ioctl; only named memory */
+};
+
 struct cusemu_call {
 	struct cusemu_device *dev;
 	struct cusemu_file *file;
@@ -47,6 +53,8 @@ struct cusemu_call {
 	uint32_t out_avail;
 	uint32_t out_used;	/* the reply covers out_data[0, out_used) */
 
+	enum cusemu_phase phase;
+	const char *step;	/* the row or method in that phase, for logs */
 	bool pending;		/* some range must still be fetched */
 	int error;		/* -errno that fails the call whatever the handler says */
 
@@ -85,9 +93,5 @@ void cusemu_call_set_ioc_data(struct cusemu_call *call, const void *in_data,
 /* Decide the outcome from the handler's result; *result may change. */
 enum cusemu_call_outcome cusemu_call_outcome(struct cusemu_call *call,
 					     long *result);
-
-/* The call the current thread serves, for the uaccess helpers. */
-void cusemu_call_set_current(struct cusemu_call *call);
-struct cusemu_call *cusemu_call_current(void);
 
 #endif

@@ -152,7 +152,7 @@ static gboolean set_param(struct cusemu_device *dev,
 			    s->origin, s->value, p->key, p->help, why, range);
 		return FALSE;
 	}
-	g_hash_table_replace(dev->dp->params, g_strdup(p->key), v);
+	g_hash_table_replace(cusemu_instance(dev)->params, g_strdup(p->key), v);
 	return TRUE;
 }
 
@@ -173,7 +173,7 @@ static gboolean load_params(struct cusemu_device *dev,
 		if (!v)
 			g_error("device model %s: default '%s' of %s: %s",
 				m->name, p->default_value, p->key, why);
-		g_hash_table_replace(dev->dp->params, g_strdup(p->key), v);
+		g_hash_table_replace(cusemu_instance(dev)->params, g_strdup(p->key), v);
 	}
 	for (guint i = 0; i < spec->settings->len; i++) {
 		const struct cusemu_setting *s = spec->settings->pdata[i];
@@ -247,7 +247,7 @@ static gboolean load_common(struct cusemu_device *dev,
 			    const struct cusemu_device_spec *spec,
 			    unsigned int instance, GError **error)
 {
-	struct cusemu_device_private *dp = dev->dp;
+	struct cusemu_instance *dp = cusemu_instance(dev);
 	const char *origin, *v;
 	guint32 id;
 	uint64_t mode;
@@ -298,8 +298,8 @@ static gboolean load_kernel_model(struct cusemu_device *dev,
 	const char *origin;
 	const char *v = setting(spec, "kernel", NULL, &origin);
 
-	dev->dp->kmodel = v ? cusemu_kernel_model_find(v) : daemon_km;
-	if (!dev->dp->kmodel) {
+	cusemu_instance(dev)->kmodel = v ? cusemu_kernel_model_find(v) : daemon_km;
+	if (!cusemu_instance(dev)->kmodel) {
 		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
 			    "%s: unknown kernel model '%s'; see cusemud --help "
 			    "for the list",
@@ -361,18 +361,17 @@ cusemu_device_create(const struct cusemu_device_model *m,
 		     unsigned int instance,
 		     const struct cusemu_kernel_model *kmodel, GError **error)
 {
-	struct cusemu_device *dev;
+	struct cusemu_instance *inst = g_new0(struct cusemu_instance, 1);
+	struct cusemu_device *dev = &inst->pub;
 	char *why = NULL;
 	int err;
 
-	dev = g_new0(struct cusemu_device, 1);
 	dev->model = m;
-	dev->methods = CUSEMU_METHODS_ALL;
-	dev->dp = g_new0(struct cusemu_device_private, 1);
-	dev->dp->params = g_hash_table_new_full(g_str_hash, g_str_equal,
-						g_free, g_free);
-	dev->dp->stats = cusemu_stats_new(table_rows(m->native_table) +
-					  table_rows(m->compat_table));
+	inst->methods = CUSEMU_METHODS_ALL;
+	inst->params = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+					     g_free);
+	inst->stats = cusemu_stats_new(table_rows(m->native_table) +
+				       table_rows(m->compat_table));
 	if (!load_common(dev, spec, instance, error) ||
 	    !load_kernel_model(dev, spec, kmodel, error) ||
 	    !load_params(dev, spec, error))
@@ -406,54 +405,15 @@ gboolean cusemu_device_sandboxed(struct cusemu_device *dev, GError **error)
 
 void cusemu_device_free(struct cusemu_device *dev)
 {
+	struct cusemu_instance *inst;
+
 	if (!dev)
 		return;
+	inst = cusemu_instance(dev);
 	if (dev->priv && dev->model->remove)
 		dev->model->remove(dev);
-	g_hash_table_unref(dev->dp->params);
-	cusemu_stats_free(dev->dp->stats);
-	g_free(dev->dp);
+	g_hash_table_unref(inst->params);
+	cusemu_stats_free(inst->stats);
 	g_free((char *)dev->name);
-	g_free(dev);
-}
-
-static const char *param_value(const struct cusemu_device *dev,
-			       const char *key)
-{
-	const char *v = g_hash_table_lookup(dev->dp->params, key);
-
-	if (!v)
-		g_error("device model %s reads key '%s' it does not declare "
-			"or that has no default",
-			dev->model->name, key);
-	return v;
-}
-
-uint64_t cusemu_device_param_u64(const struct cusemu_device *dev,
-				 const char *key)
-{
-	return g_ascii_strtoull(param_value(dev, key), NULL, 10);
-}
-
-bool cusemu_device_param_bool(const struct cusemu_device *dev,
-			      const char *key)
-{
-	return !strcmp(param_value(dev, key), "true");
-}
-
-const char *cusemu_device_param_str(const struct cusemu_device *dev,
-				    const char *key)
-{
-	return param_value(dev, key);
-}
-
-void cusemu_device_wake_up(struct cusemu_device *dev)
-{
-	if (dev->dp->wake_up)
-		dev->dp->wake_up(dev->dp->wake_up_data);
-}
-
-void cusemu_device_count_event(struct cusemu_device *dev, const char *event)
-{
-	cusemu_stats_count_event(dev->dp->stats, event);
+	g_free(inst);
 }

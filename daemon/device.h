@@ -6,6 +6,7 @@
 #ifndef CUSEMU_DAEMON_DEVICE_H
 #define CUSEMU_DAEMON_DEVICE_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 #include <glib.h>
@@ -17,8 +18,13 @@ struct cusemu_kernel_model;
 struct cusemu_lock;
 struct cusemu_stats;
 
-/* What the daemon keeps beside the public struct cusemu_device. */
-struct cusemu_device_private {
+/*
+ * A device instance: the public struct cusemu_device that the model sees,
+ * and what the daemon keeps beside it.
+ */
+struct cusemu_instance {
+	struct cusemu_device pub;
+	unsigned int methods;		/* CUSEMU_METHOD_* bits offered */
 	GHashTable *params;	/* key -> validated value string */
 	mode_t mode;
 	uid_t owner;
@@ -30,6 +36,8 @@ struct cusemu_device_private {
 	/* Every command is _IOC-encoded, with no pointer inside: the kernel
 	 * copies payloads itself (CUSE restricted ioctls). */
 	bool restricted;
+	/* How the model broke the handler contract, each said once. */
+	guint contract_broken;
 	/* Set by the transport: wakes the pollers of the node. */
 	void (*wake_up)(void *data);
 	void *wake_up_data;
@@ -37,6 +45,13 @@ struct cusemu_device_private {
 	cusemu_ioctl_fn ioctl, unlocked_ioctl, compat_ioctl;
 	cusemu_ioctl_fn ioctl_native, ioctl_compat;
 };
+
+static inline struct cusemu_instance *
+cusemu_instance(const struct cusemu_device *dev)
+{
+	return (struct cusemu_instance *)((char *)dev -
+					  offsetof(struct cusemu_instance, pub));
+}
 
 /* The device models built in (generated from devices/meson.build). */
 extern const struct cusemu_device_model *const cusemu_device_models[];

@@ -17,6 +17,7 @@
 #include "dispatch.h"
 #include "ioctl32.h"
 #include "lock.h"
+#include "request.h"
 
 const struct cusemu_ioctl *cusemu_ioctl_lookup(const struct cusemu_ioctl *table,
 					       unsigned int cmd)
@@ -27,49 +28,58 @@ const struct cusemu_ioctl *cusemu_ioctl_lookup(const struct cusemu_ioctl *table,
 	return NULL;
 }
 
-/* Ask for the payload the _IOC bits describe: one round trip for both. */
-static void fetch_ioc_payload(unsigned int cmd, cusemu_uptr_t arg)
+/*
+ * The handler contract, once for every path: the fetch step until it names
+ * nothing new, then the handler, once. A call still waiting for memory
+ * returns 0 with call->pending set and the transport retries it.
+ */
+static long run_steps(struct cusemu_device *dev, struct cusemu_file *file,
+		      const char *name, cusemu_fetch_fn fetch,
+		      cusemu_ioctl_fn handler, unsigned int cmd,
+		      unsigned long arg)
 {
-	size_t size = _IOC_SIZE(cmd);
+	struct cusemu_call *call = cusemu_call_current();
+	long ret;
 
-	if (_IOC_DIR(cmd) & _IOC_WRITE)
-		cusemu_user_want_read(arg, size);
-	if (_IOC_DIR(cmd) & _IOC_READ)
-		cusemu_user_want_write(arg, size);
+	if (call) {
+		call->step = name;
+		if (name)
+			call->stats.name = name;
+		call->phase = CUSEMU_PHASE_FETCH;
+	}
+	ret = fetch ? fetch(dev, file, cmd, arg) : 0;
+	if (call) {
+		if (call->error)
+			return call->error;
+		if (call->pending)
+			return 0;	/* the retry brings the memory */
+	}
+	if (ret < 0)
+		return ret;
+	if (call)
+		call->phase = CUSEMU_PHASE_RUN;
+	return handler(dev, file, cmd, arg);
 }
 
-/*
- * The payload of an _IOC row was all there before its handler ran: memory
- * it names beyond that is what the caller never offered (the row's payload
- * is wrong). Refused as in a restricted session, whichever this one is.
- */
-static long ioc_overrun(struct cusemu_call *call,
-			const struct cusemu_ioctl *row)
+static cusemu_fetch_fn row_fetch(const struct cusemu_ioctl *row)
 {
-	g_warning_once("%s: the handler of %s asked for memory outside its "
-		       "_IOC payload (the table row's payload is wrong); the "
-		       "caller gets EIO",
-		       call->dev->name, row->name);
-	call->error = -EIO;
-	return -EIO;
+	switch (row->payload) {
+	case CUSEMU_PAYLOAD_IOC:
+		return cusemu_fetch_ioc;
+	case CUSEMU_PAYLOAD_USER:
+		return row->fetch;
+	case CUSEMU_PAYLOAD_NONE:
+		break;
+	}
+	return NULL;
 }
 
 static long run_row(struct cusemu_device *dev, struct cusemu_file *file,
 		    const struct cusemu_ioctl *row, unsigned int cmd,
 		    unsigned long arg)
 {
-	struct cusemu_call *call = cusemu_call_current();
-	long ret;
-
-	if (call)
-		call->stats.name = row->name;
-	if (row->payload != CUSEMU_PAYLOAD_IOC)
-		return row->handler(dev, file, cmd, arg);
-	fetch_ioc_payload(cmd, arg);
-	if (cusemu_user_pending())
-		return 0;	/* the retry brings the payload */
-	ret = row->handler(dev, file, cmd, arg);
-	return cusemu_user_pending() ? ioc_overrun(call, row) : ret;
+	return run_steps(dev, file, row->name, row_fetch(row), row->handler,
+			 cmd, arg);
 }
 
 static long table_native_ioctl(struct cusemu_device *dev,
@@ -91,9 +101,9 @@ static long table_compat_ioctl(struct cusemu_device *dev,
 	const struct cusemu_ioctl *row;
 
 	row = cusemu_ioctl_lookup(dev->model->compat_table, cmd);
-	if (!row)
+	if (!row && !dev->model->compat_ptr_ioctl)
 		return -ENOIOCTLCMD;
-	if (row->handler)
+	if (row && row->handler)
 		return run_row(dev, file, row, cmd, arg);
 	/* Compatible layout: the native handler, with a widened pointer. */
 	row = cusemu_ioctl_lookup(dev->model->native_table, cmd);
@@ -103,8 +113,23 @@ static long table_compat_ioctl(struct cusemu_device *dev,
 		       cusemu_compat_ptr((uint32_t)arg));
 }
 
+/* A row without a fetch step could never reach memory it chases. */
+static void check_fetch_steps(const struct cusemu_device_model *m,
+			  const struct cusemu_ioctl *table)
+{
+	for (const struct cusemu_ioctl *row = table; row && row->name; row++) {
+		if (row->payload == CUSEMU_PAYLOAD_USER && !row->fetch) {
+			g_critical("device model %s: row %s chases user memory "
+				   "but has no fetch step",
+				   m->name, row->name);
+		}
+	}
+}
+
 static void check_tables(const struct cusemu_device_model *m)
 {
+	check_fetch_steps(m, m->native_table);
+	check_fetch_steps(m, m->compat_table);
 	for (const struct cusemu_ioctl *row = m->compat_table; row && row->name;
 	     row++) {
 		if (!row->handler &&
@@ -159,7 +184,7 @@ static cusemu_ioctl_fn method(const struct cusemu_device *dev,
 			      enum cusemu_method bit, cusemu_ioctl_fn by_hand,
 			      cusemu_ioctl_fn from_table)
 {
-	if (!(dev->methods & bit))
+	if (!(cusemu_instance(dev)->methods & bit))
 		return NULL;
 	return has_hand_methods(dev->model) ? by_hand : from_table;
 }
@@ -168,9 +193,11 @@ void cusemu_dispatch_bind(struct cusemu_device *dev,
 			  enum cusemu_lock_mode mode)
 {
 	const struct cusemu_device_model *m = dev->model;
-	struct cusemu_device_private *dp = dev->dp;
+	struct cusemu_instance *dp = cusemu_instance(dev);
 	cusemu_ioctl_fn native = m->native_table ? table_native_ioctl : NULL;
-	cusemu_ioctl_fn compat = m->compat_table ? table_compat_ioctl : NULL;
+	cusemu_ioctl_fn compat = m->compat_table || m->compat_ptr_ioctl
+					 ? table_compat_ioctl
+					 : NULL;
 
 	check_tables(m);
 	dp->ioctl = method(dev, CUSEMU_METHOD_IOCTL, m->ioctl, native);
@@ -196,7 +223,7 @@ void cusemu_dispatch_bind(struct cusemu_device *dev,
 
 void cusemu_dispatch_unbind(struct cusemu_device *dev)
 {
-	struct cusemu_device_private *dp = dev->dp;
+	struct cusemu_instance *dp = cusemu_instance(dev);
 
 	if (dp->kmodel->global_table)
 		cusemu_ioctl32_unregister_device(dev);
@@ -234,7 +261,7 @@ const char *cusemu_lock_mode_name(enum cusemu_lock_mode mode)
 static struct cusemu_lock *lock_for(const struct cusemu_call *call,
 				    bool big_lock)
 {
-	const struct cusemu_device_private *dp = call->dev->dp;
+	const struct cusemu_instance *dp = cusemu_instance(call->dev);
 
 	switch (dp->lock_mode) {
 	case CUSEMU_LOCK_MODEL:
@@ -258,7 +285,12 @@ static long call_method(struct cusemu_call *call, cusemu_ioctl_fn fn,
 	call->method = how;
 	if (lock)
 		cusemu_lock_acquire(lock);
-	ret = fn(call->dev, call->file, call->cmd, call->arg);
+	if (has_hand_methods(call->dev->model))
+		ret = run_steps(call->dev, call->file, NULL,
+				call->dev->model->ioctl_fetch ?: cusemu_fetch_ioc,
+				fn, call->cmd, call->arg);
+	else	/* built from the tables: the rows have their steps */
+		ret = fn(call->dev, call->file, call->cmd, call->arg);
 	if (lock)
 		cusemu_lock_release(lock);
 	return ret;
@@ -289,7 +321,7 @@ static long not_mine(long ret, long err)
 /* 2.6.10's sys_ioctl: the legacy method under the big lock. */
 static long legacy_native(struct cusemu_call *call)
 {
-	cusemu_ioctl_fn fn = call->dev->dp->ioctl;
+	cusemu_ioctl_fn fn = cusemu_instance(call->dev)->ioctl;
 
 	if (!fn)
 		return -ENOTTY;
@@ -308,7 +340,7 @@ static long k2610_dispatch(struct cusemu_call *call)
 /* The patch in seeds/: unlocked_ioctl without the lock when there is one. */
 static long unlocked_native(struct cusemu_call *call)
 {
-	cusemu_ioctl_fn fn = call->dev->dp->unlocked_ioctl;
+	cusemu_ioctl_fn fn = cusemu_instance(call->dev)->unlocked_ioctl;
 
 	if (!fn)
 		return legacy_native(call);
@@ -331,7 +363,7 @@ static long unlocked_dispatch(struct cusemu_call *call)
  */
 static long split_native(struct cusemu_call *call)
 {
-	cusemu_ioctl_fn fn = call->dev->dp->ioctl_native;
+	cusemu_ioctl_fn fn = cusemu_instance(call->dev)->ioctl_native;
 
 	if (!fn)
 		return legacy_native(call);
@@ -342,7 +374,7 @@ static long split_native(struct cusemu_call *call)
 
 static long split_dispatch(struct cusemu_call *call)
 {
-	cusemu_ioctl_fn fn = call->dev->dp->ioctl_compat;
+	cusemu_ioctl_fn fn = cusemu_instance(call->dev)->ioctl_compat;
 	long ret;
 
 	if (!call->compat)
@@ -359,7 +391,7 @@ static long split_dispatch(struct cusemu_call *call)
 /* What was merged: unlocked_ioctl or ioctl; compat_ioctl, then the table. */
 static long k2611_native(struct cusemu_call *call)
 {
-	struct cusemu_device_private *dp = call->dev->dp;
+	struct cusemu_instance *dp = cusemu_instance(call->dev);
 	long ret = -ENOTTY;
 
 	if (dp->unlocked_ioctl)
@@ -372,7 +404,7 @@ static long k2611_native(struct cusemu_call *call)
 
 static long k2611_dispatch(struct cusemu_call *call)
 {
-	cusemu_ioctl_fn fn = call->dev->dp->compat_ioctl;
+	cusemu_ioctl_fn fn = cusemu_instance(call->dev)->compat_ioctl;
 	long ret;
 
 	if (!call->compat)
@@ -392,7 +424,7 @@ static long k2611_dispatch(struct cusemu_call *call)
  */
 static long modern_dispatch(struct cusemu_call *call)
 {
-	struct cusemu_device_private *dp = call->dev->dp;
+	struct cusemu_instance *dp = cusemu_instance(call->dev);
 	cusemu_ioctl_fn fn = call->compat ? dp->compat_ioctl
 					  : dp->unlocked_ioctl;
 	enum cusemu_method how = call->compat ? CUSEMU_METHOD_COMPAT_IOCTL
@@ -454,48 +486,7 @@ const struct cusemu_kernel_model *cusemu_kernel_model_find(const char *name)
 
 long cusemu_dispatch(struct cusemu_call *call)
 {
-	long ret;
-
-	cusemu_call_set_current(call);
-	ret = call->dev->dp->kmodel->dispatch(call);
-	cusemu_call_set_current(NULL);
-	return ret;
-}
-
-enum cusemu_method cusemu_current_method(void)
-{
-	struct cusemu_call *call = cusemu_call_current();
-
-	return call ? call->method : 0;
-}
-
-/* Clients read the method through <cusemu/abi/report.h>: same values. */
-G_STATIC_ASSERT((int)CUSEMU_REPORT_METHOD_IOCTL == (int)CUSEMU_METHOD_IOCTL);
-G_STATIC_ASSERT((int)CUSEMU_REPORT_METHOD_UNLOCKED_IOCTL == (int)CUSEMU_METHOD_UNLOCKED_IOCTL);
-G_STATIC_ASSERT((int)CUSEMU_REPORT_METHOD_COMPAT_IOCTL == (int)CUSEMU_METHOD_COMPAT_IOCTL);
-G_STATIC_ASSERT((int)CUSEMU_REPORT_METHOD_IOCTL_NATIVE == (int)CUSEMU_METHOD_IOCTL_NATIVE);
-G_STATIC_ASSERT((int)CUSEMU_REPORT_METHOD_IOCTL_COMPAT == (int)CUSEMU_METHOD_IOCTL_COMPAT);
-G_STATIC_ASSERT((int)CUSEMU_REPORT_METHOD_IOCTL32_HANDLER == (int)CUSEMU_METHOD_IOCTL32_HANDLER);
-
-struct cusemu_ioctl_report cusemu_report_current(void)
-{
-	return (struct cusemu_ioctl_report){
-		.method = cusemu_current_method(),
-		.big_lock_depth = cusemu_kernel_lock_depth(),
-		.compat = cusemu_in_compat_syscall(),
-	};
-}
-
-long cusemu_put_report(cusemu_uptr_t uptr)
-{
-	struct cusemu_ioctl_report r = cusemu_report_current();
-
-	return cusemu_copy_to_user(uptr, &r, sizeof(r)) ? -EFAULT : 0;
-}
-
-const char *cusemu_method_name(enum cusemu_method how)
-{
-	const char *name = cusemu_report_method_name(how);
-
-	return name ? name : "none";
+	/* The transport made it the current request's call. */
+	g_return_val_if_fail(cusemu_call_current() == call, -EIO);
+	return cusemu_instance(call->dev)->kmodel->dispatch(call);
 }

@@ -19,7 +19,8 @@
 #include "proc.h"
 
 struct entry {
-	const struct cusemu_ioctl *row;	/* row->handler NULL: compatible */
+	const struct cusemu_ioctl *row;
+	bool compatible;		/* no handler: the native path serves */
 	const struct cusemu_device_model *model;
 	char *owner;			/* node of the device that registered */
 };
@@ -37,7 +38,7 @@ static void entry_free(gpointer p)
 	g_free(e);
 }
 
-static int register_row(const struct cusemu_ioctl *row,
+static int register_row(const struct cusemu_ioctl *row, bool compatible,
 			const struct cusemu_device *owner,
 			const struct entry **taken)
 {
@@ -56,6 +57,7 @@ static int register_row(const struct cusemu_ioctl *row,
 	} else {
 		e = g_new0(struct entry, 1);
 		e->row = row;
+		e->compatible = compatible;
 		e->model = owner->model;
 		e->owner = g_strdup(owner->name);
 		g_hash_table_insert(table, GUINT_TO_POINTER(row->cmd), e);
@@ -69,7 +71,7 @@ int cusemu_ioctl32_register(const struct cusemu_ioctl *row,
 {
 	const struct entry *taken;
 
-	return register_row(row, owner, &taken);
+	return register_row(row, !row->handler, owner, &taken);
 }
 
 int cusemu_ioctl32_unregister(unsigned int cmd,
@@ -106,43 +108,68 @@ static bool model_ref(const struct cusemu_device *dev, int delta)
 	return delta > 0 ? refs == 1 : refs == 0;
 }
 
+/*
+ * What a device registers: its compat rows, and with compat_ptr_ioctl every
+ * native row they do not list, as compatible entries (what a driver of the
+ * time registered with a NULL handler).
+ */
+static void each_entry(struct cusemu_device *dev,
+		       void (*fn)(struct cusemu_device *dev,
+				  const struct cusemu_ioctl *row,
+				  bool compatible))
+{
+	const struct cusemu_device_model *m = dev->model;
+
+	for (const struct cusemu_ioctl *row = m->compat_table;
+	     row && row->name; row++)
+		fn(dev, row, !row->handler);
+	if (!m->compat_ptr_ioctl)
+		return;
+	for (const struct cusemu_ioctl *row = m->native_table;
+	     row && row->name; row++)
+		if (!cusemu_ioctl_lookup(m->compat_table, row->cmd))
+			fn(dev, row, true);
+}
+
+static void register_entry(struct cusemu_device *dev,
+			   const struct cusemu_ioctl *row, bool compatible)
+{
+	const struct entry *taken;
+
+	if (!register_row(row, compatible, dev, &taken))
+		return;
+	/* Read without the lock: entries change only at start-up. */
+	g_warning("/dev/%s (%s) lost %s (%08x) in the global ioctl32 "
+		  "table to /dev/%s (%s), which registered it first",
+		  dev->name, dev->model->name, row->name, row->cmd,
+		  taken->owner, taken->model->name);
+}
+
+static void unregister_entry(struct cusemu_device *dev,
+			     const struct cusemu_ioctl *row, bool compatible)
+{
+	const struct entry *e;
+	bool ours;
+
+	g_rw_lock_reader_lock(&ioctl32_sem);
+	e = g_hash_table_lookup(table, GUINT_TO_POINTER(row->cmd));
+	ours = e && e->model == dev->model;
+	g_rw_lock_reader_unlock(&ioctl32_sem);
+	/* What another model kept at start-up is not ours to free. */
+	if (ours)
+		cusemu_ioctl32_unregister(row->cmd, dev);
+}
+
 void cusemu_ioctl32_register_device(struct cusemu_device *dev)
 {
-	const struct cusemu_ioctl *row = dev->model->compat_table;
-
-	if (!model_ref(dev, +1))
-		return;
-	for (; row && row->name; row++) {
-		const struct entry *taken;
-
-		if (!register_row(row, dev, &taken))
-			continue;
-		/* Read without the lock: entries change only at start-up. */
-		g_warning("/dev/%s (%s) lost %s (%08x) in the global ioctl32 "
-			  "table to /dev/%s (%s), which registered it first",
-			  dev->name, dev->model->name, row->name, row->cmd,
-			  taken->owner, taken->model->name);
-	}
+	if (model_ref(dev, +1))
+		each_entry(dev, register_entry);
 }
 
 void cusemu_ioctl32_unregister_device(struct cusemu_device *dev)
 {
-	const struct cusemu_ioctl *row = dev->model->compat_table;
-
-	if (!model_ref(dev, -1))
-		return;
-	for (; row && row->name; row++) {
-		const struct entry *e;
-		bool ours;
-
-		g_rw_lock_reader_lock(&ioctl32_sem);
-		e = g_hash_table_lookup(table, GUINT_TO_POINTER(row->cmd));
-		ours = e && e->model == dev->model;
-		g_rw_lock_reader_unlock(&ioctl32_sem);
-		/* What another model kept at start-up is not ours to free. */
-		if (ours)
-			cusemu_ioctl32_unregister(row->cmd, dev);
-	}
+	if (model_ref(dev, -1))
+		each_entry(dev, unregister_entry);
 }
 
 static void log_unknown(const struct cusemu_call *call)
@@ -181,7 +208,7 @@ long cusemu_ioctl32_dispatch(struct cusemu_call *call,
 	g_rw_lock_reader_lock(&ioctl32_sem);
 	e = table ? g_hash_table_lookup(table, GUINT_TO_POINTER(call->cmd))
 		  : NULL;
-	if (e && e->row->handler && e->model != call->dev->model) {
+	if (e && !e->compatible && e->model != call->dev->model) {
 		/*
 		 * The kernel would run another driver's code on this file;
 		 * the daemon refuses, and says why.
@@ -194,7 +221,7 @@ long cusemu_ioctl32_dispatch(struct cusemu_call *call,
 		g_rw_lock_reader_unlock(&ioctl32_sem);
 		return -EINVAL;
 	}
-	if (e && e->row->handler) {
+	if (e && !e->compatible) {
 		ret = cusemu_dispatch_run_row(call, e->row,
 					      CUSEMU_METHOD_IOCTL32_HANDLER,
 					      big_lock);

@@ -10,6 +10,7 @@
 #include "cusemu/device.h"
 #include "cusemu/sched.h"
 #include "lock.h"
+#include "request.h"
 
 /* A handler holds at most the big lock and one device lock, or nests them. */
 #define MAX_HELD 8
@@ -18,7 +19,6 @@ struct cusemu_lock cusemu_big_lock;
 
 static __thread struct cusemu_lock *held[MAX_HELD];
 static __thread unsigned int n_held;
-static __thread struct cusemu_wait_ctx *current_wait;
 
 void cusemu_lock_init(struct cusemu_lock *lock)
 {
@@ -219,9 +219,12 @@ static void waiters_link(struct cusemu_wait_ctx *ctx, bool waiting)
 	g_mutex_unlock(&w->lock);
 }
 
-void cusemu_wait_ctx_set_current(struct cusemu_wait_ctx *ctx)
+/* What the request the current thread serves waits on, if any. */
+static struct cusemu_wait_ctx *current_wait(void)
 {
-	current_wait = ctx;
+	struct cusemu_request *req = cusemu_request_current();
+
+	return req ? &req->wait : NULL;
 }
 
 /*
@@ -248,7 +251,7 @@ void cusemu_wait_ctx_interrupt(struct cusemu_wait_ctx *ctx)
 
 bool cusemu_signal_pending(void)
 {
-	const struct cusemu_wait_ctx *ctx = current_wait;
+	const struct cusemu_wait_ctx *ctx = current_wait();
 
 	return ctx && (g_atomic_int_get(&ctx->interrupted) ||
 		       (ctx->waiters && g_atomic_int_get(&ctx->waiters->ending)));
@@ -257,13 +260,15 @@ bool cusemu_signal_pending(void)
 /* Set before the waiter checks for a signal, cleared after its wait. */
 static void waiting_on(GCond *cond, GMutex *mutex)
 {
-	if (!current_wait)
+	struct cusemu_wait_ctx *ctx = current_wait();
+
+	if (!ctx)
 		return;
-	g_mutex_lock(&current_wait->lock);
-	current_wait->cond = cond;
-	current_wait->mutex = mutex;
-	g_mutex_unlock(&current_wait->lock);
-	waiters_link(current_wait, cond != NULL);
+	g_mutex_lock(&ctx->lock);
+	ctx->cond = cond;
+	ctx->mutex = mutex;
+	g_mutex_unlock(&ctx->lock);
+	waiters_link(ctx, cond != NULL);
 }
 
 gboolean cusemu_cond_wait_until(GCond *cond, GMutex *mutex, gint64 end_time)

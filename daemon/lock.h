@@ -59,8 +59,6 @@ struct cusemu_wait_ctx {
 void cusemu_wait_ctx_init(struct cusemu_wait_ctx *ctx,
 			  struct cusemu_waiters *waiters);
 void cusemu_wait_ctx_clear(struct cusemu_wait_ctx *ctx);
-/* The request the current thread serves; NULL when done. */
-void cusemu_wait_ctx_set_current(struct cusemu_wait_ctx *ctx);
 /* From another thread: the client gave up; wake the waiter. */
 void cusemu_wait_ctx_interrupt(struct cusemu_wait_ctx *ctx);
 

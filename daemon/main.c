@@ -377,7 +377,7 @@ static gboolean wait_for_node(struct cusemu_device *dev,
 			      struct cusemu_session *s, GError **error)
 {
 	g_autofree char *path = g_strdup_printf("/dev/%s", dev->name);
-	const struct cusemu_device_private *dp = dev->dp;
+	const struct cusemu_instance *dp = cusemu_instance(dev);
 	gint64 deadline = g_get_monotonic_time() +
 			  NODE_TIMEOUT_MS * G_TIME_SPAN_MILLISECOND;
 	struct stat st;
@@ -405,7 +405,7 @@ static gboolean wait_for_node(struct cusemu_device *dev,
 /* Whether the kernel copies ioctl payloads itself (see cuse_ioctl()). */
 static const char *ioctl_mode(const struct cusemu_device *dev)
 {
-	return dev->dp->restricted ? "restricted" : "unrestricted";
+	return cusemu_instance(dev)->restricted ? "restricted" : "unrestricted";
 }
 
 static gboolean start_sessions(struct daemon *d, const struct options *o,
@@ -434,8 +434,8 @@ static gboolean start_sessions(struct daemon *d, const struct options *o,
 			return FALSE;
 		g_message("serving /dev/%s: %s, kernel model %s, mode %04o, "
 			  "%s ioctls",
-			  dev->name, dev->model->name, dev->dp->kmodel->name,
-			  (unsigned int)dev->dp->mode, ioctl_mode(dev));
+			  dev->name, dev->model->name, cusemu_instance(dev)->kmodel->name,
+			  (unsigned int)cusemu_instance(dev)->mode, ioctl_mode(dev));
 	}
 	return TRUE;
 }
@@ -468,7 +468,7 @@ static int control_list(void *data, gboolean json, GString *out)
 		g_string_append(out, "{\"devices\":[");
 	for (guint i = 0; i < d->devices->len; i++) {
 		const struct cusemu_device *dev = d->devices->pdata[i];
-		const char *kernel = dev->dp->kmodel->name;
+		const char *kernel = cusemu_instance(dev)->kmodel->name;
 		const char *lock = cusemu_lock_mode_name(d->lock_mode);
 
 		if (json)
@@ -513,16 +513,16 @@ static int control_stats(void *data, gboolean json, GString *out)
 			g_string_append_printf(out,
 					       "%s{\"name\":\"%s\",\"stats\":",
 					       i ? "," : "", dev->name);
-			cusemu_stats_append_json(dev->dp->stats, out);
+			cusemu_stats_append_json(cusemu_instance(dev)->stats, out);
 			g_string_append(out, "}");
 		} else {
 			g_string_append_printf(
 				out, "%sdevice %s (/dev/%s) model %s kernel %s "
 				     "lock %s\n",
 				i ? "\n" : "", dev->name, dev->name,
-				dev->model->name, dev->dp->kmodel->name,
+				dev->model->name, cusemu_instance(dev)->kmodel->name,
 				cusemu_lock_mode_name(d->lock_mode));
-			cusemu_stats_append_text(dev->dp->stats, out);
+			cusemu_stats_append_text(cusemu_instance(dev)->stats, out);
 		}
 	}
 	if (json)
@@ -537,7 +537,7 @@ static int control_reset(void *data, GString *out)
 	for (guint i = 0; i < d->devices->len; i++) {
 		const struct cusemu_device *dev = d->devices->pdata[i];
 
-		cusemu_stats_reset(dev->dp->stats);
+		cusemu_stats_reset(cusemu_instance(dev)->stats);
 	}
 	g_string_append_printf(out, "statistics of %u device(s) reset\n",
 			       d->devices->len);

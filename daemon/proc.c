@@ -127,11 +127,6 @@ int cusemu_proc_fd_of(pid_t pid, const char *path)
 	return ask(&rq);
 }
 
-bool cusemu_process_is_32bit(pid_t pid)
-{
-	return cusemu_proc_elf_class(pid) == ELFCLASS32;
-}
-
 void cusemu_proc_use_helper(int sock)
 {
 	helper_sock = sock;

@@ -28,6 +28,7 @@
 #include "dispatch.h"
 #include "lock.h"
 #include "stats.h"
+#include "request.h"
 #include "transport.h"
 
 /* Pending retries a file may hold: one per client thread in an ioctl. */
@@ -207,24 +208,25 @@ static void on_interrupt(fuse_req_t req, void *data)
  * them, so fi is NULL for the others), and a way for the client's
  * interrupt to wake a handler that waits.
  */
-static void request_begin(fuse_req_t req, struct cusemu_wait_ctx *ctx,
-			  struct open_file *of, struct fuse_file_info *fi)
+static void request_begin(fuse_req_t req, struct cusemu_request *r,
+			  struct open_file *of, struct fuse_file_info *fi,
+			  struct cusemu_call *call)
 {
 	struct cusemu_session *s = fuse_req_userdata(req);
 
 	if (fi)
 		of->file.flags = fi->flags;
 	/* The session's end interrupts it too, if it comes to wait. */
-	cusemu_wait_ctx_init(ctx, &s->waiters);
-	cusemu_wait_ctx_set_current(ctx);
-	fuse_req_interrupt_func(req, on_interrupt, ctx);
+	cusemu_request_init(r, &s->waiters, call);
+	cusemu_request_set_current(r);
+	fuse_req_interrupt_func(req, on_interrupt, &r->wait);
 }
 
-static void request_end(fuse_req_t req, struct cusemu_wait_ctx *ctx)
+static void request_end(fuse_req_t req, struct cusemu_request *r)
 {
 	fuse_req_interrupt_func(req, NULL, NULL);
-	cusemu_wait_ctx_set_current(NULL);
-	cusemu_wait_ctx_clear(ctx);
+	cusemu_request_set_current(NULL);
+	cusemu_request_clear(r);
 }
 
 /*
@@ -248,7 +250,7 @@ static void record(struct cusemu_call *call)
 					  call->cmd);
 	call->stats.name = row ? row->name : NULL;
 out:
-	cusemu_stats_record(call->dev->dp->stats, &call->stats);
+	cusemu_stats_record(cusemu_instance(call->dev)->stats, &call->stats);
 }
 
 /*
@@ -269,7 +271,7 @@ static void cuse_ioctl(fuse_req_t req, int cmd, void *arg,
 {
 	struct cusemu_session *s = fuse_req_userdata(req);
 	struct open_file *of = file_of(fi);
-	struct cusemu_wait_ctx ctx;
+	struct cusemu_request r;
 	struct cusemu_call call;
 	uint8_t *out = out_buffer();
 	long result;
@@ -294,9 +296,9 @@ static void cuse_ioctl(fuse_req_t req, int cmd, void *arg,
 	} else {
 		take_retry(of, &call, in_buf, in_bufsz, out, out_bufsz);
 	}
-	request_begin(req, &ctx, of, NULL);
+	request_begin(req, &r, of, NULL, &call);
 	result = cusemu_dispatch(&call);
-	request_end(req, &ctx);
+	request_end(req, &r);
 	switch (cusemu_call_outcome(&call, &result)) {
 	case CUSEMU_CALL_RETRY:
 		if (s->restricted) {
@@ -378,7 +380,7 @@ static void cuse_read(fuse_req_t req, size_t size, off_t off,
 	struct cusemu_device *dev = s->dev;
 	struct open_file *of = file_of(fi);
 	g_autofree char *big = NULL;
-	struct cusemu_wait_ctx ctx;
+	struct cusemu_request r;
 	char *buf;
 	ssize_t ret;
 
@@ -391,9 +393,9 @@ static void cuse_read(fuse_req_t req, size_t size, off_t off,
 		buf = (char *)out_buffer();
 	else
 		buf = big = g_malloc(size);
-	request_begin(req, &ctx, of, fi);
+	request_begin(req, &r, of, fi, NULL);
 	ret = dev->model->read(dev, &of->file, buf, size);
-	request_end(req, &ctx);
+	request_end(req, &r);
 	if (ret < 0)
 		fuse_reply_err(req, reply_errno(ret));
 	else
@@ -406,16 +408,16 @@ static void cuse_write(fuse_req_t req, const char *buf, size_t size,
 	struct cusemu_session *s = fuse_req_userdata(req);
 	struct cusemu_device *dev = s->dev;
 	struct open_file *of = file_of(fi);
-	struct cusemu_wait_ctx ctx;
+	struct cusemu_request r;
 	ssize_t ret;
 
 	if (!dev->model->write) {
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	request_begin(req, &ctx, of, fi);
+	request_begin(req, &r, of, fi, NULL);
 	ret = dev->model->write(dev, &of->file, buf, size);
-	request_end(req, &ctx);
+	request_end(req, &r);
 	if (ret < 0)
 		fuse_reply_err(req, reply_errno(ret));
 	else
@@ -531,14 +533,14 @@ cusemu_session_start(struct cusemu_device *dev,
 	struct cuse_info ci = {
 		.dev_info_argc = 1,
 		.dev_info_argv = dev_info,
-		.flags = dev->dp->restricted ? 0 : CUSE_UNRESTRICTED_IOCTL,
+		.flags = cusemu_instance(dev)->restricted ? 0 : CUSE_UNRESTRICTED_IOCTL,
 	};
 	char *argv[] = { "cusemud", "-f", opts->debug ? "-d" : NULL, NULL };
 	struct cusemu_session *s = g_new0(struct cusemu_session, 1);
 	int multithreaded;
 
 	s->dev = dev;
-	s->restricted = dev->dp->restricted;
+	s->restricted = cusemu_instance(dev)->restricted;
 	cusemu_waiters_init(&s->waiters);
 	g_mutex_init(&s->lock);
 	g_cond_init(&s->cond);
@@ -553,8 +555,8 @@ cusemu_session_start(struct cusemu_device *dev,
 		cusemu_session_free(s);
 		return NULL;
 	}
-	dev->dp->wake_up = wake_pollers;
-	dev->dp->wake_up_data = s;
+	cusemu_instance(dev)->wake_up = wake_pollers;
+	cusemu_instance(dev)->wake_up_data = s;
 	/* libfuse's own handlers would end just one session: ours end all. */
 	fuse_remove_signal_handlers(s->se);
 

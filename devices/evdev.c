@@ -718,12 +718,6 @@ static long evdev_get_mask(struct evdev *e, struct evdev_client *client,
 	bool masked = false;
 	long ret;
 
-	/* The whole buffer in one round trip. */
-	ret = cusemu_user_want_write(m->codes_ptr, m->codes_size);
-	if (ret && ret != -EAGAIN)
-		return ret;
-	if (cusemu_user_pending())
-		return 0;
 	if (!cnt)	/* a type no mask has, even beyond EV_MAX: zeroes */
 		return clear_user(m->codes_ptr, m->codes_size);
 	memset(copy, 0xff, xfer);
@@ -911,6 +905,50 @@ static void evdev_note_abi(struct evdev *e, struct evdev_client *client,
 	g_mutex_lock(&e->lock);
 	client->compat = compat;
 	g_mutex_unlock(&e->lock);
+}
+
+/*
+ * The fetch step of both methods. Most commands are _IOC-encoded, their
+ * length in the size bits; EVIOCGRAB, EVIOCREVOKE and EVIOCRMFF take a
+ * value; the masks point to their codes. A revoked file and a command
+ * outside evdev's 'E' space need nothing: the method refuses them.
+ */
+static int evdev_fetch(struct cusemu_device *dev, struct cusemu_file *file,
+		       unsigned int cmd, unsigned long arg)
+{
+	struct evdev_client *client = file->private_data;
+	bool compat = cusemu_in_compat_syscall();
+	cusemu_uptr_t p = compat ? cusemu_compat_ptr((uint32_t)arg) : arg;
+	unsigned int word = compat ? 4 : 8;
+	struct input_mask m;
+	unsigned int cnt;
+
+	if (client->revoked || _IOC_TYPE(cmd) != 'E')
+		return 0;
+	switch (cmd) {
+	case EVIOCGRAB:
+	case EVIOCREVOKE:
+	case EVIOCRMFF:
+		return 0;
+	case EVIOCGMASK:
+	case EVIOCSMASK:
+		if (cusemu_copy_from_user(&m, p, sizeof(m)))
+			return -EFAULT;
+		if (cmd == EVIOCGMASK) {
+			/* The whole buffer in one round trip. */
+			return cusemu_fetch_range(m.codes_ptr, 0, m.codes_size);
+		}
+		/* What bits_from_user() will read of the caller's longs. */
+		cnt = evdev_mask_cnt(m.type);
+		if (!cnt || m.codes_size % word)
+			return -EINVAL;
+		return cusemu_fetch_range(m.codes_ptr,
+					  MIN(m.codes_size,
+					      (cnt - 1 + word * 8 - 1) /
+						      (word * 8) * word),
+					  0);
+	}
+	return cusemu_fetch_ioc(dev, file, cmd, p);
 }
 
 static long evdev_ioctl(struct cusemu_device *dev, struct cusemu_file *file,
@@ -1212,5 +1250,6 @@ const struct cusemu_device_model cusemu_model_evdev = {
 	.poll = evdev_poll,
 	.unlocked_ioctl = evdev_ioctl,
 	.compat_ioctl = evdev_compat_ioctl,
+	.ioctl_fetch = evdev_fetch,
 	.control = evdev_control,
 };

@@ -106,64 +106,71 @@ static int put_size(cusemu_uptr_t at, size_t size, unsigned int width)
 	return cusemu_put_user((uint64_t)size, at);
 }
 
-/* Both sizes out first, so a short read leaves the rest of buf alone. */
-static void want_sizes(const struct fioc_rw *rw)
+/* One call moves what fits in one CUSE transfer; the rest is short. */
+static size_t fioc_room(unsigned int cmd, const struct fioc_rw *rw)
 {
+	size_t room = CUSEMU_USER_MAX_BYTES -
+		      (cmd == FIOC_READ ? 2 * rw->width : rw->arg_size);
+
+	return MIN(rw->size, room);
+}
+
+/*
+ * The fetch step: both sizes out first, so a short read leaves the rest of
+ * buf alone, and the whole of buf that the call may move. A read names
+ * what was asked for, not what the buffer holds now: its size may change
+ * before the handler runs, and only the bytes written go back.
+ */
+static int fioc_rw_want(const struct fioc *f, unsigned int cmd,
+			const struct fioc_rw *rw)
+{
+	size_t n = fioc_room(cmd, rw);
+	int err;
+
+	if (rw->offset < 0)
+		return -EINVAL;
+	if (cmd == FIOC_WRITE && ((uint64_t)rw->offset > f->max_size ||
+				  rw->size > f->max_size - rw->offset))
+		return -EINVAL;
 	cusemu_user_want_write(rw->prev_size_at, rw->width);
 	cusemu_user_want_write(rw->new_size_at, rw->width);
+	err = cmd == FIOC_READ ? cusemu_user_want_write(rw->buf, n)
+			       : cusemu_user_want_read(rw->buf, n);
+	return err == -EAGAIN ? 0 : err;
 }
 
 /*
  * Copies go straight between the client's memory and the device, under the
- * device's mutex: a handler that allocates nothing per call. If the size
- * changes between the first pass and the retry, the range asked for no
- * longer fits and the call simply retries once more.
+ * device's mutex: a handler that allocates nothing per call.
  */
 static long fioc_do_read(struct fioc *f, const struct fioc_rw *rw)
 {
-	/* One call moves what fits in one CUSE transfer; the rest is short. */
-	size_t room = CUSEMU_USER_MAX_BYTES - 2 * rw->width;
 	size_t n = 0;
-	long ret = 0;
+	long ret;
 
 	g_mutex_lock(&f->lock);
 	if ((uint64_t)rw->offset < f->size)
-		n = MIN(MIN(rw->size, room), f->size - rw->offset);
-	want_sizes(rw);
-	cusemu_user_want_write(rw->buf, n);
-	if (!cusemu_user_pending()) {
-		if (put_size(rw->prev_size_at, f->size, rw->width) ||
-		    put_size(rw->new_size_at, f->size, rw->width) ||
-		    (n && cusemu_copy_to_user(rw->buf, f->buf + rw->offset, n)))
-			ret = -EFAULT;
-		else
-			ret = (long)n;
-	}
+		n = MIN(fioc_room(FIOC_READ, rw), f->size - rw->offset);
+	if (put_size(rw->prev_size_at, f->size, rw->width) ||
+	    put_size(rw->new_size_at, f->size, rw->width) ||
+	    (n && cusemu_copy_to_user(rw->buf, f->buf + rw->offset, n)))
+		ret = -EFAULT;
+	else
+		ret = (long)n;
 	g_mutex_unlock(&f->lock);
 	return ret;
 }
 
 static long fioc_do_write(struct fioc *f, const struct fioc_rw *rw)
 {
-	size_t room = CUSEMU_USER_MAX_BYTES - rw->arg_size;
-	size_t n = MIN(rw->size, room);
+	size_t n = fioc_room(FIOC_WRITE, rw);
 	size_t prev, next;
 	long ret;
-
-	if ((uint64_t)rw->offset > f->max_size ||
-	    rw->size > f->max_size - rw->offset)
-		return -EINVAL;
-	want_sizes(rw);
-	ret = cusemu_user_want_read(rw->buf, n);
-	if (ret == -EFAULT || ret == -ENOMEM)
-		return ret;
-	if (cusemu_user_pending())
-		return 0;
 
 	g_mutex_lock(&f->lock);
 	prev = f->size;
 	ret = fioc_resize(f, MAX(f->size, rw->offset + n));
-	/* The range was fetched above: this copy cannot fail. Nothing to
+	/* The fetch step named the range: this copy cannot fail. Nothing to
 	 * copy may mean no buffer at all. */
 	if (!ret && n && cusemu_copy_from_user(f->buf + rw->offset, rw->buf, n))
 		ret = -EFAULT;
@@ -177,23 +184,31 @@ static long fioc_do_write(struct fioc *f, const struct fioc_rw *rw)
 	return (long)n;
 }
 
-static long fioc_do_rw(struct fioc *f, unsigned int cmd,
-		       const struct fioc_rw *rw)
-{
-	if (rw->offset < 0)
-		return -EINVAL;
-	return cmd == FIOC_READ ? fioc_do_read(f, rw) : fioc_do_write(f, rw);
-}
-
-static long fioc_rw(struct cusemu_device *dev, struct cusemu_file *file,
-		    unsigned int cmd, unsigned long arg)
+/* struct fioc_rw_arg of the caller's ABI, as the ABI's row says. */
+static int fioc_rw_args(unsigned long arg, bool abi32, struct fioc_rw *rw)
 {
 	struct fioc_rw_arg a;
-	struct fioc_rw rw;
+	struct fioc_rw_arg32 a32;
 
+	if (abi32) {
+		if (cusemu_copy_from_user(&a32, arg, sizeof(a32)))
+			return -EFAULT;
+		*rw = (struct fioc_rw){
+			.offset = a32.offset,
+			.buf = cusemu_compat_ptr(a32.buf),
+			.size = a32.size,
+			.prev_size_at = arg + offsetof(struct fioc_rw_arg32,
+						       prev_size),
+			.new_size_at = arg + offsetof(struct fioc_rw_arg32,
+						      new_size),
+			.width = sizeof(uint32_t),
+			.arg_size = sizeof(a32),
+		};
+		return 0;
+	}
 	if (cusemu_copy_from_user(&a, arg, sizeof(a)))
 		return -EFAULT;
-	rw = (struct fioc_rw){
+	*rw = (struct fioc_rw){
 		.offset = a.offset,
 		.buf = (uintptr_t)a.buf,
 		.size = a.size,
@@ -202,27 +217,51 @@ static long fioc_rw(struct cusemu_device *dev, struct cusemu_file *file,
 		.width = sizeof(size_t),
 		.arg_size = sizeof(a),
 	};
-	return fioc_do_rw(dev->priv, cmd, &rw);
+	return 0;
+}
+
+static int fioc_rw_fetch_abi(struct cusemu_device *dev, unsigned int cmd,
+			     unsigned long arg, bool abi32)
+{
+	struct fioc_rw rw;
+
+	return fioc_rw_args(arg, abi32, &rw) ?: fioc_rw_want(dev->priv, cmd,
+							     &rw);
+}
+
+static long fioc_rw_abi(struct cusemu_device *dev, unsigned int cmd,
+			unsigned long arg, bool abi32)
+{
+	struct fioc_rw rw;
+
+	if (fioc_rw_args(arg, abi32, &rw))
+		return -EFAULT;
+	return cmd == FIOC_READ ? fioc_do_read(dev->priv, &rw)
+				: fioc_do_write(dev->priv, &rw);
+}
+
+static int fioc_rw_fetch(struct cusemu_device *dev, struct cusemu_file *file,
+			 unsigned int cmd, unsigned long arg)
+{
+	return fioc_rw_fetch_abi(dev, cmd, arg, false);
+}
+
+static int fioc_rw_fetch32(struct cusemu_device *dev, struct cusemu_file *file,
+			   unsigned int cmd, unsigned long arg)
+{
+	return fioc_rw_fetch_abi(dev, cmd, arg, true);
+}
+
+static long fioc_rw(struct cusemu_device *dev, struct cusemu_file *file,
+		    unsigned int cmd, unsigned long arg)
+{
+	return fioc_rw_abi(dev, cmd, arg, false);
 }
 
 static long fioc_rw32(struct cusemu_device *dev, struct cusemu_file *file,
 		      unsigned int cmd, unsigned long arg)
 {
-	struct fioc_rw_arg32 a;
-	struct fioc_rw rw;
-
-	if (cusemu_copy_from_user(&a, arg, sizeof(a)))
-		return -EFAULT;
-	rw = (struct fioc_rw){
-		.offset = a.offset,
-		.buf = cusemu_compat_ptr(a.buf),
-		.size = a.size,
-		.prev_size_at = arg + offsetof(struct fioc_rw_arg32, prev_size),
-		.new_size_at = arg + offsetof(struct fioc_rw_arg32, new_size),
-		.width = sizeof(uint32_t),
-		.arg_size = sizeof(a),
-	};
-	return fioc_do_rw(dev->priv, cmd, &rw);
+	return fioc_rw_abi(dev, cmd, arg, true);
 }
 
 /* read(2)/write(2): a stream over the same buffer, one position per file. */
@@ -283,16 +322,16 @@ static void fioc_remove(struct cusemu_device *dev)
 static const struct cusemu_ioctl fioc_native[] = {
 	CUSEMU_IOCTL_IOC(FIOC_GET_SIZE, fioc_get_size),
 	CUSEMU_IOCTL_IOC(FIOC_SET_SIZE, fioc_set_size),
-	CUSEMU_IOCTL_USER(FIOC_READ, fioc_rw),
-	CUSEMU_IOCTL_USER(FIOC_WRITE, fioc_rw),
+	CUSEMU_IOCTL_USER(FIOC_READ, fioc_rw_fetch, fioc_rw),
+	CUSEMU_IOCTL_USER(FIOC_WRITE, fioc_rw_fetch, fioc_rw),
 	CUSEMU_IOCTL_END
 };
 
 static const struct cusemu_ioctl fioc_compat[] = {
 	CUSEMU_IOCTL_IOC(FIOC_GET_SIZE32, fioc_get_size32),
 	CUSEMU_IOCTL_IOC(FIOC_SET_SIZE32, fioc_set_size32),
-	CUSEMU_IOCTL_USER(FIOC_READ, fioc_rw32),
-	CUSEMU_IOCTL_USER(FIOC_WRITE, fioc_rw32),
+	CUSEMU_IOCTL_USER(FIOC_READ, fioc_rw_fetch32, fioc_rw32),
+	CUSEMU_IOCTL_USER(FIOC_WRITE, fioc_rw_fetch32, fioc_rw32),
 	CUSEMU_IOCTL_END
 };
 

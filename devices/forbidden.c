@@ -46,17 +46,11 @@ static const struct cusemu_ioctl forbidden_native[] = {
 	CUSEMU_IOCTL_END
 };
 
-static const struct cusemu_ioctl forbidden_compat[] = {
-	CUSEMU_COMPAT_SAME(FORBIDDEN_SOCKET),
-	CUSEMU_COMPAT_SAME(FORBIDDEN_EXEC),
-	CUSEMU_IOCTL_END
-};
-
 const struct cusemu_device_model cusemu_model_forbidden = {
 	.name = "forbidden",
 	.summary = "tests only: ioctls that make system calls the sandbox "
 		   "forbids (socket(AF_INET), execve)",
 	.node_prefix = "forbidden",
 	.native_table = forbidden_native,
-	.compat_table = forbidden_compat,
+	.compat_ptr_ioctl = true,
 };

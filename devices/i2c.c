@@ -468,7 +468,13 @@ static long i2c_set_adapter(struct cusemu_device *dev,
 	return 0;
 }
 
-/* An unsigned long: 8 bytes for native callers... */
+/* I2C_FUNCS writes an unsigned long: 8 bytes for native callers... */
+static int i2c_funcs_fetch(struct cusemu_device *dev, struct cusemu_file *file,
+			   unsigned int cmd, unsigned long arg)
+{
+	return cusemu_fetch_range(arg, 0, sizeof(uint64_t));
+}
+
 static long i2c_funcs(struct cusemu_device *dev, struct cusemu_file *file,
 		      unsigned int cmd, unsigned long arg)
 {
@@ -476,96 +482,145 @@ static long i2c_funcs(struct cusemu_device *dev, struct cusemu_file *file,
 }
 
 /* ...a compat_ulong_t, 4, for i386 ones. */
+static int i2c_funcs_fetch32(struct cusemu_device *dev,
+			     struct cusemu_file *file, unsigned int cmd,
+			     unsigned long arg)
+{
+	return cusemu_fetch_range(arg, 0, sizeof(uint32_t));
+}
+
 static long i2c_funcs32(struct cusemu_device *dev, struct cusemu_file *file,
 			unsigned int cmd, unsigned long arg)
 {
 	return cusemu_put_user((uint32_t)I2C_ADAPTER_FUNCS, arg);
 }
 
-/* i2cdev_ioctl_smbus(), the data pointer already widened. */
-static long i2c_smbus(struct cusemu_device *dev, struct cusemu_file *file,
-		      uint8_t read_write, uint8_t command, uint32_t size,
-		      cusemu_uptr_t data)
+/* struct i2c_smbus_ioctl_data of either ABI, the data pointer widened. */
+struct smbus_req {
+	uint8_t read_write;
+	uint8_t command;
+	uint32_t size;
+	cusemu_uptr_t data;
+	/* From the checks of i2cdev_ioctl_smbus(): */
+	size_t datasize;	/* 0: the transfer moves no data */
+	bool in, out;		/* data read from and written to the caller */
+};
+
+static int smbus_args(unsigned long arg, bool abi32, struct smbus_req *r)
+{
+	struct i2c_smbus_ioctl_data a;
+	struct i2c_smbus_ioctl_data32 a32;
+
+	memset(r, 0, sizeof(*r));
+	if (abi32) {
+		if (cusemu_copy_from_user(&a32, arg, sizeof(a32)))
+			return -EFAULT;
+		r->read_write = a32.read_write;
+		r->command = a32.command;
+		r->size = a32.size;
+		r->data = cusemu_compat_ptr(a32.data);
+	} else {
+		if (cusemu_copy_from_user(&a, arg, sizeof(a)))
+			return -EFAULT;
+		r->read_write = a.read_write;
+		r->command = a.command;
+		r->size = a.size;
+		r->data = (uintptr_t)a.data;
+	}
+	if (!smbus_size_valid(r->size))
+		return -EINVAL;
+	if (r->read_write != I2C_SMBUS_READ &&
+	    r->read_write != I2C_SMBUS_WRITE)
+		return -EINVAL;
+	if (r->size == I2C_SMBUS_QUICK ||
+	    (r->size == I2C_SMBUS_BYTE && r->read_write == I2C_SMBUS_WRITE))
+		return 0;	/* these use no data */
+	if (!r->data)
+		return -EINVAL;
+	if (r->size == I2C_SMBUS_BYTE_DATA || r->size == I2C_SMBUS_BYTE)
+		r->datasize = sizeof(((union i2c_smbus_data *)0)->byte);
+	else if (r->size == I2C_SMBUS_WORD_DATA ||
+		 r->size == I2C_SMBUS_PROC_CALL)
+		r->datasize = sizeof(((union i2c_smbus_data *)0)->word);
+	else
+		r->datasize = sizeof(((union i2c_smbus_data *)0)->block);
+	r->in = r->size == I2C_SMBUS_PROC_CALL ||
+		r->size == I2C_SMBUS_BLOCK_PROC_CALL ||
+		r->size == I2C_SMBUS_I2C_BLOCK_DATA ||
+		r->read_write == I2C_SMBUS_WRITE;
+	r->out = r->size == I2C_SMBUS_PROC_CALL ||
+		 r->size == I2C_SMBUS_BLOCK_PROC_CALL ||
+		 r->read_write == I2C_SMBUS_READ;
+	return 0;
+}
+
+/* Both directions of the data in one round trip, before the bus. */
+static int smbus_fetch_abi(unsigned long arg, bool abi32)
+{
+	struct smbus_req r;
+	int err = smbus_args(arg, abi32, &r);
+
+	if (err)
+		return err;
+	return cusemu_fetch_range(r.data, r.in ? r.datasize : 0,
+				  r.out ? r.datasize : 0);
+}
+
+/* i2cdev_ioctl_smbus(), everything fetched. */
+static long smbus_abi(struct cusemu_device *dev, struct cusemu_file *file,
+		      unsigned long arg, bool abi32)
 {
 	struct i2c_bus *bus = dev->priv;
 	struct i2c_client *c = client_of(file);
 	union i2c_smbus_data temp = { 0 };
-	size_t datasize;
-	bool in, out;
+	struct smbus_req r;
 	long ret;
 
-	if (!smbus_size_valid(size))
-		return -EINVAL;
-	if (read_write != I2C_SMBUS_READ && read_write != I2C_SMBUS_WRITE)
-		return -EINVAL;
-	if (size == I2C_SMBUS_QUICK ||
-	    (size == I2C_SMBUS_BYTE && read_write == I2C_SMBUS_WRITE)) {
-		/* These use no data. */
-		g_mutex_lock(&bus->lock);
-		ret = smbus_xfer(bus, c->addr, c->flags, read_write, command,
-				 size, NULL);
-		g_mutex_unlock(&bus->lock);
+	ret = smbus_args(arg, abi32, &r);
+	if (ret)
 		return ret;
-	}
-	if (!data)
-		return -EINVAL;
-	if (size == I2C_SMBUS_BYTE_DATA || size == I2C_SMBUS_BYTE)
-		datasize = sizeof(temp.byte);
-	else if (size == I2C_SMBUS_WORD_DATA || size == I2C_SMBUS_PROC_CALL)
-		datasize = sizeof(temp.word);
-	else
-		datasize = sizeof(temp.block);
-	in = size == I2C_SMBUS_PROC_CALL || size == I2C_SMBUS_BLOCK_PROC_CALL ||
-	     size == I2C_SMBUS_I2C_BLOCK_DATA || read_write == I2C_SMBUS_WRITE;
-	out = size == I2C_SMBUS_PROC_CALL ||
-	      size == I2C_SMBUS_BLOCK_PROC_CALL || read_write == I2C_SMBUS_READ;
-
-	/* Both directions of the data in one round trip, before the bus. */
-	if (in)
-		cusemu_user_want_read(data, datasize);
-	if (out)
-		cusemu_user_want_write(data, datasize);
-	if (cusemu_user_pending())
-		return 0;
-	if (in && cusemu_copy_from_user(&temp, data, datasize))
+	if (r.in && cusemu_copy_from_user(&temp, r.data, r.datasize))
 		return -EFAULT;
-	if (size == I2C_SMBUS_I2C_BLOCK_BROKEN) {
+	if (r.size == I2C_SMBUS_I2C_BLOCK_BROKEN) {
 		/* The old I2C block numbering, as i2c-dev converts it. */
-		size = I2C_SMBUS_I2C_BLOCK_DATA;
-		if (read_write == I2C_SMBUS_READ)
+		r.size = I2C_SMBUS_I2C_BLOCK_DATA;
+		if (r.read_write == I2C_SMBUS_READ)
 			temp.block[0] = I2C_SMBUS_BLOCK_MAX;
 	}
 	g_mutex_lock(&bus->lock);
-	ret = smbus_xfer(bus, c->addr, c->flags, read_write, command, size,
-			 &temp);
+	ret = smbus_xfer(bus, c->addr, c->flags, r.read_write, r.command,
+			 r.size, r.datasize ? &temp : NULL);
 	g_mutex_unlock(&bus->lock);
-	if (!ret && out && cusemu_copy_to_user(data, &temp, datasize))
+	if (!ret && r.out && cusemu_copy_to_user(r.data, &temp, r.datasize))
 		return -EFAULT;
 	return ret;
+}
+
+static int i2c_smbus_fetch(struct cusemu_device *dev, struct cusemu_file *file,
+			   unsigned int cmd, unsigned long arg)
+{
+	return smbus_fetch_abi(arg, false);
+}
+
+static int i2c_smbus_fetch32(struct cusemu_device *dev,
+			     struct cusemu_file *file, unsigned int cmd,
+			     unsigned long arg)
+{
+	return smbus_fetch_abi(arg, true);
 }
 
 static long i2c_smbus_ioctl(struct cusemu_device *dev,
 			    struct cusemu_file *file, unsigned int cmd,
 			    unsigned long arg)
 {
-	struct i2c_smbus_ioctl_data a;
-
-	if (cusemu_copy_from_user(&a, arg, sizeof(a)))
-		return -EFAULT;
-	return i2c_smbus(dev, file, a.read_write, a.command, a.size,
-			 (uintptr_t)a.data);
+	return smbus_abi(dev, file, arg, false);
 }
 
 static long i2c_smbus_ioctl32(struct cusemu_device *dev,
 			      struct cusemu_file *file, unsigned int cmd,
 			      unsigned long arg)
 {
-	struct i2c_smbus_ioctl_data32 a;
-
-	if (cusemu_copy_from_user(&a, arg, sizeof(a)))
-		return -EFAULT;
-	return i2c_smbus(dev, file, a.read_write, a.command, a.size,
-			 cusemu_compat_ptr(a.data));
+	return smbus_abi(dev, file, arg, true);
 }
 
 /* An I2C_RDWR message of either ABI, its buffer still in the caller. */
@@ -586,54 +641,92 @@ static bool recv_len_bad_shape(const struct rdwr_msg *m)
 	       (!(m->flags & I2C_M_RD) || m->len < 1 + I2C_SMBUS_BLOCK_MAX);
 }
 
-/*
- * Name the buffers of every message in one round trip, reads too: i2c-dev
- * copies each buffer in (memdup_user) before the transfer, so a bad one
- * fails before anything reaches the bus. Stops where i2c-dev stops
- * checking: returns 0, or the -errno of the first message that fails.
- */
-static long rdwr_want(const struct rdwr_msg *m, unsigned int n,
-		      size_t *total)
+static bool rdwr_count_bad(uint64_t msgs, uint32_t nmsgs)
 {
+	return !msgs || !nmsgs || nmsgs > I2C_RDWR_IOCTL_MAX_MSGS;
+}
+
+/*
+ * The messages of struct i2c_rdwr_ioctl_data in either ABI: two levels of
+ * pointers, the array and then each buffer. Returns their count, or -errno.
+ */
+static long rdwr_args(unsigned long arg, bool abi32, struct rdwr_msg *m)
+{
+	struct i2c_rdwr_ioctl_data a;
+	struct i2c_rdwr_ioctl_data32 a32;
+	struct i2c_msg um[I2C_RDWR_IOCTL_MAX_MSGS];
+	struct i2c_msg32 um32[I2C_RDWR_IOCTL_MAX_MSGS];
+	uint32_t n;
+
+	if (abi32) {
+		if (cusemu_copy_from_user(&a32, arg, sizeof(a32)))
+			return -EFAULT;
+		if (rdwr_count_bad(a32.msgs, a32.nmsgs))
+			return -EINVAL;
+		n = a32.nmsgs;
+		if (cusemu_copy_from_user(um32, cusemu_compat_ptr(a32.msgs),
+					  n * sizeof(um32[0])))
+			return -EFAULT;
+		for (unsigned int i = 0; i < n; i++)
+			m[i] = (struct rdwr_msg){
+				um32[i].addr, um32[i].flags, um32[i].len,
+				cusemu_compat_ptr(um32[i].buf) };
+		return n;
+	}
+	if (cusemu_copy_from_user(&a, arg, sizeof(a)))
+		return -EFAULT;
+	if (rdwr_count_bad((uintptr_t)a.msgs, a.nmsgs))
+		return -EINVAL;
+	n = a.nmsgs;
+	if (cusemu_copy_from_user(um, (uintptr_t)a.msgs, n * sizeof(um[0])))
+		return -EFAULT;
+	for (unsigned int i = 0; i < n; i++)
+		m[i] = (struct rdwr_msg){ um[i].addr, um[i].flags, um[i].len,
+					  (uintptr_t)um[i].buf };
+	return n;
+}
+
+/*
+ * The fetch step: the buffers of every message in one round trip, reads
+ * too: i2c-dev copies each buffer in (memdup_user) before the transfer, so
+ * a bad one fails before anything reaches the bus. Stops where i2c-dev
+ * stops checking, with the -errno of the first message that fails.
+ */
+static int rdwr_fetch_abi(unsigned long arg, bool abi32)
+{
+	struct rdwr_msg m[I2C_RDWR_IOCTL_MAX_MSGS];
+	long n = rdwr_args(arg, abi32, m);
 	int err;
 
-	*total = 0;
-	for (unsigned int i = 0; i < n; i++) {
+	for (long i = 0; i < n; i++) {
 		if (m[i].len > I2C_DEV_MSG_MAX)
 			return -EINVAL;
-		err = cusemu_user_want_read(m[i].buf, m[i].len);
-		if ((!err || err == -EAGAIN) && (m[i].flags & I2C_M_RD))
-			err = cusemu_user_want_write(m[i].buf, m[i].len);
-		if (err && err != -EAGAIN)
+		err = cusemu_fetch_range(m[i].buf, m[i].len,
+					 m[i].flags & I2C_M_RD ? m[i].len : 0);
+		if (err)
 			return err;
 		if (recv_len_bad_shape(&m[i]))
 			return -EINVAL;
-		*total += m[i].len;
 	}
-	return 0;
+	return n < 0 ? (int)n : 0;
 }
 
-/* i2cdev_ioctl_rdwr(), the messages already read from the caller. */
-static long i2c_rdwr(struct cusemu_device *dev, const struct rdwr_msg *um,
-		     unsigned int n)
+/* i2cdev_ioctl_rdwr(), every buffer fetched. */
+static long rdwr_abi(struct cusemu_device *dev, unsigned long arg, bool abi32)
 {
 	struct i2c_bus *bus = dev->priv;
+	struct rdwr_msg um[I2C_RDWR_IOCTL_MAX_MSGS];
 	struct i2c_msg msgs[I2C_RDWR_IOCTL_MAX_MSGS];
 	g_autofree uint8_t *data = NULL;
-	size_t total, off = 0;
-	long ret;
+	size_t total = 0, off = 0;
+	long ret, n = rdwr_args(arg, abi32, um);
 
-	ret = rdwr_want(um, n, &total);
-	/* More than one call can move: fail before anything is done. */
-	if (ret == -ENOMEM)
-		return ret;
-	if (cusemu_user_pending())
-		return 0;
-	if (ret)
-		return ret;
-
+	if (n < 0)
+		return n;
+	for (long i = 0; i < n; i++)
+		total += um[i].len;
 	data = g_malloc(total ? total : 1);
-	for (unsigned int i = 0; i < n; i++) {
+	for (long i = 0; i < n; i++) {
 		struct i2c_msg *m = &msgs[i];
 
 		*m = (struct i2c_msg){
@@ -658,11 +751,11 @@ static long i2c_rdwr(struct cusemu_device *dev, const struct rdwr_msg *um,
 	}
 
 	g_mutex_lock(&bus->lock);
-	ret = bus_transfer(bus, msgs, n);
+	ret = bus_transfer(bus, msgs, (unsigned int)n);
 	g_mutex_unlock(&bus->lock);
 
 	/* What was read goes back, last message first as i2c-dev does. */
-	for (unsigned int i = n; ret >= 0 && i-- > 0;) {
+	for (long i = n; ret >= 0 && i-- > 0;) {
 		if ((msgs[i].flags & I2C_M_RD) &&
 		    cusemu_copy_to_user(um[i].buf, msgs[i].buf, msgs[i].len))
 			ret = -EFAULT;
@@ -670,50 +763,30 @@ static long i2c_rdwr(struct cusemu_device *dev, const struct rdwr_msg *um,
 	return ret;
 }
 
-static bool rdwr_count_bad(uint64_t msgs, uint32_t nmsgs)
+static int i2c_rdwr_fetch(struct cusemu_device *dev, struct cusemu_file *file,
+			  unsigned int cmd, unsigned long arg)
 {
-	return !msgs || !nmsgs || nmsgs > I2C_RDWR_IOCTL_MAX_MSGS;
+	return rdwr_fetch_abi(arg, false);
+}
+
+static int i2c_rdwr_fetch32(struct cusemu_device *dev,
+			    struct cusemu_file *file, unsigned int cmd,
+			    unsigned long arg)
+{
+	return rdwr_fetch_abi(arg, true);
 }
 
 static long i2c_rdwr_ioctl(struct cusemu_device *dev, struct cusemu_file *file,
 			   unsigned int cmd, unsigned long arg)
 {
-	struct i2c_msg um[I2C_RDWR_IOCTL_MAX_MSGS];
-	struct rdwr_msg m[I2C_RDWR_IOCTL_MAX_MSGS];
-	struct i2c_rdwr_ioctl_data a;
-
-	if (cusemu_copy_from_user(&a, arg, sizeof(a)))
-		return -EFAULT;
-	if (rdwr_count_bad((uintptr_t)a.msgs, a.nmsgs))
-		return -EINVAL;
-	if (cusemu_copy_from_user(um, (uintptr_t)a.msgs,
-				  a.nmsgs * sizeof(um[0])))
-		return -EFAULT;
-	for (unsigned int i = 0; i < a.nmsgs; i++)
-		m[i] = (struct rdwr_msg){ um[i].addr, um[i].flags, um[i].len,
-					  (uintptr_t)um[i].buf };
-	return i2c_rdwr(dev, m, a.nmsgs);
+	return rdwr_abi(dev, arg, false);
 }
 
 static long i2c_rdwr_ioctl32(struct cusemu_device *dev,
 			     struct cusemu_file *file, unsigned int cmd,
 			     unsigned long arg)
 {
-	struct i2c_msg32 um[I2C_RDWR_IOCTL_MAX_MSGS];
-	struct rdwr_msg m[I2C_RDWR_IOCTL_MAX_MSGS];
-	struct i2c_rdwr_ioctl_data32 a;
-
-	if (cusemu_copy_from_user(&a, arg, sizeof(a)))
-		return -EFAULT;
-	if (rdwr_count_bad(a.msgs, a.nmsgs))
-		return -EINVAL;
-	if (cusemu_copy_from_user(um, cusemu_compat_ptr(a.msgs),
-				  a.nmsgs * sizeof(um[0])))
-		return -EFAULT;
-	for (unsigned int i = 0; i < a.nmsgs; i++)
-		m[i] = (struct rdwr_msg){ um[i].addr, um[i].flags, um[i].len,
-					  cusemu_compat_ptr(um[i].buf) };
-	return i2c_rdwr(dev, m, a.nmsgs);
+	return rdwr_abi(dev, arg, true);
 }
 
 /* ---- files */
@@ -857,27 +930,21 @@ static const struct cusemu_ioctl i2c_native[] = {
 	CUSEMU_IOCTL_NONE(I2C_SLAVE_FORCE, i2c_set_slave),
 	CUSEMU_IOCTL_NONE(I2C_TENBIT, i2c_set_flag),
 	CUSEMU_IOCTL_NONE(I2C_PEC, i2c_set_flag),
-	CUSEMU_IOCTL_USER(I2C_FUNCS, i2c_funcs),
-	CUSEMU_IOCTL_USER(I2C_RDWR, i2c_rdwr_ioctl),
-	CUSEMU_IOCTL_USER(I2C_SMBUS, i2c_smbus_ioctl),
+	CUSEMU_IOCTL_USER(I2C_FUNCS, i2c_funcs_fetch, i2c_funcs),
+	CUSEMU_IOCTL_USER(I2C_RDWR, i2c_rdwr_fetch, i2c_rdwr_ioctl),
+	CUSEMU_IOCTL_USER(I2C_SMBUS, i2c_smbus_fetch, i2c_smbus_ioctl),
 	CUSEMU_IOCTL_END
 };
 
 /*
- * The numbers are plain, the same on both ABIs. Values pass unchanged;
- * the unsigned long and the structs with pointers are translated, as
- * compat_i2cdev_ioctl() does.
+ * What compat_i2cdev_ioctl() translates: the unsigned long and the structs
+ * with pointers. The numbers are plain, the same on both ABIs, and the
+ * commands that take values are served by their native rows.
  */
 static const struct cusemu_ioctl i2c_compat[] = {
-	CUSEMU_COMPAT_SAME(I2C_RETRIES),
-	CUSEMU_COMPAT_SAME(I2C_TIMEOUT),
-	CUSEMU_COMPAT_SAME(I2C_SLAVE),
-	CUSEMU_COMPAT_SAME(I2C_SLAVE_FORCE),
-	CUSEMU_COMPAT_SAME(I2C_TENBIT),
-	CUSEMU_COMPAT_SAME(I2C_PEC),
-	CUSEMU_IOCTL_USER(I2C_FUNCS, i2c_funcs32),
-	CUSEMU_IOCTL_USER(I2C_RDWR, i2c_rdwr_ioctl32),
-	CUSEMU_IOCTL_USER(I2C_SMBUS, i2c_smbus_ioctl32),
+	CUSEMU_IOCTL_USER(I2C_FUNCS, i2c_funcs_fetch32, i2c_funcs32),
+	CUSEMU_IOCTL_USER(I2C_RDWR, i2c_rdwr_fetch32, i2c_rdwr_ioctl32),
+	CUSEMU_IOCTL_USER(I2C_SMBUS, i2c_smbus_fetch32, i2c_smbus_ioctl32),
 	CUSEMU_IOCTL_END
 };
 
@@ -910,6 +977,7 @@ const struct cusemu_device_model cusemu_model_i2c = {
 	.read = i2c_read,
 	.write = i2c_write,
 	.native_table = i2c_native,
+	.compat_ptr_ioctl = true,
 	.compat_table = i2c_compat,
 	.sandboxed = i2c_sandboxed,
 };

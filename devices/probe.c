@@ -88,8 +88,13 @@ static int parse_methods(const char *list, unsigned int *mask, char **why)
 
 static int probe_probe(struct cusemu_device *dev, char **why)
 {
-	return parse_methods(cusemu_device_param_str(dev, "methods"),
-			     &dev->methods, why);
+	unsigned int methods;
+	int err = parse_methods(cusemu_device_param_str(dev, "methods"),
+				&methods, why);
+
+	if (!err)
+		cusemu_device_set_methods(dev, methods);
+	return err;
 }
 
 static const struct cusemu_ioctl probe_native[] = {

@@ -511,14 +511,21 @@ static long rtc_epoch_read32(struct cusemu_device *dev,
  * Only the feature word is known; correction and backup switch-over need
  * driver methods this chip lacks, which dev.c answers with -EINVAL.
  */
+static int rtc_param_get_fetch(struct cusemu_device *dev,
+			       struct cusemu_file *file, unsigned int cmd,
+			       unsigned long arg)
+{
+	return cusemu_fetch_range(arg, sizeof(struct rtc_param),
+				  sizeof(struct rtc_param));
+}
+
 static long rtc_param_get(struct cusemu_device *dev, struct cusemu_file *file,
 			  unsigned int cmd, unsigned long arg)
 {
 	struct rtc *r = dev->priv;
 	struct rtc_param p;
 
-	cusemu_user_want_write(arg, sizeof(p));
-	if (cusemu_copy_from_user(&p, arg, sizeof(p)) || cusemu_user_pending())
+	if (cusemu_copy_from_user(&p, arg, sizeof(p)))
 		return -EFAULT;
 	if (p.param != RTC_PARAM_FEATURES || p.index != 0)
 		return -EINVAL;
@@ -837,34 +844,21 @@ static const struct cusemu_ioctl rtc_native[] = {
 	CUSEMU_IOCTL_NONE(RTC_IRQP_SET, rtc_irqp_set),
 	CUSEMU_IOCTL_IOC(RTC_EPOCH_READ, rtc_epoch_read),
 	CUSEMU_IOCTL_NONE(RTC_EPOCH_SET, rtc_epoch_set),
-	CUSEMU_IOCTL_USER(RTC_PARAM_GET, rtc_param_get),
+	CUSEMU_IOCTL_USER(RTC_PARAM_GET, rtc_param_get_fetch, rtc_param_get),
 	CUSEMU_IOCTL_IOC(RTC_PARAM_SET, rtc_param_set),
 	CUSEMU_IOCTL_END
 };
 
 /*
- * struct rtc_time, rtc_wkalrm and rtc_param have one layout on both ABIs;
- * the unsigned long commands have their own numbers for i386.
+ * What rtc_dev_compat_ioctl() translates: the unsigned long commands, with
+ * their own numbers for i386. struct rtc_time, rtc_wkalrm and rtc_param
+ * have one layout on both ABIs: the native rows serve them.
  */
 static const struct cusemu_ioctl rtc_compat[] = {
-	CUSEMU_COMPAT_SAME(RTC_RD_TIME),
-	CUSEMU_COMPAT_SAME(RTC_SET_TIME),
-	CUSEMU_COMPAT_SAME(RTC_ALM_READ),
-	CUSEMU_COMPAT_SAME(RTC_ALM_SET),
-	CUSEMU_COMPAT_SAME(RTC_WKALM_RD),
-	CUSEMU_COMPAT_SAME(RTC_WKALM_SET),
-	CUSEMU_COMPAT_SAME(RTC_AIE_ON),
-	CUSEMU_COMPAT_SAME(RTC_AIE_OFF),
-	CUSEMU_COMPAT_SAME(RTC_UIE_ON),
-	CUSEMU_COMPAT_SAME(RTC_UIE_OFF),
-	CUSEMU_COMPAT_SAME(RTC_PIE_ON),
-	CUSEMU_COMPAT_SAME(RTC_PIE_OFF),
 	CUSEMU_IOCTL_IOC(RTC_IRQP_READ32, rtc_irqp_read32),
 	CUSEMU_IOCTL_NONE(RTC_IRQP_SET32, rtc_irqp_set),
 	CUSEMU_IOCTL_IOC(RTC_EPOCH_READ32, rtc_epoch_read32),
 	CUSEMU_IOCTL_NONE(RTC_EPOCH_SET32, rtc_epoch_set),
-	CUSEMU_COMPAT_SAME(RTC_PARAM_GET),
-	CUSEMU_COMPAT_SAME(RTC_PARAM_SET),
 	CUSEMU_IOCTL_END
 };
 
@@ -893,5 +887,6 @@ const struct cusemu_device_model cusemu_model_rtc = {
 	.read = rtc_read,
 	.poll = rtc_poll,
 	.native_table = rtc_native,
+	.compat_ptr_ioctl = true,
 	.compat_table = rtc_compat,
 };

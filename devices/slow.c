@@ -110,15 +110,6 @@ static const struct cusemu_ioctl slow_native[] = {
 	CUSEMU_IOCTL_END
 };
 
-/* Every layout is the same on both ABIs. */
-static const struct cusemu_ioctl slow_compat[] = {
-	CUSEMU_COMPAT_SAME(SLOW_HOLD),
-	CUSEMU_COMPAT_SAME(SLOW_HOLD_US),
-	CUSEMU_COMPAT_SAME(SLOW_REPORT),
-	CUSEMU_COMPAT_SAME(SLOW_SLEEP_REPORT),
-	CUSEMU_IOCTL_END
-};
-
 static const struct cusemu_param slow_params[] = {
 	{ .key = "hold_us", .type = CUSEMU_PARAM_UINT, .default_value = "1000",
 	  .help = "microseconds SLOW_HOLD takes",
@@ -136,5 +127,6 @@ const struct cusemu_device_model cusemu_model_slow = {
 	.probe = slow_probe,
 	.remove = slow_remove,
 	.native_table = slow_native,
-	.compat_table = slow_compat,
+	/* Every layout is the same on both ABIs. */
+	.compat_ptr_ioctl = true,
 };

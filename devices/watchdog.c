@@ -248,13 +248,22 @@ static long wd_get_bootstatus(struct cusemu_device *dev,
  * from its own ioctl hook, any other says "not mine". Support is decided
  * before the argument is touched, so a USER row.
  */
-static long wd_get_temp(struct cusemu_device *dev, struct cusemu_file *file,
-			unsigned int cmd, unsigned long arg)
+static int wd_get_temp_fetch(struct cusemu_device *dev,
+			     struct cusemu_file *file, unsigned int cmd,
+			     unsigned long arg)
 {
 	struct wd *w = dev->priv;
 
 	if (!w->temp)
 		return -ENOIOCTLCMD;
+	return cusemu_fetch_range(arg, 0, sizeof(int));
+}
+
+static long wd_get_temp(struct cusemu_device *dev, struct cusemu_file *file,
+			unsigned int cmd, unsigned long arg)
+{
+	struct wd *w = dev->priv;
+
 	return cusemu_put_user((int)w->temp, arg);
 }
 
@@ -280,7 +289,14 @@ static long wd_apply_options(struct cusemu_device *dev, struct wd *w,
 	return ret;
 }
 
-/* _IOR, yet it reads its int: the handler fetches it itself. */
+/* _IOR, yet it reads its int: the row names it itself. */
+static int wd_set_options_fetch(struct cusemu_device *dev,
+				struct cusemu_file *file, unsigned int cmd,
+				unsigned long arg)
+{
+	return cusemu_fetch_range(arg, sizeof(unsigned int), 0);
+}
+
 static long wd_set_options(struct cusemu_device *dev, struct cusemu_file *file,
 			   unsigned int cmd, unsigned long arg)
 {
@@ -531,30 +547,14 @@ static const struct cusemu_ioctl wd_native[] = {
 	CUSEMU_IOCTL_IOC(WDIOC_GETSUPPORT, wd_get_support),
 	CUSEMU_IOCTL_IOC(WDIOC_GETSTATUS, wd_get_status),
 	CUSEMU_IOCTL_IOC(WDIOC_GETBOOTSTATUS, wd_get_bootstatus),
-	CUSEMU_IOCTL_USER(WDIOC_GETTEMP, wd_get_temp),
-	CUSEMU_IOCTL_USER(WDIOC_SETOPTIONS, wd_set_options),
+	CUSEMU_IOCTL_USER(WDIOC_GETTEMP, wd_get_temp_fetch, wd_get_temp),
+	CUSEMU_IOCTL_USER(WDIOC_SETOPTIONS, wd_set_options_fetch, wd_set_options),
 	CUSEMU_IOCTL_NONE(WDIOC_KEEPALIVE, wd_keepalive),
 	CUSEMU_IOCTL_IOC(WDIOC_SETTIMEOUT, wd_set_timeout),
 	CUSEMU_IOCTL_IOC(WDIOC_GETTIMEOUT, wd_get_timeout),
 	CUSEMU_IOCTL_IOC(WDIOC_SETPRETIMEOUT, wd_set_pretimeout),
 	CUSEMU_IOCTL_IOC(WDIOC_GETPRETIMEOUT, wd_get_pretimeout),
 	CUSEMU_IOCTL_IOC(WDIOC_GETTIMELEFT, wd_get_timeleft),
-	CUSEMU_IOCTL_END
-};
-
-/* An int or a struct watchdog_info: the same layout on both ABIs. */
-static const struct cusemu_ioctl wd_compat[] = {
-	CUSEMU_COMPAT_SAME(WDIOC_GETSUPPORT),
-	CUSEMU_COMPAT_SAME(WDIOC_GETSTATUS),
-	CUSEMU_COMPAT_SAME(WDIOC_GETBOOTSTATUS),
-	CUSEMU_COMPAT_SAME(WDIOC_GETTEMP),
-	CUSEMU_COMPAT_SAME(WDIOC_SETOPTIONS),
-	CUSEMU_COMPAT_SAME(WDIOC_KEEPALIVE),
-	CUSEMU_COMPAT_SAME(WDIOC_SETTIMEOUT),
-	CUSEMU_COMPAT_SAME(WDIOC_GETTIMEOUT),
-	CUSEMU_COMPAT_SAME(WDIOC_SETPRETIMEOUT),
-	CUSEMU_COMPAT_SAME(WDIOC_GETPRETIMEOUT),
-	CUSEMU_COMPAT_SAME(WDIOC_GETTIMELEFT),
 	CUSEMU_IOCTL_END
 };
 
@@ -605,5 +605,6 @@ const struct cusemu_device_model cusemu_model_watchdog = {
 	.release = wd_release,
 	.write = wd_write,
 	.native_table = wd_native,
-	.compat_table = wd_compat,
+	/* An int or a struct watchdog_info: one layout on both ABIs. */
+	.compat_ptr_ioctl = true,
 };

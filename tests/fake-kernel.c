@@ -10,6 +10,7 @@
 #include "device.h"
 #include "dispatch.h"
 #include "fake-kernel.h"
+#include "request.h"
 
 /* The kernel gives up on a server that keeps asking; so do we. */
 #define MAX_ROUNDS 16
@@ -72,6 +73,7 @@ long fake_ioctl(struct fake_client *c, struct cusemu_device *dev,
 	static uint8_t out_buf[CUSEMU_USER_MAX_BYTES];
 	struct cusemu_user_ranges *in = g_new0(struct cusemu_user_ranges, 1);
 	struct cusemu_user_ranges *out = g_new0(struct cusemu_user_ranges, 1);
+	struct cusemu_request req;
 	struct cusemu_call call;
 	long ret = -EIO;
 	int err;
@@ -88,7 +90,11 @@ long fake_ioctl(struct fake_client *c, struct cusemu_device *dev,
 			cusemu_call_set_data(&call, in, out, in_buf, in->bytes,
 					     out_buf, out->bytes);
 		}
+		cusemu_request_init(&req, NULL, &call);
+		cusemu_request_set_current(&req);
 		ret = cusemu_dispatch(&call);
+		cusemu_request_set_current(NULL);
+		cusemu_request_clear(&req);
 		switch (cusemu_call_outcome(&call, &ret)) {
 		case CUSEMU_CALL_RETRY:
 			++*round_trips;

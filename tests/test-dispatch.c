@@ -282,11 +282,11 @@ struct gather_arg {
 	uint64_t ptrs[300];
 };
 
-static long gather_handler(struct cusemu_device *dev, struct cusemu_file *file,
-			   unsigned int cmd, unsigned long arg)
+/* Names every pointer of the level at once. */
+static int gather_fetch(struct cusemu_device *dev, struct cusemu_file *file,
+			unsigned int cmd, unsigned long arg)
 {
 	struct gather_arg a;
-	uint8_t byte;
 
 	if (cusemu_copy_from_user(&a, arg, sizeof(a)))
 		return -EFAULT;
@@ -296,8 +296,17 @@ static long gather_handler(struct cusemu_device *dev, struct cusemu_file *file,
 		cusemu_user_want_read(a.ptrs[i], a.len);
 		cusemu_user_want_write(a.ptrs[i], a.len);
 	}
-	if (cusemu_user_pending())
-		return -EAGAIN;
+	return 0;
+}
+
+static long gather_handler(struct cusemu_device *dev, struct cusemu_file *file,
+			   unsigned int cmd, unsigned long arg)
+{
+	struct gather_arg a;
+	uint8_t byte;
+
+	if (cusemu_copy_from_user(&a, arg, sizeof(a)))
+		return -EFAULT;
 	for (uint32_t i = 0; i < a.count; i++) {
 		if (cusemu_copy_from_user(&byte, a.ptrs[i], 1))
 			return -EFAULT;
@@ -311,7 +320,7 @@ static long gather_handler(struct cusemu_device *dev, struct cusemu_file *file,
 #define GATHER_CMD _IO('T', 1)
 
 static const struct cusemu_ioctl gather_table[] = {
-	CUSEMU_IOCTL_USER(GATHER_CMD, gather_handler),
+	CUSEMU_IOCTL_USER(GATHER_CMD, gather_fetch, gather_handler),
 	CUSEMU_IOCTL_END
 };
 
@@ -376,6 +385,169 @@ static void test_compat_high_pointer(struct fixture *f, gconstpointer data)
 	g_assert_cmpuint(rt, ==, 0);
 }
 
+/*
+ * The handler contract: a command that chases pointers three levels deep
+ * (arg -> level 1 -> level 2 -> a counter in the caller) and counts its
+ * runs in the device. Each level costs a retry; the device's counter and
+ * the caller's must move by exactly one per ioctl, in both ABIs.
+ */
+#define CHAIN_CMD _IO('T', 2)
+#define CHAIN_BROKEN _IO('T', 3)	/* its handler reads past its fetch */
+#define CHAIN_WRITES _IO('T', 4)	/* its fetch step writes */
+
+static unsigned int chain_runs;
+
+/* A pointer of the caller's ABI at addr: 0 when it is not here yet. */
+static int chain_ptr(cusemu_uptr_t addr, cusemu_uptr_t *out)
+{
+	uint64_t p64;
+	uint32_t p32;
+
+	if (cusemu_in_compat_syscall()) {
+		if (cusemu_get_user(p32, addr))
+			return -EFAULT;
+		*out = cusemu_compat_ptr(p32);
+		return 0;
+	}
+	if (cusemu_get_user(p64, addr))
+		return -EFAULT;
+	*out = p64;
+	return 0;
+}
+
+/* Follows the chain as far as it has arrived; names the next link. */
+static int chain_fetch(struct cusemu_device *dev, struct cusemu_file *file,
+		       unsigned int cmd, unsigned long arg)
+{
+	cusemu_uptr_t l1, l2;
+	int err;
+
+	if (chain_ptr(arg, &l1) || chain_ptr(l1, &l2))
+		return -EFAULT;
+	err = cusemu_user_want_read(l2, sizeof(uint32_t));
+	if (!err || err == -EAGAIN)
+		err = cusemu_user_want_write(l2, sizeof(uint32_t));
+	return err == -EAGAIN ? 0 : err;
+}
+
+static long chain_run(struct cusemu_device *dev, struct cusemu_file *file,
+		      unsigned int cmd, unsigned long arg)
+{
+	cusemu_uptr_t l1, l2;
+	uint32_t count;
+
+	g_assert_false(cusemu_user_pending());
+	if (chain_ptr(arg, &l1) || chain_ptr(l1, &l2) ||
+	    cusemu_get_user(count, l2))
+		return -EFAULT;
+	chain_runs++;
+	if (cmd == CHAIN_BROKEN && cusemu_get_user(count, l2 + 64))
+		return -EFAULT;
+	return cusemu_put_user(count + 1, l2);
+}
+
+static int chain_fetch_writes(struct cusemu_device *dev,
+			      struct cusemu_file *file, unsigned int cmd,
+			      unsigned long arg)
+{
+	uint32_t zero = 0;
+
+	if (cusemu_copy_to_user(arg, &zero, sizeof(zero)))
+		return -EFAULT;
+	return 0;
+}
+
+static const struct cusemu_ioctl chain_native[] = {
+	CUSEMU_IOCTL_USER(CHAIN_CMD, chain_fetch, chain_run),
+	CUSEMU_IOCTL_USER(CHAIN_BROKEN, chain_fetch, chain_run),
+	CUSEMU_IOCTL_USER(CHAIN_WRITES, chain_fetch_writes, chain_run),
+	CUSEMU_IOCTL_END
+};
+
+/* The same steps read the caller's pointers at their width. */
+static const struct cusemu_ioctl chain_compat[] = {
+	CUSEMU_IOCTL_USER(CHAIN_CMD, chain_fetch, chain_run),
+	CUSEMU_IOCTL_USER(CHAIN_BROKEN, chain_fetch, chain_run),
+	CUSEMU_IOCTL_USER(CHAIN_WRITES, chain_fetch_writes, chain_run),
+	CUSEMU_IOCTL_END
+};
+
+static const struct cusemu_device_model chain_model = {
+	.name = "chain",
+	.node_prefix = "chain",
+	.native_table = chain_native,
+	.compat_table = chain_compat,
+};
+
+static void setup_chain(struct fixture *f, gconstpointer data)
+{
+	setup(f, &chain_model, "chain", GPOINTER_TO_INT(data));
+}
+
+/* Lays the chain out: arg at 0x100, level 1 at 0x200, the counter at 0x300. */
+static void put_ptr(struct fixture *f, size_t off, cusemu_uptr_t to)
+{
+	if (f->client.compat) {
+		uint32_t p = (uint32_t)to;
+
+		memcpy(f->client.mem + off, &p, sizeof(p));
+	} else {
+		memcpy(f->client.mem + off, &to, sizeof(to));
+	}
+}
+
+static uint32_t chain_counter(struct fixture *f)
+{
+	uint32_t v;
+
+	memcpy(&v, f->client.mem + 0x300, sizeof(v));
+	return v;
+}
+
+static void test_chain_once(struct fixture *f, gconstpointer data)
+{
+	unsigned int rt;
+
+	put_ptr(f, 0x100, at(f, 0x200));
+	put_ptr(f, 0x200, at(f, 0x300));
+	chain_runs = 0;
+	for (unsigned int i = 1; i <= 5; i++) {
+		g_assert_cmpint(do_ioctl(f, CHAIN_CMD, at(f, 0x100), &rt), ==, 0);
+		/* arg, level 1, the counter: one retry per level. */
+		g_assert_cmpuint(rt, ==, 3);
+		g_assert_cmpuint(chain_runs, ==, i);
+		g_assert_cmpuint(chain_counter(f), ==, i);
+	}
+	/* A broken link fails in the fetch step: nothing runs. */
+	put_ptr(f, 0x200, 0);
+	g_assert_cmpint(do_ioctl(f, CHAIN_CMD, at(f, 0x100), &rt), ==, -EFAULT);
+	g_assert_cmpuint(chain_runs, ==, 5);
+}
+
+static void test_chain_contract(struct fixture *f, gconstpointer data)
+{
+	unsigned int rt;
+
+	put_ptr(f, 0x100, at(f, 0x200));
+	put_ptr(f, 0x200, at(f, 0x300));
+	chain_runs = 0;
+	/* The handler reads what its fetch step never named: EIO, logged. */
+	g_test_expect_message("cusemu-call", G_LOG_LEVEL_WARNING,
+			      "*CHAIN_BROKEN read memory its fetch step did "
+			      "not name*");
+	g_assert_cmpint(do_ioctl(f, CHAIN_BROKEN, at(f, 0x100), &rt), ==, -EIO);
+	g_test_assert_expected_messages();
+	g_assert_cmpuint(chain_runs, ==, 1);
+	g_assert_cmpuint(chain_counter(f), ==, 0);	/* nothing went back */
+	/* A fetch step that writes is refused before anything runs. */
+	g_test_expect_message("cusemu-call", G_LOG_LEVEL_WARNING,
+			      "*fetch step of CHAIN_WRITES wrote to the "
+			      "caller*");
+	g_assert_cmpint(do_ioctl(f, CHAIN_WRITES, at(f, 0x100), &rt), ==, -EIO);
+	g_test_assert_expected_messages();
+	g_assert_cmpuint(chain_runs, ==, 1);
+}
+
 #define ADD(name, setup_fn, fn) \
 	g_test_add(name, struct fixture, NULL, setup_fn, fn, teardown)
 
@@ -411,5 +583,17 @@ int main(int argc, char **argv)
 	ADD("/uaccess/round-trips-per-level", setup_gather,
 	    test_round_trips_per_level);
 	ADD("/uaccess/range-limits", setup_gather, test_range_limits);
+	for (int compat = 0; compat <= 1; compat++) {
+		g_autofree char *once = g_strdup_printf(
+			"/contract/%s/three-levels-once",
+			compat ? "compat" : "native");
+		g_autofree char *bad = g_strdup_printf(
+			"/contract/%s/violations", compat ? "compat" : "native");
+
+		g_test_add(once, struct fixture, GINT_TO_POINTER(compat),
+			   setup_chain, test_chain_once, teardown);
+		g_test_add(bad, struct fixture, GINT_TO_POINTER(compat),
+			   setup_chain, test_chain_contract, teardown);
+	}
 	return g_test_run();
 }

@@ -9,6 +9,7 @@
 #include "cusemu/device.h"
 #include "cusemu/sched.h"
 #include "lock.h"
+#include "request.h"
 
 static void test_recursion(void)
 {
@@ -116,6 +117,7 @@ static void test_cond_wait_releases(void)
 
 static void test_contention_counted(void)
 {
+	struct cusemu_request req;
 	struct cusemu_call call = { 0 };
 	struct sleeper s = { 0 };
 	GThread *t;
@@ -128,10 +130,12 @@ static void test_contention_counted(void)
 		g_cond_wait(&s.cond, &s.mutex);
 	g_mutex_unlock(&s.mutex);
 	/* The sleeper holds it for a moment more: this one waits. */
-	cusemu_call_set_current(&call);
+	cusemu_request_init(&req, NULL, &call);
+	cusemu_request_set_current(&req);
 	cusemu_lock_acquire(&cusemu_big_lock);
 	cusemu_lock_release(&cusemu_big_lock);
-	cusemu_call_set_current(NULL);
+	cusemu_request_set_current(NULL);
+	cusemu_request_clear(&req);
 	g_thread_join(t);
 	g_assert_cmpuint(call.stats.lock_acquisitions, ==, 1);
 	/* The sleeper let go while sleeping: whether we met it is luck. */
@@ -141,7 +145,7 @@ static void test_contention_counted(void)
 }
 
 struct interrupted_wait {
-	struct cusemu_wait_ctx ctx;
+	struct cusemu_request req;
 	GMutex mutex;
 	GCond cond;
 	bool waiting;
@@ -154,7 +158,7 @@ static gpointer waiter_thread(gpointer data)
 {
 	struct interrupted_wait *w = data;
 
-	cusemu_wait_ctx_set_current(&w->ctx);
+	cusemu_request_set_current(&w->req);
 	g_mutex_lock(&w->mutex);
 	w->waiting = true;
 	w->woke_by_signal = cusemu_cond_wait_until(
@@ -162,7 +166,7 @@ static gpointer waiter_thread(gpointer data)
 		g_get_monotonic_time() + 60 * G_TIME_SPAN_SECOND);
 	w->pending_after = cusemu_signal_pending();
 	g_mutex_unlock(&w->mutex);
-	cusemu_wait_ctx_set_current(NULL);
+	cusemu_request_set_current(NULL);
 	return NULL;
 }
 
@@ -171,22 +175,22 @@ static void test_interrupt_wakes_waiter(void)
 	struct interrupted_wait w = { 0 };
 	GThread *t;
 
-	cusemu_wait_ctx_init(&w.ctx, NULL);
+	cusemu_request_init(&w.req, NULL, NULL);
 	g_mutex_init(&w.mutex);
 	g_cond_init(&w.cond);
 	t = g_thread_new("waiter", waiter_thread, &w);
 	/* Interrupt at any point: before, during or after it starts waiting. */
-	cusemu_wait_ctx_interrupt(&w.ctx);
+	cusemu_wait_ctx_interrupt(&w.req.wait);
 	g_thread_join(t);
 	g_assert_false(w.woke_by_signal);
 	g_assert_true(w.pending_after);
-	cusemu_wait_ctx_clear(&w.ctx);
+	cusemu_request_clear(&w.req);
 	g_mutex_clear(&w.mutex);
 	g_cond_clear(&w.cond);
 }
 
 struct interrupted_sleep {
-	struct cusemu_wait_ctx ctx;
+	struct cusemu_request req;
 	gint64 slept;
 	bool pending_after;
 	unsigned int depth_after;
@@ -198,7 +202,7 @@ static gpointer long_sleeper_thread(gpointer data)
 	struct interrupted_sleep *w = data;
 	gint64 start;
 
-	cusemu_wait_ctx_set_current(&w->ctx);
+	cusemu_request_set_current(&w->req);
 	cusemu_lock_kernel();
 	start = g_get_monotonic_time();
 	cusemu_msleep(60 * 1000);
@@ -206,7 +210,7 @@ static gpointer long_sleeper_thread(gpointer data)
 	w->pending_after = cusemu_signal_pending();
 	w->depth_after = cusemu_kernel_lock_depth();
 	cusemu_unlock_kernel();
-	cusemu_wait_ctx_set_current(NULL);
+	cusemu_request_set_current(NULL);
 	return NULL;
 }
 
@@ -220,14 +224,14 @@ static void test_interrupt_ends_sleep(void)
 	struct interrupted_sleep w = { 0 };
 	GThread *t;
 
-	cusemu_wait_ctx_init(&w.ctx, NULL);
+	cusemu_request_init(&w.req, NULL, NULL);
 	t = g_thread_new("sleeper", long_sleeper_thread, &w);
-	cusemu_wait_ctx_interrupt(&w.ctx);
+	cusemu_wait_ctx_interrupt(&w.req.wait);
 	g_thread_join(t);
 	g_assert_cmpint(w.slept, <, 10 * G_TIME_SPAN_SECOND);
 	g_assert_true(w.pending_after);
 	g_assert_cmpuint(w.depth_after, ==, 1);
-	cusemu_wait_ctx_clear(&w.ctx);
+	cusemu_request_clear(&w.req);
 }
 
 int main(int argc, char **argv)

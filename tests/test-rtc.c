@@ -20,6 +20,7 @@
 #include "dispatch.h"
 #include "fake-kernel.h"
 #include "lock.h"
+#include "request.h"
 
 /* An i386 caller's numbers for the unsigned long commands. */
 #define RTC_IRQP_READ32 _IOR('p', 0x0b, __u32)
@@ -63,8 +64,8 @@ static void setup(struct fixture *f, gconstpointer data)
 	f->dev = fake_device_try(NULL, data ? data : "rtc", &error);
 	g_assert_no_error(error);
 	/* Stands in for the transport's poll notification. */
-	f->dev->dp->wake_up = count_wake_up;
-	f->dev->dp->wake_up_data = &f->wake_ups;
+	cusemu_instance(f->dev)->wake_up = count_wake_up;
+	cusemu_instance(f->dev)->wake_up_data = &f->wake_ups;
 	f->file = (struct cusemu_file){ .dev = f->dev };
 	g_assert_cmpint(f->dev->model->open(f->dev, &f->file), ==, 0);
 	client_init(&f->native, false);
@@ -460,8 +461,16 @@ static void test_irqp(struct fixture *f, gconstpointer data)
 		g_assert_cmpint(call(f, compat, set, 2, NULL), ==, 0);
 		g_assert_cmpint(call(f, compat, set, 64, NULL), ==, 0);
 	}
-	/* The 64-bit numbers mean nothing to an i386 caller. */
-	g_assert_cmpint(call_at(f, true, RTC_IRQP_READ, NULL), ==, -ENOTTY);
+	/*
+	 * An i386 caller that issues the 64-bit number reaches the native
+	 * handler, which writes an unsigned long of 8 bytes, as
+	 * rtc_dev_compat_ioctl() hands every other command to rtc_dev_ioctl().
+	 */
+	memset(client(f, true)->mem + AT_ARG, 0xee, 12);
+	g_assert_cmpint(call_at(f, true, RTC_IRQP_READ, NULL), ==, 0);
+	memcpy(&v64, client(f, true)->mem + AT_ARG, sizeof(v64));
+	g_assert_cmpuint(v64, ==, 64);
+	g_assert_cmpuint(client(f, true)->mem[AT_ARG + 8], ==, 0xee);
 }
 
 static void test_max_freq(struct fixture *f, gconstpointer data)
@@ -776,7 +785,7 @@ static void test_aie_past(struct fixture *f, gconstpointer data)
 
 struct reader {
 	struct fixture *f;
-	struct cusemu_wait_ctx *ctx;
+	struct cusemu_request *req;
 	ssize_t ret;
 	uint32_t v;
 };
@@ -785,31 +794,31 @@ static gpointer reader_thread(gpointer data)
 {
 	struct reader *r = data;
 
-	if (r->ctx)
-		cusemu_wait_ctx_set_current(r->ctx);
+	if (r->req)
+		cusemu_request_set_current(r->req);
 	r->ret = rtc_read(r->f, &r->v, 4);
-	cusemu_wait_ctx_set_current(NULL);
+	cusemu_request_set_current(NULL);
 	return NULL;
 }
 
 /* The client gave up (FUSE_INTERRUPT): the blocked read ends with EINTR. */
 static void test_read_interrupted(struct fixture *f, gconstpointer data)
 {
-	struct cusemu_wait_ctx ctx;
-	struct reader r = { .f = f, .ctx = &ctx };
+	struct cusemu_request req;
+	struct reader r = { .f = f, .req = &req };
 	GThread *thread;
 	gint64 t;
 
-	cusemu_wait_ctx_init(&ctx, NULL);
+	cusemu_request_init(&req, NULL, NULL);
 	thread = g_thread_new("reader", reader_thread, &r);
 	g_usleep(200 * G_TIME_SPAN_MILLISECOND);
 	t = g_get_monotonic_time();
-	cusemu_wait_ctx_interrupt(&ctx);
+	cusemu_wait_ctx_interrupt(&req.wait);
 	g_thread_join(thread);
 	t = g_get_monotonic_time() - t;
 	g_assert_cmpint(r.ret, ==, -EINTR);
 	g_assert_cmpint(t, <, 200 * G_TIME_SPAN_MILLISECOND);
-	cusemu_wait_ctx_clear(&ctx);
+	cusemu_request_clear(&req);
 }
 
 /* A read blocked on one device holds no ioctl of it up. */

@@ -159,7 +159,7 @@ static uint64_t events(struct fixture *f, const char *event)
 	g_autofree char *key = g_strdup_printf("\"%s\":", event);
 	const char *p;
 
-	cusemu_stats_append_json(f->dev->dp->stats, s);
+	cusemu_stats_append_json(cusemu_instance(f->dev)->stats, s);
 	p = strstr(s->str, "\"events\":");
 	p = p ? strstr(p, key) : NULL;
 	return p ? g_ascii_strtoull(p + strlen(key), NULL, 10) : 0;

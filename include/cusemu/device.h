@@ -30,14 +30,49 @@ struct cusemu_file;
 /*
  * An ioctl handler, shaped like a kernel one: the device instance, the open
  * file, the command and its argument (a user address, or a value). Returns
- * >= 0 on success, -errno on failure, -ENOIOCTLCMD for "not mine". User
- * memory goes through the helpers of <cusemu/uaccess.h>; a handler asks for
- * all of it before any side effect, since it runs again from the start once
- * the memory has been fetched.
+ * >= 0 on success, -errno on failure, -ENOIOCTLCMD for "not mine".
+ *
+ * The handler contract. Over CUSE a client's memory arrives by retries
+ * (FUSE_IOCTL_RETRY), so an ioctl is served in two steps. The fetch step
+ * (cusemu_fetch_fn) names the user memory the call needs, given what has
+ * arrived so far: it reads what is there with cusemu_copy_from_user() and
+ * names the rest with cusemu_user_want_read()/_write(). It must have no side
+ * effect, since it runs again from the start after every retry. The handler
+ * runs once per ioctl, when the fetch step has asked for nothing more; it
+ * can copy only memory the fetch step named (anything else fails the call
+ * with -EIO and a log line), so it cannot act before all its memory is
+ * there. _IOC-encoded rows (CUSEMU_IOCTL_IOC) need no fetch step of their
+ * own: the dispatcher names the payload the command's bits describe.
  */
 typedef long (*cusemu_ioctl_fn)(struct cusemu_device *dev,
 				struct cusemu_file *file, unsigned int cmd,
 				unsigned long arg);
+
+/*
+ * The fetch step of the contract above: 0 when every range it needs is
+ * named (whether or not it has arrived yet), -errno to fail the call
+ * before anything is done. A -EFAULT while a named range is still on its
+ * way is not final: the call is retried and the step runs again.
+ */
+typedef int (*cusemu_fetch_fn)(struct cusemu_device *dev,
+			       struct cusemu_file *file, unsigned int cmd,
+			       unsigned long arg);
+
+/*
+ * A fetch step that names the payload the _IOC direction and size bits of
+ * cmd describe: what the kernel itself copies for a correctly encoded
+ * command.
+ */
+int cusemu_fetch_ioc(struct cusemu_device *dev, struct cusemu_file *file,
+		     unsigned int cmd, unsigned long arg);
+
+/*
+ * For fetch steps: name read_len bytes at addr to read from the caller and
+ * write_len bytes to write back (either may be 0), in one round trip.
+ * Returns 0 whether or not they have arrived, -EFAULT or -ENOMEM when they
+ * never can.
+ */
+int cusemu_fetch_range(uint64_t addr, size_t read_len, size_t write_len);
 
 /* The methods of the kernel generations, as bits of a mask. */
 enum cusemu_method {
@@ -72,7 +107,10 @@ enum cusemu_payload {
 	 * runs, in one round trip.
 	 */
 	CUSEMU_PAYLOAD_IOC,
-	/* The handler chases its pointers itself (unencoded commands). */
+	/*
+	 * The row's fetch step names the memory (pointers inside, or a
+	 * command whose _IOC bits do not describe its payload).
+	 */
 	CUSEMU_PAYLOAD_USER,
 };
 
@@ -87,14 +125,16 @@ struct cusemu_ioctl {
 	const char *name;
 	cusemu_ioctl_fn handler;
 	enum cusemu_payload payload;
+	cusemu_fetch_fn fetch;		/* CUSEMU_PAYLOAD_USER only */
 };
 
 /* Rows, named by their pattern. Tables end with CUSEMU_IOCTL_END. */
-#define CUSEMU_IOCTL_NONE(c, fn) { (c), #c, (fn), CUSEMU_PAYLOAD_NONE }
-#define CUSEMU_IOCTL_IOC(c, fn) { (c), #c, (fn), CUSEMU_PAYLOAD_IOC }
-#define CUSEMU_IOCTL_USER(c, fn) { (c), #c, (fn), CUSEMU_PAYLOAD_USER }
-#define CUSEMU_COMPAT_SAME(c) { (c), #c, NULL, CUSEMU_PAYLOAD_NONE }
-#define CUSEMU_IOCTL_END { 0, NULL, NULL, CUSEMU_PAYLOAD_NONE }
+#define CUSEMU_IOCTL_NONE(c, fn) { (c), #c, (fn), CUSEMU_PAYLOAD_NONE, NULL }
+#define CUSEMU_IOCTL_IOC(c, fn) { (c), #c, (fn), CUSEMU_PAYLOAD_IOC, NULL }
+#define CUSEMU_IOCTL_USER(c, fetch_fn, fn)                               \
+	{ (c), #c, (fn), CUSEMU_PAYLOAD_USER, (fetch_fn) }
+#define CUSEMU_COMPAT_SAME(c) { (c), #c, NULL, CUSEMU_PAYLOAD_NONE, NULL }
+#define CUSEMU_IOCTL_END { 0, NULL, NULL, CUSEMU_PAYLOAD_NONE, NULL }
 
 /* A configuration key a model accepts, besides the common ones. */
 enum cusemu_param_type {
@@ -115,19 +155,14 @@ struct cusemu_param {
 
 #define CUSEMU_PARAM_END { .key = NULL }
 
-/* One emulated device: one node, one CUSE session. */
+/*
+ * One emulated device: one node. The daemon's own state of the instance
+ * lives beside it, out of the model's reach.
+ */
 struct cusemu_device {
 	const struct cusemu_device_model *model;
 	const char *name;		/* node name under /dev */
 	void *priv;			/* the model's state, from ->probe */
-	/*
-	 * Which methods this instance offers (CUSEMU_METHOD_* bits): ->probe
-	 * may narrow it, to play a driver of an older generation. Methods
-	 * the model leaves NULL are built from its tables.
-	 */
-	unsigned int methods;
-	/* Private to the daemon. */
-	struct cusemu_device_private *dp;
 };
 
 /* One open file of a device node: what the kernel's struct file is. */
@@ -190,10 +225,26 @@ struct cusemu_device_model {
 	cusemu_ioctl_fn compat_ioctl;
 	cusemu_ioctl_fn ioctl_native;
 	cusemu_ioctl_fn ioctl_compat;
+	/*
+	 * The fetch step of the hand-written methods above, for every
+	 * command and both ABIs (cusemu_in_compat_syscall() tells which);
+	 * NULL means cusemu_fetch_ioc. -ENOIOCTLCMD is "not mine", as from
+	 * a method.
+	 */
+	cusemu_fetch_fn ioctl_fetch;
 
 	/* Handler tables, each ended by CUSEMU_IOCTL_END. */
 	const struct cusemu_ioctl *native_table;
 	const struct cusemu_ioctl *compat_table;
+	/*
+	 * true: every native row that the compat table does not list serves
+	 * 32-bit callers too, with arg through compat_ptr(), as a driver
+	 * says `.compat_ioctl = compat_ptr_ioctl`; the compat table then
+	 * holds only the rows that translate, and may be NULL. Under the
+	 * kernel models with the global ioctl32 table, those rows are
+	 * registered there as compatible entries.
+	 */
+	bool compat_ptr_ioctl;
 
 	/*
 	 * poll(2)/select(2): the POLLIN/POLLOUT/POLLPRI... bits that are
@@ -244,6 +295,13 @@ bool cusemu_signal_pending(void);
  * Any user's process is seen, through the daemon's /proc helper.
  */
 bool cusemu_process_is_32bit(pid_t pid);
+
+/*
+ * From ->probe: offer only these methods (CUSEMU_METHOD_* bits) instead of
+ * every one, to play a driver of an older generation. Methods the model
+ * leaves NULL are built from its tables.
+ */
+void cusemu_device_set_methods(struct cusemu_device *dev, unsigned int methods);
 
 /* Count a model event in the device's statistics ("expired", "dropped"). */
 void cusemu_device_count_event(struct cusemu_device *dev, const char *event);

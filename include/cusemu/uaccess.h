@@ -9,6 +9,7 @@
 #ifndef CUSEMU_UACCESS_H
 #define CUSEMU_UACCESS_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -6,6 +6,8 @@
 #ifndef CUSEMU_ABI_REPORT_H
 #define CUSEMU_ABI_REPORT_H
 
+#include <stddef.h>
+
 #include <linux/types.h>
 
 /*

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The request context: one request of the kernel being served (open, read,
+ * write, poll or ioctl), the one thing the helpers of <cusemu/uaccess.h>
+ * and <cusemu/sched.h> act on, as the kernel's act on `current`. The
+ * transport sets it around a model's callback; nothing else does.
+ */
+#ifndef CUSEMU_REQUEST_H
+#define CUSEMU_REQUEST_H
+
+#include "lock.h"
+
+struct cusemu_call;
+
+struct cusemu_request {
+	struct cusemu_wait_ctx wait;	/* how an interrupt wakes its waits */
+	struct cusemu_call *call;	/* the ioctl being served, or NULL */
+};
+
+/* waiters may be NULL (a request outside any session). */
+void cusemu_request_init(struct cusemu_request *req,
+			 struct cusemu_waiters *waiters,
+			 struct cusemu_call *call);
+void cusemu_request_clear(struct cusemu_request *req);
+
+/* The request the current thread serves from now on; NULL when done. */
+void cusemu_request_set_current(struct cusemu_request *req);
+struct cusemu_request *cusemu_request_current(void);
+
+/* The ioctl the current thread serves, or NULL. */
+static inline struct cusemu_call *cusemu_call_current(void)
+{
+	struct cusemu_request *req = cusemu_request_current();
+
+	return req ? req->call : NULL;
+}
+
+#endif
