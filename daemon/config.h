@@ -32,6 +32,8 @@ struct cusemu_config {
 	char *control_origin;
 	char *control_group;	/* who besides root may use it */
 	char *control_group_origin;
+	char *plugins;		/* plugin files, separated by ';'; or NULL */
+	char *plugins_origin;
 	char *seccomp;		/* enforce, log or off; NULL: the default */
 	char *seccomp_origin;
 	char *user;		/* whom to run as after start-up; NULL: root */

@@ -12,6 +12,7 @@
 
 #include "device.h"
 #include "dispatch.h"
+#include "plugin.h"
 #include "stats.h"
 
 const struct cusemu_param cusemu_common_params[] = {
@@ -35,7 +36,7 @@ const struct cusemu_device_model *cusemu_device_model_find(const char *name)
 	for (unsigned int i = 0; cusemu_device_models[i]; i++)
 		if (!strcmp(cusemu_device_models[i]->name, name))
 			return cusemu_device_models[i];
-	return NULL;
+	return cusemu_plugin_find(name, NULL);
 }
 
 static const struct cusemu_param *find_param(const struct cusemu_param *params,
@@ -314,16 +315,31 @@ cusemu_device_new(const struct cusemu_device_spec *spec, unsigned int instance,
 		  const struct cusemu_kernel_model *kmodel, GError **error)
 {
 	const struct cusemu_device_model *m = cusemu_device_model_find(spec->model);
+	g_autoptr(GError) refused = NULL;
 
+	if (!m)	/* MODEL.so in the models directory, if it is there */
+		m = cusemu_plugin_find(spec->model, &refused);
+	if (refused) {
+		g_propagate_prefixed_error(error, g_steal_pointer(&refused),
+					   "%s: ", spec->origin);
+		return NULL;
+	}
 	if (!m) {
+		const struct cusemu_device_model **plugins = NULL;
 		GString *names = g_string_new(NULL);
 
 		for (unsigned int i = 0; cusemu_device_models[i]; i++)
 			g_string_append_printf(names, "%s%s", i ? ", " : "",
 					       cusemu_device_models[i]->name);
+		cusemu_plugin_models(&plugins);
+		for (unsigned int i = 0; plugins[i]; i++)
+			g_string_append_printf(names, ", %s", plugins[i]->name);
+		g_free(plugins);
 		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-			    "%s: unknown device model '%s'; available: %s",
-			    spec->origin, spec->model, names->str);
+			    "%s: unknown device model '%s'; available: %s "
+			    "(and MODEL.so in %s, or --plugin FILE)",
+			    spec->origin, spec->model, names->str,
+			    cusemu_models_dir);
 		g_string_free(names, TRUE);
 		return NULL;
 	}

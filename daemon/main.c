@@ -24,6 +24,7 @@
 #include "control.h"
 #include "device.h"
 #include "dispatch.h"
+#include "plugin.h"
 #include "sandbox.h"
 #include "stats.h"
 #include "transport.h"
@@ -44,6 +45,7 @@ struct options {
 	char *control_group;
 	char *seccomp;
 	char *user;
+	char **plugins;		/* loaded before the options are parsed */
 };
 
 struct daemon {
@@ -106,6 +108,7 @@ static void describe_params(GString *s, const struct cusemu_param *params)
 static char *models_description(void)
 {
 	GString *s = g_string_new("Device models (--device MODEL[:key=value,...]):\n");
+	g_autofree const struct cusemu_device_model **plugins = NULL;
 
 	for (unsigned int i = 0; cusemu_device_models[i]; i++) {
 		const struct cusemu_device_model *m = cusemu_device_models[i];
@@ -113,6 +116,17 @@ static char *models_description(void)
 		g_string_append_printf(s, "  %-10s %s\n", m->name, m->summary);
 		describe_params(s, m->params);
 	}
+	cusemu_plugin_models(&plugins);
+	for (unsigned int i = 0; plugins[i]; i++) {
+		const struct cusemu_device_model *m = plugins[i];
+
+		g_string_append_printf(s, "  %-10s %s (from %s)\n", m->name,
+				       m->summary ? m->summary : "",
+				       cusemu_plugin_origin(m));
+		describe_params(s, m->params);
+	}
+	g_string_append_printf(s, "  More models: MODEL.so in %s, or --plugin "
+				  "FILE\n", cusemu_models_dir);
 	g_string_append(s, "  Keys every model takes:\n");
 	describe_params(s, cusemu_common_params);
 	g_string_append(s, "\nKernel models (--model, or kernel= per device):\n");
@@ -142,6 +156,43 @@ static char *models_description(void)
 		"NAME] group per node\n(model=fioc, then the keys above). The "
 		"command line wins over the file.\n");
 	return g_string_free(s, FALSE);
+}
+
+/* --plugin FILE and --plugin=FILE, in the order given. */
+static gboolean load_plugin_args(int argc, char **argv, GError **error)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *file = NULL;
+
+		if (!strcmp(argv[i], "--"))
+			break;
+		if (!strcmp(argv[i], "--plugin") && i + 1 < argc)
+			file = argv[++i];
+		else if (g_str_has_prefix(argv[i], "--plugin="))
+			file = argv[i] + strlen("--plugin=");
+		if (file && !cusemu_plugin_load(file, error))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+/* plugins= of [daemon]: files separated by ';'. */
+static gboolean load_config_plugins(const struct cusemu_config *config,
+				    GError **error)
+{
+	g_auto(GStrv) files = NULL;
+
+	if (!config->plugins)
+		return TRUE;
+	files = g_strsplit(config->plugins, ";", -1);
+	for (char **f = files; *f; f++) {
+		g_strstrip(*f);
+		if (**f && !cusemu_plugin_load(*f, error)) {
+			g_prefix_error(error, "%s: ", config->plugins_origin);
+			return FALSE;
+		}
+	}
+	return TRUE;
 }
 
 static gboolean parse_options(int *argc, char ***argv, struct options *o,
@@ -177,13 +228,21 @@ static gboolean parse_options(int *argc, char ***argv, struct options *o,
 		{ "user", 'u', 0, G_OPTION_ARG_STRING, &o->user,
 		  "Run as USER once the nodes exist (default: stay root, "
 		  "with no capability)", "USER" },
+		{ "plugin", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->plugins,
+		  "Load the device models of the shared object FILE; repeat "
+		  "for more", "FILE" },
 		{ "fuse-debug", 0, 0, G_OPTION_ARG_NONE, &o->debug,
 		  "Trace every FUSE request (libfuse's -d)", NULL },
 		{ NULL }
 	};
 	g_autoptr(GOptionContext) ctx =
 		g_option_context_new("- emulated character devices over CUSE");
-	g_autofree char *description = models_description();
+	g_autofree char *description = NULL;
+
+	/* Before --help is written, so that it lists their models too. */
+	if (!load_plugin_args(*argc, *argv, error))
+		return FALSE;
+	description = models_description();
 
 	o->max_threads = 8;
 	g_option_context_add_main_entries(ctx, entries, NULL);
@@ -470,24 +529,29 @@ static int control_list(void *data, gboolean json, GString *out)
 		const struct cusemu_device *dev = d->devices->pdata[i];
 		const char *kernel = cusemu_instance(dev)->kmodel->name;
 		const char *lock = cusemu_lock_mode_name(d->lock_mode);
+		const char *plugin = cusemu_plugin_origin(dev->model);
+		const char *origin = plugin ? plugin : "built-in";
 
 		if (json)
 			g_string_append_printf(
 				out,
 				"%s{\"name\":\"%s\",\"node\":\"/dev/%s\","
-				"\"model\":\"%s\",\"kernel\":\"%s\","
+				"\"model\":\"%s\",\"origin\":\"%s\","
+				"\"kernel\":\"%s\","
 				"\"lock\":\"%s\",\"ioctls\":\"%s\"}",
 				i ? "," : "", dev->name, dev->name,
-				dev->model->name, kernel, lock,
+				dev->model->name, origin, kernel, lock,
 				ioctl_mode(dev));
 		else
 			g_string_append_printf(out,
 					       "%-16s /dev/%-16s model %-8s "
 					       "kernel %-8s lock %-6s "
-					       "ioctls %s\n",
+					       "ioctls %s%s%s\n",
 					       dev->name, dev->name,
 					       dev->model->name, kernel, lock,
-					       ioctl_mode(dev));
+					       ioctl_mode(dev),
+					       plugin ? " from " : "",
+					       plugin ? plugin : "");
 	}
 	if (json) {
 		g_string_append(out, "],\"sandbox\":");
@@ -562,7 +626,8 @@ static int control_device(void *data, char **argv, GString *out)
 					       dev->name, dev->model->name);
 			return EOPNOTSUPP;
 		}
-		return dev->model->control(dev, argv + 1, out);
+		/* The control socket answers positive errnos. */
+		return -dev->model->control(dev, argv + 1, out);
 	}
 	g_string_append_printf(out, "no device /dev/%s here; cusemuctl list "
 				    "shows the devices",
@@ -725,6 +790,7 @@ static gboolean configure(struct daemon *d, const struct options *o,
 {
 	struct cusemu_config *config = cusemu_config_new();
 	gboolean ok = load_config(config, o, error) &&
+		      load_config_plugins(config, error) &&
 		      resolve_settings(d, o, config, error) &&
 		      create_devices(d, config, error);
 
@@ -737,6 +803,7 @@ static void options_clear(struct options *o)
 {
 	g_free(o->config_file);
 	g_strfreev(o->devices);
+	g_strfreev(o->plugins);
 	g_free(o->kernel_model);
 	g_free(o->lock);
 	g_free(o->control);

@@ -438,7 +438,7 @@ static int evdev_parse_event(struct evdev *e, char **w,
 			g_string_append_printf(out, "unknown event type '%s': "
 					       "a name such as EV_KEY or a "
 					       "number up to %u", w[0], EV_MAX);
-			return EINVAL;
+			return -EINVAL;
 		}
 	}
 	t = evdev_type_index(type);
@@ -447,25 +447,25 @@ static int evdev_parse_event(struct evdev *e, char **w,
 		g_string_append_printf(out, "/dev/%s (%s) sends no events of "
 				       "type %s", e->dev->name, e->profile,
 				       name ? name : w[0]);
-		return EINVAL;
+		return -EINVAL;
 	}
 	if (!parse_number(w[1], 0, evdev_types[t].max, &code)) {
 		code = evdev_lookup(w[1], evdev_types[t].prefix);
 		if (code < 0) {
 			g_string_append_printf(out, "unknown %s code '%s'",
 					       name, w[1]);
-			return EINVAL;
+			return -EINVAL;
 		}
 	}
 	if (!evdev_supports(e, type, code)) {
 		g_string_append_printf(out, "/dev/%s (%s) sends no %s %s",
 				       e->dev->name, e->profile, name, w[1]);
-		return EINVAL;
+		return -EINVAL;
 	}
 	if (!parse_number(w[2], INT32_MIN, INT32_MAX, &value)) {
 		g_string_append_printf(out, "bad value '%s' for %s %s: an "
 				       "integer", w[2], name, w[1]);
-		return EINVAL;
+		return -EINVAL;
 	}
 	*ev = (struct evdev_event){
 		.type = type, .code = code, .value = value,
@@ -484,7 +484,7 @@ static int evdev_inject(struct evdev *e, char **argv, GString *out)
 	if (!n || n % 3) {
 		g_string_append(out, "inject takes events as TYPE CODE VALUE "
 				     "triples, e.g. inject EV_KEY KEY_A 1");
-		return EINVAL;
+		return -EINVAL;
 	}
 	count = n / 3;
 	/* One more for the SYN_REPORT that ends the packet. */
@@ -552,7 +552,7 @@ static int evdev_control(struct cusemu_device *dev, char **argv,
 		return evdev_state(e, out);
 	g_string_append(out, "requests: inject TYPE CODE VALUE... (e.g. "
 			     "inject EV_KEY KEY_A 1), state");
-	return EINVAL;
+	return -EINVAL;
 }
 
 /* ---- ioctl */

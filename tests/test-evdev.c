@@ -516,7 +516,7 @@ static void assert_inject_error(struct fixture *f, const char *words,
 {
 	char *answer;
 
-	g_assert_cmpint(control(f, words, &answer), ==, EINVAL);
+	g_assert_cmpint(control(f, words, &answer), ==, -EINVAL);
 	g_assert_nonnull(strstr(answer, message));
 	g_free(answer);
 }

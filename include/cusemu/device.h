@@ -28,6 +28,13 @@ struct cusemu_device;
 struct cusemu_file;
 
 /*
+ * One error convention for every callback of a model: >= 0 (0, or a count)
+ * for success, -errno for failure, as in the kernel. Callbacks whose
+ * failure a person reads (probe, sandboxed, control) also say why in words:
+ * a message in *why (g_strdup'd; the daemon frees it) or appended to out.
+ */
+
+/*
  * An ioctl handler, shaped like a kernel one: the device instance, the open
  * file, the command and its argument (a user address, or a value). Returns
  * >= 0 on success, -errno on failure, -ENOIOCTLCMD for "not mine".
@@ -257,8 +264,8 @@ struct cusemu_device_model {
 	/*
 	 * A request for this device from cusemuctl ("cusemuctl device NODE
 	 * WORDS..."): argv holds the words, NULL-terminated. Append the
-	 * answer to out and return 0, or return a positive errno and append
-	 * what the user should do. Runs on the daemon's main thread.
+	 * answer to out and return 0, or return -errno and append what the
+	 * user should do. Runs on the daemon's main thread.
 	 */
 	int (*control)(struct cusemu_device *dev, char **argv, GString *out);
 

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Device models from shared objects (<cusemu/plugin.h>): --plugin FILE, or
+ * MODEL.so in the models directory for a --device MODEL that is not built
+ * in. Loaded before any node exists, as root, so a file or directory that
+ * someone else could have written is refused.
+ */
+#ifndef CUSEMU_PLUGIN_LOADER_H
+#define CUSEMU_PLUGIN_LOADER_H
+
+#include <glib.h>
+
+#include "cusemu/device.h"
+
+/* Where the installed models live (libdir/cusemu-1/models). */
+extern const char cusemu_models_dir[];
+
+/* Load the models of the plugin at path; FALSE and why on a refusal. */
+gboolean cusemu_plugin_load(const char *path, GError **error);
+
+/* The model name from the models directory, or NULL with *error set
+ * only when a file was there and refused. */
+const struct cusemu_device_model *cusemu_plugin_find(const char *name,
+						     GError **error);
+
+/* Every model loaded from a plugin, in load order, and where it came from. */
+guint cusemu_plugin_models(const struct cusemu_device_model ***models);
+const char *cusemu_plugin_origin(const struct cusemu_device_model *m);
+
+#endif
