@@ -4,7 +4,9 @@
  * Over CUSE the daemon cannot read a client's memory: it names the ranges it
  * needs and the kernel sends the call again with them (FUSE_IOCTL_RETRY).
  * The helpers hide that; they act on the call the current thread serves, as
- * the kernel's act on `current`.
+ * the kernel's act on `current`. A fetch step names memory and reads what has
+ * arrived; a handler copies only what its fetch step named (the handler
+ * contract of <cusemu/device.h>).
  */
 #ifndef CUSEMU_UACCESS_H
 #define CUSEMU_UACCESS_H
@@ -28,25 +30,29 @@ typedef uint64_t cusemu_uptr_t;
 /*
  * Copy n bytes from the client. Returns the number of bytes NOT copied (0 on
  * success), like the kernel's: `if (cusemu_copy_from_user(...)) return
- * -EFAULT;` is right whether the bytes are missing for now (the call is then
- * retried with them, whatever the handler returns) or can never be read.
+ * -EFAULT;` is right in a fetch step whether the bytes are missing for now
+ * (they are named, and the call is retried with them whatever the step
+ * returns) or can never be read. In a handler, bytes the fetch step did not
+ * name fail the call with -EIO.
  */
 unsigned long cusemu_copy_from_user(void *to, cusemu_uptr_t from,
 				    unsigned long n);
 
 /*
- * Copy n bytes to the client. They reach its memory when the handler
- * returns >= 0; bytes of a range that the handler leaves unwritten keep
- * their value when the range was also read, and are cleared otherwise.
+ * Copy n bytes to the client, from a handler, into a range its fetch step
+ * named for writing. They reach its memory when the handler returns >= 0;
+ * bytes of a range that the handler leaves unwritten keep their value when
+ * the range was also read, and are cleared otherwise. A fetch step that
+ * writes fails the call with -EIO.
  */
 unsigned long cusemu_copy_to_user(cusemu_uptr_t to, const void *from,
 				  unsigned long n);
 
 /*
- * Name ranges the handler will need, without copying, so that one round
- * trip fetches every range of one level (the messages of an I2C_RDWR, say).
- * Return 0 when the range is already there, -EAGAIN when it will come with
- * the retry, -EFAULT or -ENOMEM when it never can.
+ * For fetch steps: name ranges the handler will need, without copying, so
+ * that one round trip fetches every range of one level (the messages of an
+ * I2C_RDWR, say). Return 0 when the range is already there, -EAGAIN when it
+ * will come with the retry, -EFAULT or -ENOMEM when it never can.
  */
 int cusemu_user_want_read(cusemu_uptr_t addr, size_t len);
 int cusemu_user_want_write(cusemu_uptr_t addr, size_t len);

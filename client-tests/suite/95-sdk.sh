@@ -1,0 +1,53 @@
+# The model SDK end to end: examples/sensorhub, built out of the tree
+# against an installed cusemu (client-tests/sdk-example, before the VM),
+# loaded with --plugin and served to its x86_64 and i386 clients, the i386
+# info struct translated by its compat row. Sourced by client-tests/integration.
+
+sdk=$build/sdk-example/build
+# Root loads plugins only from places nobody else can write: not /tmp.
+sdk_dir=$(mktemp -d /run/cusemu-sdk.XXXXXX)
+sdk_ctl=$work/sdk.sock
+cp "$sdk/sensorhub.so" "$sdk_dir/" 2>/dev/null
+chmod 0644 "$sdk_dir/sensorhub.so" 2>/dev/null
+check "the SDK example was built (meson test sdk-example)" test -f "$sdk_dir/sensorhub.so"
+
+start_daemon "$work/sdk.log" --plugin "$sdk_dir/sensorhub.so" \
+	--device sensorhub:name=hub0,channels=3 --control "$sdk_ctl"
+if wait_for 15 is_char_node /dev/hub0; then
+	ok "cusemud --plugin sensorhub.so serves /dev/hub0"
+	for abi in 64 32; do
+		"$sdk/sensorhub-client-$abi" /dev/hub0 >"$work/hub-$abi.out" 2>&1
+		status=$?
+		while IFS= read -r line; do
+			case $line in
+			"ok "*) ok "sensorhub-client-$abi: ${line#ok * - }" ;;
+			"not ok "*) not_ok "sensorhub-client-$abi: ${line#not ok * - }" ;;
+			esac
+		done <"$work/hub-$abi.out"
+		if [ "$status" = 0 ]; then
+			ok "sensorhub-client-$abi exits 0"
+		else
+			not_ok "sensorhub-client-$abi exits 0 (got $status)"
+			diag <"$work/hub-$abi.out"
+		fi
+	done
+	check "cusemuctl list names the plugin the model came from" \
+		sh -c "'$cusemuctl' --socket '$sdk_ctl' list | grep -q '^hub0 .*model sensorhub .* from $sdk_dir/sensorhub.so'"
+	check "the i386 info command was served by the compat row" \
+		sh -c "'$cusemuctl' --socket '$sdk_ctl' stats | grep -q 'SENSORHUB_IOC_INFO32'"
+else
+	not_ok "cusemud --plugin sensorhub.so serves /dev/hub0"
+	diag <"$work/sdk.log"
+fi
+[ -z "$daemon_pid" ] || stop_daemon TERM
+check "the daemon's log has no warning" bash -c "! grep -iE 'warning|critical' '$work/sdk.log'"
+
+# A plugin that anyone may write is refused, and no node appears.
+chmod 0666 "$sdk_dir/sensorhub.so"
+"$cusemud" --foreground --plugin "$sdk_dir/sensorhub.so" \
+	--device sensorhub:name=hub1 >"$work/sdk-bad.log" 2>&1
+check "a plugin others can write stops the start (exit 1)" test $? = 1
+check "the refusal names the file and what to do" \
+	grep -q "refused: $sdk_dir/sensorhub.so is writable by anyone (mode 0666); make it writable by its owner alone" "$work/sdk-bad.log"
+check "no node was created" test ! -e /dev/hub1
+rm -rf "$sdk_dir"

@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sensorhub: the model of a sensor hub (sensorhub.h), built out of cusemu's
+ * tree against its SDK and loaded with cusemud --plugin. A timer thread
+ * scans every channel at the configured rate into a bounded queue; ioctls
+ * read the queue, the rate and the hub's identity; poll reports samples.
+ *
+ * Compatibility, in the kernel's terms: struct sensorhub_info holds a
+ * __u64 after a __u32, so i386 lays it out in 36 bytes against 40 and
+ * SENSORHUB_IOC_INFO has another number there; the compat table translates
+ * that one command. Every other payload has one layout on both ABIs (the
+ * samples pointer travels as a __u64), so compat_ptr_ioctl serves them.
+ */
+#define G_LOG_DOMAIN "sensorhub"
+
+#include <poll.h>
+#include <string.h>
+#include <time.h>
+
+#include <glib.h>
+
+#include <cusemu/device.h>
+#include <cusemu/plugin.h>
+#include <cusemu/uaccess.h>
+
+#include "sensorhub.h"
+
+/* The hub's serial number, as SENSORHUB_IOC_INFO reports it. */
+#define SENSORHUB_SERIAL 0x5e45012345678901ull
+#define QUEUE_LEN 1024		/* samples kept; the oldest go first */
+
+/* struct sensorhub_info as i386 lays it out: __u64 aligned to 4. */
+struct sensorhub_info32 {
+	__u32 version;
+	__u32 serial_lo, serial_hi;
+	__u32 channels;
+	__u32 rate_hz;
+	char name[16];
+};
+
+#define SENSORHUB_IOC_INFO32 \
+	_IOR(SENSORHUB_IOC_TYPE, 0x01, struct sensorhub_info32)
+
+G_STATIC_ASSERT(sizeof(struct sensorhub_info32) == 36);
+
+struct hub {
+	struct cusemu_device *dev;
+	GMutex lock;			/* everything below */
+	GCond changed;			/* the rate changed, or quit */
+	GThread *timer;
+	bool quit;
+	unsigned int channels;
+	unsigned int rate_hz, default_rate;
+	unsigned int opened;		/* open files */
+	struct sensorhub_sample queue[QUEUE_LEN];
+	unsigned int head, len;		/* oldest sample, samples queued */
+	uint64_t scans;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* One scan: a sawtooth per channel, each a quarter period apart. */
+static void hub_scan(struct hub *h)
+{
+	uint64_t t = now_ns();
+
+	for (unsigned int c = 0; c < h->channels; c++) {
+		struct sensorhub_sample *s;
+
+		if (h->len == QUEUE_LEN) {
+			h->head = (h->head + 1) % QUEUE_LEN;
+			h->len--;
+		}
+		s = &h->queue[(h->head + h->len++) % QUEUE_LEN];
+		*s = (struct sensorhub_sample){
+			.timestamp_ns = t,
+			.value = (int32_t)((h->scans + c * 25) % 100) - 50,
+			.channel = c,
+		};
+	}
+	h->scans++;
+}
+
+static gpointer hub_timer(gpointer data)
+{
+	struct hub *h = data;
+	gint64 next = g_get_monotonic_time();
+
+	g_mutex_lock(&h->lock);
+	while (!h->quit) {
+		gint64 now = g_get_monotonic_time();
+
+		if (now < next) {
+			/* Woken early by a new rate or the end: look again. */
+			g_cond_wait_until(&h->changed, &h->lock, next);
+			continue;
+		}
+		hub_scan(h);
+		next = MAX(next + G_TIME_SPAN_SECOND / h->rate_hz, now);
+		g_mutex_unlock(&h->lock);
+		cusemu_device_wake_up(h->dev);
+		g_mutex_lock(&h->lock);
+	}
+	g_mutex_unlock(&h->lock);
+	return NULL;
+}
+
+static void info_fill(struct hub *h, struct sensorhub_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->version = SENSORHUB_VERSION;
+	info->serial = SENSORHUB_SERIAL;
+	g_mutex_lock(&h->lock);
+	info->channels = h->channels;
+	info->rate_hz = h->rate_hz;
+	g_mutex_unlock(&h->lock);
+	g_strlcpy(info->name, "sensorhub", sizeof(info->name));
+}
+
+static long hub_info(struct cusemu_device *dev, struct cusemu_file *file,
+		     unsigned int cmd, unsigned long arg)
+{
+	struct sensorhub_info info;
+
+	info_fill(dev->priv, &info);
+	return cusemu_copy_to_user(arg, &info, sizeof(info)) ? -EFAULT : 0;
+}
+
+/* The i386 layout: the same fields, the serial at offset 4. */
+static long hub_info32(struct cusemu_device *dev, struct cusemu_file *file,
+		       unsigned int cmd, unsigned long arg)
+{
+	struct sensorhub_info info;
+	struct sensorhub_info32 info32;
+
+	info_fill(dev->priv, &info);
+	info32 = (struct sensorhub_info32){
+		.version = info.version,
+		.serial_lo = (__u32)info.serial,
+		.serial_hi = (__u32)(info.serial >> 32),
+		.channels = info.channels,
+		.rate_hz = info.rate_hz,
+	};
+	memcpy(info32.name, info.name, sizeof(info32.name));
+	return cusemu_copy_to_user(arg, &info32, sizeof(info32)) ? -EFAULT : 0;
+}
+
+/*
+ * The fetch step of SENSORHUB_IOC_READ: the argument (named by its _IOC
+ * bits), then the samples it points to, in the next round trip.
+ */
+static int hub_read_fetch(struct cusemu_device *dev, struct cusemu_file *file,
+			  unsigned int cmd, unsigned long arg)
+{
+	struct sensorhub_read r;
+	int err = cusemu_fetch_ioc(dev, file, cmd, arg);
+
+	if (err || cusemu_copy_from_user(&r, arg, sizeof(r)))
+		return err ? err : -EFAULT;
+	if (r.count > SENSORHUB_READ_MAX)
+		return -EINVAL;
+	return cusemu_fetch_range(r.samples, 0,
+				  r.count * sizeof(struct sensorhub_sample));
+}
+
+/* Runs once, with the samples' room fetched: the queue moves out. */
+static long hub_read(struct cusemu_device *dev, struct cusemu_file *file,
+		     unsigned int cmd, unsigned long arg)
+{
+	struct hub *h = dev->priv;
+	struct sensorhub_sample out[SENSORHUB_READ_MAX];
+	struct sensorhub_read r;
+	unsigned int n;
+
+	if (cusemu_copy_from_user(&r, arg, sizeof(r)))
+		return -EFAULT;
+	g_mutex_lock(&h->lock);
+	n = MIN(r.count, h->len);
+	for (unsigned int i = 0; i < n; i++)
+		out[i] = h->queue[(h->head + i) % QUEUE_LEN];
+	h->head = (h->head + n) % QUEUE_LEN;
+	h->len -= n;
+	g_mutex_unlock(&h->lock);
+	r.returned = n;
+	if ((n && cusemu_copy_to_user(r.samples, out, n * sizeof(out[0]))) ||
+	    cusemu_copy_to_user(arg, &r, sizeof(r)))
+		return -EFAULT;
+	return 0;
+}
+
+static long hub_set_rate(struct cusemu_device *dev, struct cusemu_file *file,
+			 unsigned int cmd, unsigned long arg)
+{
+	struct hub *h = dev->priv;
+	__u32 rate;
+
+	if (cusemu_get_user(rate, arg))
+		return -EFAULT;
+	if (rate < SENSORHUB_RATE_MIN || rate > SENSORHUB_RATE_MAX)
+		return -EINVAL;
+	g_mutex_lock(&h->lock);
+	h->rate_hz = rate;
+	g_cond_signal(&h->changed);
+	g_mutex_unlock(&h->lock);
+	return 0;
+}
+
+static long hub_get_rate(struct cusemu_device *dev, struct cusemu_file *file,
+			 unsigned int cmd, unsigned long arg)
+{
+	struct hub *h = dev->priv;
+	__u32 rate;
+
+	g_mutex_lock(&h->lock);
+	rate = h->rate_hz;
+	g_mutex_unlock(&h->lock);
+	return cusemu_put_user(rate, arg);
+}
+
+static unsigned int hub_poll(struct cusemu_device *dev,
+			     struct cusemu_file *file)
+{
+	struct hub *h = dev->priv;
+	unsigned int ready;
+
+	g_mutex_lock(&h->lock);
+	ready = h->len ? POLLIN | POLLRDNORM : 0;
+	g_mutex_unlock(&h->lock);
+	return ready;
+}
+
+static int hub_open(struct cusemu_device *dev, struct cusemu_file *file)
+{
+	struct hub *h = dev->priv;
+
+	g_mutex_lock(&h->lock);
+	h->opened++;
+	g_mutex_unlock(&h->lock);
+	return 0;
+}
+
+/* The last close puts the rate back, as the header says. */
+static void hub_release(struct cusemu_device *dev, struct cusemu_file *file)
+{
+	struct hub *h = dev->priv;
+
+	g_mutex_lock(&h->lock);
+	if (!--h->opened && h->rate_hz != h->default_rate) {
+		h->rate_hz = h->default_rate;
+		g_cond_signal(&h->changed);
+	}
+	g_mutex_unlock(&h->lock);
+}
+
+static int hub_probe(struct cusemu_device *dev, char **why)
+{
+	struct hub *h = g_new0(struct hub, 1);
+
+	h->dev = dev;
+	g_mutex_init(&h->lock);
+	g_cond_init(&h->changed);
+	h->channels = (unsigned int)cusemu_device_param_u64(dev, "channels");
+	h->default_rate = (unsigned int)cusemu_device_param_u64(dev, "rate");
+	h->rate_hz = h->default_rate;
+	dev->priv = h;
+	h->timer = g_thread_new("sensorhub", hub_timer, h);
+	return 0;
+}
+
+static void hub_remove(struct cusemu_device *dev)
+{
+	struct hub *h = dev->priv;
+
+	g_mutex_lock(&h->lock);
+	h->quit = true;
+	g_cond_signal(&h->changed);
+	g_mutex_unlock(&h->lock);
+	g_thread_join(h->timer);
+	g_cond_clear(&h->changed);
+	g_mutex_clear(&h->lock);
+	g_free(h);
+}
+
+static const struct cusemu_ioctl hub_native[] = {
+	CUSEMU_IOCTL_IOC(SENSORHUB_IOC_INFO, hub_info),
+	CUSEMU_IOCTL_USER(SENSORHUB_IOC_READ, hub_read_fetch, hub_read),
+	CUSEMU_IOCTL_IOC(SENSORHUB_IOC_SET_RATE, hub_set_rate),
+	CUSEMU_IOCTL_IOC(SENSORHUB_IOC_GET_RATE, hub_get_rate),
+	CUSEMU_IOCTL_END
+};
+
+/* What translates for i386; compat_ptr_ioctl serves the rest. */
+static const struct cusemu_ioctl hub_compat[] = {
+	CUSEMU_IOCTL_IOC(SENSORHUB_IOC_INFO32, hub_info32),
+	CUSEMU_IOCTL_END
+};
+
+static const struct cusemu_param hub_params[] = {
+	{ .key = "channels", .type = CUSEMU_PARAM_UINT, .default_value = "4",
+	  .help = "channels sampled", .min = 1, .max = 8 },
+	{ .key = "rate", .type = CUSEMU_PARAM_UINT, .default_value = "100",
+	  .help = "sampling rate at start and after the last close, in Hz",
+	  .min = SENSORHUB_RATE_MIN, .max = SENSORHUB_RATE_MAX },
+	CUSEMU_PARAM_END
+};
+
+static const struct cusemu_device_model sensorhub_model = {
+	.name = "sensorhub",
+	.summary = "a sensor hub: samples in a queue, read by ioctl "
+		   "(SENSORHUB_IOC_*)",
+	.node_prefix = "hub",
+	.params = hub_params,
+	.probe = hub_probe,
+	.remove = hub_remove,
+	.open = hub_open,
+	.release = hub_release,
+	.poll = hub_poll,
+	.native_table = hub_native,
+	.compat_table = hub_compat,
+	.compat_ptr_ioctl = true,
+};
+
+CUSEMU_PLUGIN(&sensorhub_model);
