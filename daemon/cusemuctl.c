@@ -33,8 +33,9 @@
 	"requests to its device models.\n"                                   \
 	"\n"                                                                 \
 	"Commands:\n"                                                        \
-	"  list    the devices (node, device model, kernel model,\n"        \
-	"          lock), and the daemon's sandbox\n"                       \
+	"  list    the devices (node, device model and the plugin it\n"    \
+	"          came from, kernel model, lock), every device model,\n" \
+	"          and the daemon's sandbox\n"                             \
 	"  stats   per device, per command and ABI (native or compat):\n"   \
 	"          calls, retries (round trips), errors by errno, lock\n"   \
 	"          acquisitions, contended ones, wait and hold times\n"     \

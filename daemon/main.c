@@ -519,6 +519,35 @@ static void stop(struct daemon *d)
 	cusemu_sandbox_clear(&d->sandbox);
 }
 
+/* Every device model this daemon has, and where it came from. */
+static void describe_models(GString *out, gboolean json)
+{
+	g_autofree const struct cusemu_device_model **plugins = NULL;
+	guint n = cusemu_plugin_models(&plugins);
+
+	g_string_append(out, json ? "[" : "models:");
+	for (unsigned int i = 0; cusemu_device_models[i]; i++)
+		g_string_append_printf(out,
+				       json ? "%s{\"name\":\"%s\","
+					      "\"origin\":\"built-in\"}"
+					    : "%s%s",
+				       i ? (json ? "," : ", ") : " ",
+				       cusemu_device_models[i]->name);
+	for (guint i = 0; i < n; i++) {
+		if (json)
+			g_string_append_printf(out,
+					       ",{\"name\":\"%s\","
+					       "\"origin\":\"%s\"}",
+					       plugins[i]->name,
+					       cusemu_plugin_origin(plugins[i]));
+		else
+			g_string_append_printf(out, ", %s (from %s)",
+					       plugins[i]->name,
+					       cusemu_plugin_origin(plugins[i]));
+	}
+	g_string_append(out, json ? "]" : "\n");
+}
+
 static int control_list(void *data, gboolean json, GString *out)
 {
 	struct daemon *d = data;
@@ -554,10 +583,13 @@ static int control_list(void *data, gboolean json, GString *out)
 					       plugin ? plugin : "");
 	}
 	if (json) {
-		g_string_append(out, "],\"sandbox\":");
+		g_string_append(out, "],\"models\":");
+		describe_models(out, TRUE);
+		g_string_append(out, ",\"sandbox\":");
 		cusemu_sandbox_describe_json(&d->sandbox, out);
 		g_string_append(out, "}\n");
 	} else {
+		describe_models(out, FALSE);
 		cusemu_sandbox_describe(&d->sandbox, out);
 		g_string_append_c(out, '\n');
 	}

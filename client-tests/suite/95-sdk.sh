@@ -33,6 +33,17 @@ if wait_for 15 is_char_node /dev/hub0; then
 	done
 	check "cusemuctl list names the plugin the model came from" \
 		sh -c "'$cusemuctl' --socket '$sdk_ctl' list | grep -q '^hub0 .*model sensorhub .* from $sdk_dir/sensorhub.so'"
+	check "cusemuctl list shows every model, the plugin's with its file" \
+		sh -c "'$cusemuctl' --socket '$sdk_ctl' list | grep -q '^models: fioc, .*, sensorhub (from $sdk_dir/sensorhub.so)'"
+	"$cusemuctl" --socket "$sdk_ctl" list --json >"$work/sdk-list.json" 2>&1
+	check "cusemuctl list --json gives every model's origin and the device's" \
+		python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+origin = {m["name"]: m["origin"] for m in d["models"]}
+assert origin["sensorhub"] == sys.argv[2] and origin["fioc"] == "built-in", origin
+assert [x["origin"] for x in d["devices"]] == [sys.argv[2]], d["devices"]
+' "$work/sdk-list.json" "$sdk_dir/sensorhub.so"
 	check "the i386 info command was served by the compat row" \
 		sh -c "'$cusemuctl' --socket '$sdk_ctl' stats | grep -q 'SENSORHUB_IOC_INFO32'"
 else

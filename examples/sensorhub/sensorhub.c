@@ -42,6 +42,9 @@ struct sensorhub_info32 {
 	_IOR(SENSORHUB_IOC_TYPE, 0x01, struct sensorhub_info32)
 
 G_STATIC_ASSERT(sizeof(struct sensorhub_info32) == 36);
+#ifdef __x86_64__
+G_STATIC_ASSERT(sizeof(struct sensorhub_info) == 40);
+#endif
 
 struct hub {
 	struct cusemu_device *dev;
@@ -181,7 +184,8 @@ static long hub_read(struct cusemu_device *dev, struct cusemu_file *file,
 	if (cusemu_copy_from_user(&r, arg, sizeof(r)))
 		return -EFAULT;
 	g_mutex_lock(&h->lock);
-	n = MIN(r.count, h->len);
+	/* The fetch step refused more; out[] depends on it, so say it twice. */
+	n = MIN(MIN(r.count, h->len), SENSORHUB_READ_MAX);
 	for (unsigned int i = 0; i < n; i++)
 		out[i] = h->queue[(h->head + i) % QUEUE_LEN];
 	h->head = (h->head + n) % QUEUE_LEN;
