@@ -519,6 +519,22 @@ static void stop(struct daemon *d)
 	cusemu_sandbox_clear(&d->sandbox);
 }
 
+/* One model and where it came from: in JSON, or for people. */
+static void describe_model(GString *out, gboolean json, gboolean first,
+			   const char *name, const char *origin)
+{
+	if (json) {
+		g_string_append_printf(out, "%s{\"name\":\"%s\",\"origin\":",
+				       first ? "" : ",", name);
+		cusemu_json_append_string(out, origin ? origin : "built-in");
+		g_string_append_c(out, '}');
+	} else {
+		g_string_append_printf(out, "%s%s", first ? " " : ", ", name);
+		if (origin)
+			g_string_append_printf(out, " (from %s)", origin);
+	}
+}
+
 /* Every device model this daemon has, and where it came from. */
 static void describe_models(GString *out, gboolean json)
 {
@@ -527,24 +543,11 @@ static void describe_models(GString *out, gboolean json)
 
 	g_string_append(out, json ? "[" : "models:");
 	for (unsigned int i = 0; cusemu_device_models[i]; i++)
-		g_string_append_printf(out,
-				       json ? "%s{\"name\":\"%s\","
-					      "\"origin\":\"built-in\"}"
-					    : "%s%s",
-				       i ? (json ? "," : ", ") : " ",
-				       cusemu_device_models[i]->name);
-	for (guint i = 0; i < n; i++) {
-		if (json)
-			g_string_append_printf(out,
-					       ",{\"name\":\"%s\","
-					       "\"origin\":\"%s\"}",
-					       plugins[i]->name,
-					       cusemu_plugin_origin(plugins[i]));
-		else
-			g_string_append_printf(out, ", %s (from %s)",
-					       plugins[i]->name,
-					       cusemu_plugin_origin(plugins[i]));
-	}
+		describe_model(out, json, i == 0,
+			       cusemu_device_models[i]->name, NULL);
+	for (guint i = 0; i < n; i++)
+		describe_model(out, json, FALSE, plugins[i]->name,
+			       cusemu_plugin_origin(plugins[i]));
 	g_string_append(out, json ? "]" : "\n");
 }
 
@@ -561,17 +564,7 @@ static int control_list(void *data, gboolean json, GString *out)
 		const char *plugin = cusemu_plugin_origin(dev->model);
 		const char *origin = plugin ? plugin : "built-in";
 
-		if (json)
-			g_string_append_printf(
-				out,
-				"%s{\"name\":\"%s\",\"node\":\"/dev/%s\","
-				"\"model\":\"%s\",\"origin\":\"%s\","
-				"\"kernel\":\"%s\","
-				"\"lock\":\"%s\",\"ioctls\":\"%s\"}",
-				i ? "," : "", dev->name, dev->name,
-				dev->model->name, origin, kernel, lock,
-				ioctl_mode(dev));
-		else
+		if (!json) {
 			g_string_append_printf(out,
 					       "%-16s /dev/%-16s model %-8s "
 					       "kernel %-8s lock %-6s "
@@ -581,6 +574,18 @@ static int control_list(void *data, gboolean json, GString *out)
 					       ioctl_mode(dev),
 					       plugin ? " from " : "",
 					       plugin ? plugin : "");
+			continue;
+		}
+		g_string_append_printf(out,
+				       "%s{\"name\":\"%s\",\"node\":\"/dev/%s\","
+				       "\"model\":\"%s\",\"kernel\":\"%s\","
+				       "\"lock\":\"%s\",\"ioctls\":\"%s\","
+				       "\"origin\":",
+				       i ? "," : "", dev->name, dev->name,
+				       dev->model->name, kernel, lock,
+				       ioctl_mode(dev));
+		cusemu_json_append_string(out, origin);
+		g_string_append_c(out, '}');
 	}
 	if (json) {
 		g_string_append(out, "],\"models\":");

@@ -612,7 +612,7 @@ void cusemu_stats_append_text(struct cusemu_stats *stats, GString *out)
 
 /* A JSON string: quotes, backslashes and control characters escaped, and
  * bytes that are not UTF-8 replaced, so that any name makes valid JSON. */
-static void append_json_string(GString *out, const char *s)
+void cusemu_json_append_string(GString *out, const char *s)
 {
 	const char *end = s + strlen(s);
 
@@ -664,7 +664,7 @@ static void append_row_json(GString *out, const struct row_view *row)
 
 	g_string_append_printf(out, "{\"cmd\":%u,\"name\":", row->cmd);
 	if (row->name)
-		append_json_string(out, row->name);
+		cusemu_json_append_string(out, row->name);
 	else
 		g_string_append(out, "null");
 	g_string_append_printf(out,
@@ -674,7 +674,7 @@ static void append_row_json(GString *out, const struct row_view *row)
 	for (unsigned int i = 0; row->errors[i].count; i++) {
 		if (i)
 			g_string_append_c(out, ',');
-		append_json_string(out, error_name(row->errors[i].error, num,
+		cusemu_json_append_string(out, error_name(row->errors[i].error, num,
 						   sizeof(num)));
 		g_string_append_printf(out, ":%" PRIu64,
 				       row->errors[i].count);
@@ -717,7 +717,7 @@ void cusemu_stats_append_json(struct cusemu_stats *stats, GString *out)
 
 		if (i)
 			g_string_append_c(out, ',');
-		append_json_string(out, names->pdata[i]);
+		cusemu_json_append_string(out, names->pdata[i]);
 		g_string_append_printf(out, ":%" PRIu64, *count);
 	}
 	g_string_append(out, "}}");

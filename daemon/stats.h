@@ -56,4 +56,7 @@ unsigned int cusemu_stats_bucket(uint64_t ns);
 void cusemu_stats_append_text(struct cusemu_stats *stats, GString *out);
 void cusemu_stats_append_json(struct cusemu_stats *stats, GString *out);
 
+/* s as a JSON string, quoted and escaped, whatever bytes it holds. */
+void cusemu_json_append_string(GString *out, const char *s);
+
 #endif
