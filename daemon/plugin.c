@@ -108,6 +108,14 @@ static gboolean check_model(const char *path,
 	if (!m->name || !*m->name || !m->node_prefix)
 		return refuse(error, path, "a model without a name or "
 					   "node_prefix; both are required");
+	/* Names go into --device, configuration groups and JSON as they are. */
+	for (const char *c = m->name; *c; c++)
+		if (!g_ascii_isalnum(*c) && !strchr("-_.", *c))
+			return refuse(error, path,
+				      "its model name '%s' has a character "
+				      "other than letters, digits, '-', '_' "
+				      "and '.'",
+				      m->name);
 	for (unsigned int i = 0; cusemu_device_models[i]; i++) {
 		builtin = cusemu_device_models[i];
 		if (!strcmp(builtin->name, m->name))
