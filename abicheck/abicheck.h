@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cusemu-abicheck: the ioctl commands of uapi headers, laid out by x86_64
+ * and by i386 as gcc's debug information tells, and what the kernel's rules
+ * for ioctl interfaces (Documentation/driver-api/ioctl.rst) say of them.
+ */
+#ifndef CUSEMU_ABICHECK_H
+#define CUSEMU_ABICHECK_H
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <glib.h>
+
+/* Errors of the checker itself: a compile that failed, a bad argument. */
+#define ABICHECK_ERROR abicheck_error_quark()
+GQuark abicheck_error_quark(void);
+
+enum abi { ABI_X86_64, ABI_I386, ABI_COUNT };
+
+extern const char *const abi_names[ABI_COUNT];
+
+/* What a member is, as far as the rules care. */
+enum member_flags {
+	MEMBER_SCALAR = 1u << 0,	/* a base type: integer, float, char */
+	MEMBER_LONG = 1u << 1,		/* long or unsigned long */
+	MEMBER_POINTER = 1u << 2,
+	MEMBER_ENUM = 1u << 3,
+	MEMBER_CHAR = 1u << 4,		/* plain char: signedness varies */
+	MEMBER_BITFIELD = 1u << 5,
+	MEMBER_STRUCT = 1u << 6,
+	MEMBER_UNION = 1u << 7,
+	MEMBER_ARRAY = 1u << 8,
+	MEMBER_TIME = 1u << 9,		/* time_t, struct timeval... */
+	MEMBER_SIGNED = 1u << 10,	/* a signed integer or enum */
+	MEMBER_FLOAT = 1u << 11,
+};
+
+/*
+ * One member of a payload, in one ABI. A payload's members come in
+ * pre-order: [0] is the payload itself (path ""), then each member, and the
+ * members of a struct or union member (or of the elements of an array of
+ * them, path "msgs[].len") right after it.
+ */
+struct member {
+	char *path;		/* "serial", "time.tm_sec", "" for the payload */
+	char *name;		/* the last part of path: "tm_sec" */
+	char *type;		/* as C spells it: "__u64", "struct timeval" */
+	char *time_type;	/* MEMBER_TIME: which time type, e.g. "time_t" */
+	uint64_t offset;	/* bytes from the payload's start */
+	uint64_t size;
+	uint64_t count;		/* MEMBER_ARRAY: elements (all dimensions) */
+	uint64_t elem_size;	/* MEMBER_ARRAY: bytes per element */
+	unsigned int bit_offset;	/* MEMBER_BITFIELD: bits from offset */
+	unsigned int bit_size;
+	unsigned int align;	/* the type's alignment inside a struct */
+	unsigned int flags;	/* enum member_flags; an array's are its
+				 * elements' too, but MEMBER_CHAR */
+	int parent;		/* index of the enclosing member; -1 for [0] */
+	bool anonymous;		/* an unnamed struct or union member */
+};
+
+struct layout {
+	bool present;		/* false: the command carries no payload */
+	GPtrArray *members;	/* struct member *, see above */
+};
+
+enum finding_kind {
+	FINDING_LAYOUT,
+	FINDING_LONG,
+	FINDING_POINTER,
+	FINDING_ALIGN64,
+	FINDING_PADDING,
+	FINDING_TIME,
+	FINDING_BITFIELD,
+	FINDING_ENUM,
+	FINDING_CHAR,
+	FINDING_SIZEOF,
+	FINDING_SIZE_LIMIT,
+	FINDING_COLLISION,
+	/* --model */
+	FINDING_NO_NATIVE_ROW,
+	FINDING_NOT_IN_HEADER,
+	FINDING_WRONG_COMPAT_SAME,
+	FINDING_COMPAT_NUMBER,
+	FINDING_NO_COMPAT_ROW,
+	FINDING_KIND_COUNT,
+};
+
+/* "layout", "long"...: the names --json and the README use. */
+const char *finding_kind_name(enum finding_kind kind);
+/* The kernel guide's reason for the rule, in one sentence. */
+const char *finding_kind_reason(enum finding_kind kind);
+/* Kinds that make a command need a translation when they apply. */
+bool finding_kind_translates(enum finding_kind kind);
+
+struct finding {
+	enum finding_kind kind;
+	char *member;		/* a member's path, or the payload's type */
+	char *detail;
+	bool error;		/* --model: the model is wrong, not just risky */
+};
+
+/* The _IOC direction of a command, from the macro that defines it. */
+enum ioc_dir { DIR_NONE, DIR_READ, DIR_WRITE, DIR_BOTH, DIR_UNKNOWN };
+
+struct command {
+	char *name;
+	char *header;		/* as given on the command line */
+	char *file;		/* the file the compiler read it from */
+	unsigned int line;
+	enum ioc_dir dir;
+	char *macro;		/* "_IOR", or "--command" for a given one */
+	char *type_arg, *nr_arg;	/* the macro's arguments, expanded */
+	char *payload_arg;	/* its data_type argument, as written */
+	char *payload_expr;	/* the type the probe lays out */
+	bool sizeof_arg;	/* data_type was written sizeof(...) */
+	uint32_t number[ABI_COUNT];
+	struct layout layout[ABI_COUNT];
+	GPtrArray *findings;	/* struct finding * */
+	bool compatible;
+	/* --model: a row of the model that is no command of the headers. */
+	bool row_only;
+	/* Another command of the headers whose i386 number this is, as
+	 * FIOC_GET_SIZE32 is FIOC_GET_SIZE's: a compat table's name. */
+	const struct command *compat_of;
+};
+
+/* How to run the compiler, and on what. */
+struct probe_options {
+	char **cc;		/* argv prefix: "gcc" */
+	GPtrArray *cflags;	/* -I and -D as given */
+	bool verbose;
+};
+
+/* A --command NAME=TYPE: a payload type for a command whose number does
+ * not say it (plain numbers, _IO commands that take a pointer). */
+struct given_command {
+	char *name;
+	char *type;
+};
+
+/*
+ * Every command the headers define with _IO, _IOR, _IOW or _IOWR (macros
+ * and enumerators), and the given ones, with both numbers and layouts.
+ * FALSE with the compiler's message when a probe does not compile.
+ */
+gboolean probe_headers(const struct probe_options *o, char **headers,
+		       GPtrArray *given, GPtrArray **commands,
+		       GPtrArray *notes, GError **error);
+
+void command_free(struct command *c);
+void finding_add(struct command *c, enum finding_kind kind,
+		 const char *member, bool error, const char *format, ...)
+	G_GNUC_PRINTF(5, 6);
+/* The member with this path in a layout, or NULL. */
+const struct member *layout_find(const struct layout *l, const char *path);
+/* How a finding names the member: its path, or the payload's type. */
+const char *member_label(const struct command *c, const struct member *m);
+
+/* The rules of the kernel guide, on one command's two layouts. */
+void rules_check(struct command *c);
+/* Commands of the same headers that share a number, and compat twins. */
+void rules_check_set(GPtrArray *commands);
+
+/* The installed uapi headers' commands, for collisions. */
+struct uapi_index;
+struct uapi_index *uapi_index_new(const struct probe_options *o,
+				  char **dirs);
+void uapi_index_free(struct uapi_index *u);
+/* Adds a collision finding to each command that shares a number with a
+ * command of the installed headers (other than itself). */
+void uapi_check(struct uapi_index *u, GPtrArray *commands);
+
+/* --emit-compat: C for the commands that need a translation. */
+void emit_compat(GString *out, GPtrArray *commands, char **headers);
+
+/* --model: the model's tables against the headers, as findings of the
+ * commands, and a row_only command for each row the headers lack. FALSE
+ * when the model cannot be found or loaded. */
+gboolean model_check(const char *model, GPtrArray *commands,
+		     GPtrArray *notes, GError **error);
+
+#endif

@@ -1,0 +1,538 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cusemu-abicheck: checks the ioctl commands of uapi headers against the
+ * kernel's rules for both x86 ABIs, and a device model's tables against
+ * the headers; writes the compat structs and conversions a model needs.
+ */
+#define G_LOG_DOMAIN "cusemu-abicheck"
+
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "abicheck.h"
+#include "stats.h"
+
+enum {
+	EXIT_CLEAN = 0,
+	EXIT_FINDINGS = 1,
+	EXIT_ERROR = 2,
+};
+
+static char **include_dirs, **defines, **given_args, **uapi_dirs;
+static char *cc_arg, *model_arg, *output_path;
+static gboolean json, emit, no_collisions, verbose, summary, version;
+
+static const GOptionEntry entries[] = {
+	{ "include", 'I', 0, G_OPTION_ARG_FILENAME_ARRAY, &include_dirs,
+	  "Add DIR to the compiler's include path", "DIR" },
+	{ "define", 'D', 0, G_OPTION_ARG_STRING_ARRAY, &defines,
+	  "Define a macro for the compiler", "NAME[=VALUE]" },
+	{ "command", 'c', 0, G_OPTION_ARG_STRING_ARRAY, &given_args,
+	  "Check NAME with payload TYPE: for commands whose number does not "
+	  "say it (a plain number, or an _IO command that takes a pointer)",
+	  "NAME=TYPE" },
+	{ "json", 'j', 0, G_OPTION_ARG_NONE, &json,
+	  "Print one JSON array: an object per command", NULL },
+	{ "summary", 's', 0, G_OPTION_ARG_NONE, &summary,
+	  "One line per command, without its members", NULL },
+	{ "model", 'm', 0, G_OPTION_ARG_STRING, &model_arg,
+	  "Cross-check the tables of a device model, built in or a plugin",
+	  "NAME|FILE.so" },
+	{ "emit-compat", 'e', 0, G_OPTION_ARG_NONE, &emit,
+	  "Write C for the commands that need a translation: their i386 "
+	  "structs and the conversions to and from the native ones", NULL },
+	{ "output", 'o', 0, G_OPTION_ARG_FILENAME, &output_path,
+	  "Write --emit-compat's code to FILE instead of standard output",
+	  "FILE" },
+	{ "uapi", 'u', 0, G_OPTION_ARG_FILENAME_ARRAY, &uapi_dirs,
+	  "Look for colliding numbers in DIR instead of the installed uapi "
+	  "headers (repeatable)", "DIR" },
+	{ "no-collisions", 0, 0, G_OPTION_ARG_NONE, &no_collisions,
+	  "Do not compare numbers with the installed uapi headers", NULL },
+	{ "cc", 0, 0, G_OPTION_ARG_STRING, &cc_arg,
+	  "The compiler: gcc with -m64 and -m32 (default $CC, else gcc)",
+	  "CC" },
+	{ "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose,
+	  "Show the compiler commands", NULL },
+	{ "version", 'V', 0, G_OPTION_ARG_NONE, &version,
+	  "Print the version and exit", NULL },
+	G_OPTION_ENTRY_NULL
+};
+
+#define DESCRIPTION                                                          \
+	"Finds every command the headers define with _IO, _IOR, _IOW or\n"  \
+	"_IOWR (macros and enumerators), compiles a probe of them with\n"   \
+	"gcc -m64 -g and -m32 -g, and reads both layouts from the debug\n"  \
+	"information. Findings, each on a member:\n"                        \
+	"  layout      an offset or size differs between x86_64 and i386\n" \
+	"  long        a long or unsigned long (register-sized)\n"          \
+	"  pointer     a pointer (needs compat_ptr; the kernel's advice: a\n" \
+	"              __u64)\n"                                            \
+	"  align64     a 64-bit member that i386 aligns to 4 bytes\n"      \
+	"  padding     implicit padding: holes and tail\n"                 \
+	"  time        time_t, struct timeval, struct timespec (y2038)\n"   \
+	"  bitfield, enum, char\n"                                          \
+	"              layout or signedness left to the implementation\n" \
+	"  sizeof      data_type written sizeof(T): encodes sizeof(size_t)\n" \
+	"  size-limit  a payload over the 14-bit size field\n"             \
+	"  collision   the number of another command, of these headers or\n" \
+	"              of the installed uapi headers\n"                    \
+	"A command is compatible when one table row serves both ABIs, and\n" \
+	"otherwise needs a translation (a compat row of its own).\n"       \
+	"\n"                                                                 \
+	"--model checks a model's tables against the headers: commands\n"  \
+	"without a native row, rows not in the headers, rows marked\n"     \
+	"compatible for commands whose layouts differ, and compat rows\n"  \
+	"whose number is not the command's i386 number.\n"                 \
+	"\n"                                                                 \
+	"Exit status: 0 when every command is compatible and has no\n"     \
+	"finding (with --model: when the model's tables have no error), 1\n" \
+	"when there are findings, 2 for a usage or compile error."
+
+static int usage_error(GOptionContext *ctx, const char *format, ...)
+	G_GNUC_PRINTF(2, 3);
+
+static int usage_error(GOptionContext *ctx, const char *format, ...)
+{
+	va_list ap;
+
+	fputs("cusemu-abicheck: ", stderr);
+	va_start(ap, format);
+	vfprintf(stderr, format, ap);
+	va_end(ap);
+	fputs("\nTry 'cusemu-abicheck --help'.\n", stderr);
+	return EXIT_ERROR;
+}
+
+static const char *const dir_names[] = {
+	[DIR_NONE] = "none", [DIR_READ] = "read", [DIR_WRITE] = "write",
+	[DIR_BOTH] = "read-write", [DIR_UNKNOWN] = "unknown",
+};
+
+static const struct member *payload(const struct command *c, enum abi abi)
+{
+	return c->layout[abi].present ? c->layout[abi].members->pdata[0] : NULL;
+}
+
+/* The kinds that make a command need a translation, each once. */
+static char *reasons(const struct command *c, const char *sep, bool quoted)
+{
+	g_autoptr(GString) s = g_string_new(NULL);
+	bool seen[FINDING_KIND_COUNT] = { false };
+
+	for (guint i = 0; i < c->findings->len; i++) {
+		const struct finding *f = c->findings->pdata[i];
+
+		if (!finding_kind_translates(f->kind) || seen[f->kind])
+			continue;
+		seen[f->kind] = true;
+		g_string_append_printf(s, "%s%s%s%s", s->len ? sep : "",
+				       quoted ? "\"" : "",
+				       finding_kind_name(f->kind),
+				       quoted ? "\"" : "");
+	}
+	return g_string_free(g_steal_pointer(&s), FALSE);
+}
+
+static char *invocation(const struct command *c)
+{
+	if (!c->type_arg)
+		return g_strdup_printf("%s", c->payload_arg ? c->payload_arg
+							    : "");
+	if (c->dir == DIR_NONE)
+		return g_strdup_printf("%s(%s, %s)%s%s", c->macro, c->type_arg,
+				       c->nr_arg, c->payload_arg ? ", payload " : "",
+				       c->payload_arg ? c->payload_arg : "");
+	return g_strdup_printf("%s(%s, %s, %s)", c->macro, c->type_arg,
+			       c->nr_arg, c->payload_arg);
+}
+
+static void print_command(GString *out, const struct command *c)
+{
+	g_autofree char *inv = invocation(c);
+	g_autofree char *why = reasons(c, ", ", false);
+	const struct member *p64 = payload(c, ABI_X86_64);
+	const struct member *p32 = payload(c, ABI_I386);
+
+	if (c->row_only) {
+		for (guint i = 0; i < c->findings->len; i++) {
+			const struct finding *f = c->findings->pdata[i];
+
+			g_string_append_printf(out, "%s%s  %s: %s\n",
+					       summary ? "" : "\n", c->name,
+					       finding_kind_name(f->kind),
+					       f->detail);
+		}
+		return;
+	}
+	if (summary) {
+		g_string_append_printf(out, "%-28s 0x%08x 0x%08x %-22s %s%s%s\n",
+				       c->name, c->number[ABI_X86_64],
+				       c->number[ABI_I386],
+				       c->compatible ? "compatible"
+						     : "needs a translation",
+				       *why ? "(" : "", why, *why ? ")" : "");
+		return;
+	}
+	g_string_append_printf(out, "\n%s  %s  (%s:%u)\n", c->name, inv,
+			       c->header, c->line);
+	g_string_append_printf(out, "  %-30s %-22s %s\n", "", "x86_64", "i386");
+	g_string_append_printf(out, "  %-30s 0x%08x%12s 0x%08x\n", "number",
+			       c->number[ABI_X86_64], "", c->number[ABI_I386]);
+	if (p64 && p32) {
+		g_string_append_printf(out, "  %-30s %-22" PRIu64 " %" PRIu64 "\n",
+				       p64->type, p64->size, p32->size);
+		for (guint i = 1; i < c->layout[ABI_X86_64].members->len; i++) {
+			const struct member *m = c->layout[ABI_X86_64].members->pdata[i];
+			const struct member *n = layout_find(&c->layout[ABI_I386],
+							     m->path);
+			g_autofree char *left = g_strdup_printf(
+				"%" PRIu64 "+%" PRIu64, m->offset, m->size);
+			g_autofree char *label = g_strdup_printf("%*s%s %s",
+				0, "", m->path, m->type);
+
+			g_string_append_printf(out, "    %-28s %-22s ", label, left);
+			if (n)
+				g_string_append_printf(out, "%" PRIu64 "+%" PRIu64 "%s\n",
+						       n->offset, n->size,
+						       n->offset != m->offset ||
+						       n->size != m->size
+							       ? "   <- differs" : "");
+			else
+				g_string_append(out, "-\n");
+		}
+	}
+	if (c->compat_of)
+		g_string_append_printf(out, "  the i386 number of %s\n",
+				       c->compat_of->name);
+	g_string_append_printf(out, "  %s%s%s%s\n",
+			       c->compatible ? "compatible: one table row "
+					       "serves both ABIs"
+					     : "needs a translation",
+			       *why ? " (" : "", why, *why ? ")" : "");
+	for (guint i = 0; i < c->findings->len; i++) {
+		const struct finding *f = c->findings->pdata[i];
+
+		g_string_append_printf(out, "  %s%-19s %-20s %s\n",
+				       f->error ? "error: " : "",
+				       finding_kind_name(f->kind), f->member,
+				       f->detail);
+	}
+}
+
+static void json_members(GString *out, const struct command *c)
+{
+	const struct layout *l = &c->layout[ABI_X86_64];
+
+	g_string_append(out, "[");
+	for (guint i = 1; l->present && i < l->members->len; i++) {
+		const struct member *m = l->members->pdata[i];
+		const struct member *n = layout_find(&c->layout[ABI_I386], m->path);
+
+		g_string_append(out, i > 1 ? ", {" : "{");
+		g_string_append(out, "\"path\": ");
+		cusemu_json_append_string(out, m->path);
+		g_string_append(out, ", \"type\": ");
+		cusemu_json_append_string(out, m->type);
+		g_string_append_printf(out, ", \"offset_x86_64\": %" PRIu64
+				       ", \"size_x86_64\": %" PRIu64,
+				       m->offset, m->size);
+		if (n)
+			g_string_append_printf(out, ", \"offset_i386\": %" PRIu64
+					       ", \"size_i386\": %" PRIu64,
+					       n->offset, n->size);
+		if (m->flags & MEMBER_BITFIELD)
+			g_string_append_printf(out, ", \"bit_offset\": %u, "
+					       "\"bit_size\": %u", m->bit_offset,
+					       m->bit_size);
+		g_string_append(out, "}");
+	}
+	g_string_append(out, "]");
+}
+
+static void json_optional_string(GString *out, const char *key, const char *v)
+{
+	g_string_append_printf(out, ", \"%s\": ", key);
+	if (v)
+		cusemu_json_append_string(out, v);
+	else
+		g_string_append(out, "null");
+}
+
+static void json_command(GString *out, const struct command *c, bool first)
+{
+	g_autofree char *why = reasons(c, ", ", true);
+
+	g_string_append(out, first ? "\n  {" : ",\n  {");
+	g_string_append(out, "\"name\": ");
+	cusemu_json_append_string(out, c->name);
+	json_optional_string(out, "header", c->header);
+	g_string_append_printf(out, ", \"line\": %u", c->line);
+	json_optional_string(out, "macro", c->macro);
+	g_string_append_printf(out, ", \"direction\": \"%s\"", dir_names[c->dir]);
+	json_optional_string(out, "type", c->type_arg);
+	json_optional_string(out, "nr", c->nr_arg);
+	json_optional_string(out, "payload", c->payload_arg);
+	g_string_append_printf(out, ", \"number_x86_64\": %u, \"number_i386\": %u",
+			       c->number[ABI_X86_64], c->number[ABI_I386]);
+	for (int abi = 0; abi < ABI_COUNT; abi++) {
+		const struct member *p = payload(c, abi);
+
+		if (p)
+			g_string_append_printf(out, ", \"size_%s\": %" PRIu64,
+					       abi_names[abi], p->size);
+		else
+			g_string_append_printf(out, ", \"size_%s\": null",
+					       abi_names[abi]);
+	}
+	g_string_append_printf(out, ", \"compatible\": %s, \"reasons\": [%s]",
+			       c->compatible && !c->row_only ? "true" : "false",
+			       why);
+	if (c->row_only)
+		g_string_append(out, ", \"model_row_only\": true");
+	json_optional_string(out, "compat_of",
+			     c->compat_of ? c->compat_of->name : NULL);
+	g_string_append(out, ", \"members\": ");
+	json_members(out, c);
+	g_string_append(out, ", \"findings\": [");
+	for (guint i = 0; i < c->findings->len; i++) {
+		const struct finding *f = c->findings->pdata[i];
+
+		g_string_append_printf(out, "%s{\"kind\": \"%s\", \"member\": ",
+				       i ? ", " : "", finding_kind_name(f->kind));
+		cusemu_json_append_string(out, f->member);
+		g_string_append(out, ", \"detail\": ");
+		cusemu_json_append_string(out, f->detail);
+		g_string_append_printf(out, ", \"error\": %s}",
+				       f->error ? "true" : "false");
+	}
+	g_string_append(out, "]}");
+}
+
+/* -IDIR and -DNAME as one word, as compilers take them. */
+static char **split_joined(int argc, char **argv, int *out_argc)
+{
+	GPtrArray *a = g_ptr_array_new();
+
+	for (int i = 0; i < argc; i++) {
+		if ((g_str_has_prefix(argv[i], "-I") ||
+		     g_str_has_prefix(argv[i], "-D")) && argv[i][2]) {
+			g_ptr_array_add(a, g_strndup(argv[i], 2));
+			g_ptr_array_add(a, g_strdup(argv[i] + 2));
+		} else {
+			g_ptr_array_add(a, g_strdup(argv[i]));
+		}
+	}
+	*out_argc = (int)a->len;
+	g_ptr_array_add(a, NULL);
+	return (char **)g_ptr_array_free(a, FALSE);
+}
+
+static gboolean parse_given(GPtrArray *given, GError **error)
+{
+	for (char **g = given_args; g && *g; g++) {
+		const char *eq = strchr(*g, '=');
+		struct given_command *gc;
+
+		if (!eq || eq == *g || !eq[1]) {
+			g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+				    "--command %s: give NAME=TYPE, e.g. "
+				    "I2C_RDWR='struct i2c_rdwr_ioctl_data'", *g);
+			return FALSE;
+		}
+		gc = g_new0(struct given_command, 1);
+		gc->name = g_strstrip(g_strndup(*g, eq - *g));
+		gc->type = g_strstrip(g_strdup(eq + 1));
+		g_ptr_array_add(given, gc);
+	}
+	return TRUE;
+}
+
+static void given_free(struct given_command *g)
+{
+	g_free(g->name);
+	g_free(g->type);
+	g_free(g);
+}
+
+/* Ways of the summary that a person reads once, under the findings. */
+static void print_reasons(GString *out, GPtrArray *commands)
+{
+	bool seen[FINDING_KIND_COUNT] = { false };
+	guint compatible = 0, findings = 0;
+
+	guint n = 0;
+
+	for (guint i = 0; i < commands->len; i++) {
+		const struct command *c = commands->pdata[i];
+
+		n += !c->row_only;
+		compatible += c->compatible && !c->row_only;
+		findings += c->findings->len;
+		for (guint j = 0; j < c->findings->len; j++)
+			seen[((struct finding *)c->findings->pdata[j])->kind] = true;
+	}
+	g_string_append_printf(out, "\n%u command%s: %u compatible, %u need%s a "
+			       "translation; %u finding%s\n", n,
+			       n == 1 ? "" : "s", compatible, n - compatible,
+			       n - compatible == 1 ? "s" : "",
+			       findings, findings == 1 ? "" : "s");
+	for (int k = 0; k < FINDING_KIND_COUNT; k++)
+		if (seen[k])
+			g_string_append_printf(out, "  %-19s %s\n",
+					       finding_kind_name(k),
+					       finding_kind_reason(k));
+}
+
+static char **compiler(void)
+{
+	const char *cc = cc_arg ? cc_arg : g_getenv("CC");
+	char **argv = NULL;
+
+	if (!cc || !*cc)
+		cc = "gcc";
+	if (!g_shell_parse_argv(cc, NULL, &argv, NULL)) {
+		argv = g_new0(char *, 2);
+		argv[0] = g_strdup(cc);
+	}
+	return argv;
+}
+
+int main(int argc, char **argv)
+{
+	g_autoptr(GOptionContext) ctx = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GPtrArray) commands = NULL;
+	g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GPtrArray) given = g_ptr_array_new_with_free_func(
+		(GDestroyNotify)given_free);
+	g_autoptr(GPtrArray) cflags = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GString) out = g_string_new(NULL);
+	g_auto(GStrv) args = NULL;
+	g_auto(GStrv) headers = NULL;
+	g_auto(GStrv) cc = NULL;
+	struct probe_options o;
+	int status = EXIT_CLEAN;
+
+	setlocale(LC_ALL, "");
+	ctx = g_option_context_new("HEADER...");
+	g_option_context_set_summary(ctx,
+		"Check the ioctl commands of uapi headers for both x86 ABIs\n"
+		"(x86_64 and i386), by the rules of the kernel's guide to ioctl\n"
+		"interfaces. A HEADER is a file, or a name as #include <...>\n"
+		"takes it, such as linux/rtc.h.");
+	g_option_context_set_description(ctx, DESCRIPTION);
+	g_option_context_add_main_entries(ctx, entries, NULL);
+	args = split_joined(argc, argv, &argc);
+	{
+		char **parse = g_memdup2(args, sizeof(char *) * (argc + 1));
+
+		if (!g_option_context_parse(ctx, &argc, &parse, &error)) {
+			g_free(parse);
+			return usage_error(ctx, "%s", error->message);
+		}
+		/* The headers: what the parser left, in order. */
+		headers = g_strdupv(parse);
+		g_free(parse);
+	}
+	if (version) {
+		printf("cusemu-abicheck %s\n", CUSEMU_VERSION);
+		return EXIT_CLEAN;
+	}
+	if (argc < 2)
+		return usage_error(ctx, "no header given");
+	if (output_path && !emit)
+		return usage_error(ctx, "--output is for --emit-compat");
+	if (!parse_given(given, &error))
+		return usage_error(ctx, "%s", error->message);
+	for (char **d = include_dirs; d && *d; d++)
+		g_ptr_array_add(cflags, g_strconcat("-I", *d, NULL));
+	for (char **d = defines; d && *d; d++)
+		g_ptr_array_add(cflags, g_strconcat("-D", *d, NULL));
+	cc = compiler();
+	o = (struct probe_options){ .cc = cc, .cflags = cflags,
+				    .verbose = verbose };
+
+	if (!probe_headers(&o, headers + 1, given, &commands, notes, &error)) {
+		fprintf(stderr, "cusemu-abicheck: %s\n", error->message);
+		return EXIT_ERROR;
+	}
+	if (!commands->len) {
+		fprintf(stderr, "cusemu-abicheck: no command defined with _IO, "
+				"_IOR, _IOW or _IOWR in %s; give plain-number "
+				"commands with --command NAME=TYPE\n",
+			headers[1]);
+		return EXIT_ERROR;
+	}
+	for (guint i = 0; i < commands->len; i++)
+		rules_check(commands->pdata[i]);
+	rules_check_set(commands);
+	if (!no_collisions) {
+		struct uapi_index *u = uapi_index_new(&o, uapi_dirs);
+
+		uapi_check(u, commands);
+		uapi_index_free(u);
+	}
+
+	if (emit) {
+		emit_compat(out, commands, headers + 1);
+		if (output_path) {
+			if (!g_file_set_contents(output_path, out->str, out->len,
+						 &error)) {
+				fprintf(stderr, "cusemu-abicheck: %s\n",
+					error->message);
+				return EXIT_ERROR;
+			}
+		} else {
+			fputs(out->str, stdout);
+		}
+		return EXIT_CLEAN;
+	}
+
+	if (model_arg) {
+		if (!model_check(model_arg, commands, notes, &error)) {
+			fprintf(stderr, "cusemu-abicheck: %s\n", error->message);
+			return EXIT_ERROR;
+		}
+	}
+	for (guint i = 0; i < commands->len; i++) {
+		const struct command *c = commands->pdata[i];
+
+		for (guint j = 0; j < c->findings->len; j++) {
+			const struct finding *f = c->findings->pdata[j];
+
+			if (model_arg ? f->error : true)
+				status = EXIT_FINDINGS;
+		}
+		if (!model_arg && !c->compatible && !c->row_only)
+			status = EXIT_FINDINGS;
+	}
+
+	if (json) {
+		g_string_append(out, "[");
+		for (guint i = 0; i < commands->len; i++)
+			json_command(out, commands->pdata[i], i == 0);
+		g_string_append(out, "\n]\n");
+	} else {
+		const char *last = NULL;
+
+		for (guint i = 0; i < notes->len; i++)
+			g_string_append_printf(out, "note: %s\n",
+					       (char *)notes->pdata[i]);
+		for (guint i = 0; i < commands->len; i++) {
+			const struct command *c = commands->pdata[i];
+
+			if (summary && c->header && g_strcmp0(last, c->header))
+				g_string_append_printf(out, "%s:\n", c->header);
+			last = c->header;
+			print_command(out, c);
+		}
+		print_reasons(out, commands);
+	}
+	fputs(out->str, stdout);
+	return status;
+}

@@ -1,0 +1,1127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Finding a header's ioctl commands and laying out their payloads. Three
+ * compiler runs: the preprocessor lists the macros each header defines;
+ * it runs again with _IO, _IOR, _IOW and _IOWR redefined to markers, which
+ * shows every command's arguments, macros and enumerators alike, however
+ * many helper macros stand between; then one probe, compiled with -g for
+ * each ABI, holds every number (enumerators) and payload type (typedefs),
+ * and libdw reads them back from the debug information.
+ */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <glib.h>
+#include <glib/gstdio.h>
+
+#include "abicheck.h"
+
+G_DEFINE_QUARK(cusemu-abicheck-error-quark, abicheck_error)
+
+const char *const abi_names[ABI_COUNT] = { "x86_64", "i386" };
+static const char *const abi_flags[ABI_COUNT] = { "-m64", "-m32" };
+
+#define MARK "__cusemu_ioc_"
+#define EXPAND "__cusemu_expand__"
+#define PROBE_CMD "__cusemu_probe_cmd_"
+#define PROBE_TYPE "__cusemu_probe_t_"
+
+/* The probes live in one temporary directory, removed at the end. */
+struct workdir {
+	char *path;
+	GPtrArray *files;
+};
+
+static char *workdir_file(struct workdir *w, const char *name)
+{
+	char *path = g_build_filename(w->path, name, NULL);
+
+	g_ptr_array_add(w->files, g_strdup(path));
+	return path;
+}
+
+static void workdir_clear(struct workdir *w)
+{
+	if (!w->path)
+		return;
+	for (guint i = 0; i < w->files->len; i++)
+		g_unlink(w->files->pdata[i]);
+	g_rmdir(w->path);
+	g_ptr_array_unref(w->files);
+	g_free(w->path);
+}
+
+/* Runs the compiler; FALSE with its message when it fails. */
+static gboolean run_cc(const struct probe_options *o, const char *const *args,
+		       char **out, GError **error)
+{
+	g_autoptr(GPtrArray) argv = g_ptr_array_new();
+	g_autofree char *err = NULL;
+	int status;
+
+	for (char **p = o->cc; *p; p++)
+		g_ptr_array_add(argv, *p);
+	for (guint i = 0; i < o->cflags->len; i++)
+		g_ptr_array_add(argv, o->cflags->pdata[i]);
+	for (const char *const *a = args; *a; a++)
+		g_ptr_array_add(argv, (char *)*a);
+	g_ptr_array_add(argv, NULL);
+	if (o->verbose) {
+		g_autofree char *line = g_strjoinv(" ", (char **)argv->pdata);
+		g_printerr("cusemu-abicheck: %s\n", line);
+	}
+	if (!g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_SEARCH_PATH,
+			  NULL, NULL, out, &err, &status, error))
+		return FALSE;
+	if (!g_spawn_check_wait_status(status, NULL)) {
+		g_strchomp(err);
+		g_set_error(error, ABICHECK_ERROR, 0, "%s%s", err,
+			    strstr(err, "-32.h") || strstr(err, "i386")
+				    ? "\n(the i386 headers come with Debian's "
+				      "gcc-multilib)"
+				    : "");
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/*
+ * What the headers' part of a preprocessor output is: a line marker
+ * `# LINE "FILE" FLAGS` enters a file (flag 1) or returns to one (flag 2).
+ * The headers are the files the probe includes itself (depth 1).
+ */
+struct cpp_pos {
+	GPtrArray *stack;	/* file names, [0] the probe */
+	unsigned int line;
+};
+
+/* Handles a marker line; FALSE for any other line. */
+static gboolean cpp_marker(struct cpp_pos *p, const char *l)
+{
+	unsigned int line;
+	char *q, *end;
+
+	if (l[0] != '#' || l[1] != ' ' || !g_ascii_isdigit(l[2]))
+		return FALSE;
+	line = (unsigned int)strtoul(l + 2, &q, 10);
+	if (q[0] != ' ' || q[1] != '"' || !(end = strrchr(q + 2, '"')))
+		return FALSE;
+	g_autofree char *file = g_strndup(q + 2, end - q - 2);
+	int flag = atoi(end + 1);
+
+	if (flag == 1 || !p->stack->len)
+		g_ptr_array_add(p->stack, g_steal_pointer(&file));
+	else if (flag == 2) {
+		if (p->stack->len > 1)
+			g_ptr_array_remove_index(p->stack, p->stack->len - 1);
+	} else {
+		/* No flag: the same file, or (after the implicit
+		 * stdc-predef.h) a file lower on the stack. */
+		bool found = false;
+
+		for (guint i = 0; i < p->stack->len && !found; i++) {
+			if (!strcmp(p->stack->pdata[i], file)) {
+				g_ptr_array_set_size(p->stack, i + 1);
+				found = true;
+			}
+		}
+		/* <built-in> and <command-line> are the probe's own. */
+		if (!found && p->stack->len > 1) {
+			g_free(p->stack->pdata[p->stack->len - 1]);
+			p->stack->pdata[p->stack->len - 1] = g_steal_pointer(&file);
+		}
+	}
+	p->line = line;
+	return TRUE;
+}
+
+static const char *cpp_header(const struct cpp_pos *p)
+{
+	return p->stack->len == 2 ? p->stack->pdata[1] : NULL;
+}
+
+/* One #define of a header, from `cc -E -dD`. */
+struct define {
+	char *name;
+	char *file;
+	unsigned int line;
+	bool function_like;
+};
+
+static void define_free(struct define *d)
+{
+	g_free(d->name);
+	g_free(d->file);
+	g_free(d);
+}
+
+static const char *skip_ident(const char *s)
+{
+	while (g_ascii_isalnum(*s) || *s == '_')
+		s++;
+	return s;
+}
+
+/* The macros defined in the headers themselves, and which files those are. */
+static GPtrArray *list_defines(const char *cpp_out, GHashTable *header_files)
+{
+	GPtrArray *defs = g_ptr_array_new_with_free_func((GDestroyNotify)define_free);
+	struct cpp_pos pos = { g_ptr_array_new_with_free_func(g_free), 0 };
+	g_auto(GStrv) lines = g_strsplit(cpp_out, "\n", -1);
+
+	for (char **l = lines; *l; l++) {
+		const char *header, *name, *end;
+
+		if (cpp_marker(&pos, *l))
+			continue;
+		header = cpp_header(&pos);
+		if (header) {
+			g_hash_table_add(header_files, g_strdup(header));
+			if (g_str_has_prefix(*l, "#define ")) {
+				struct define *d = g_new0(struct define, 1);
+
+				name = *l + strlen("#define ");
+				end = skip_ident(name);
+				d->name = g_strndup(name, end - name);
+				d->function_like = *end == '(';
+				d->file = g_strdup(header);
+				d->line = pos.line;
+				g_ptr_array_add(defs, d);
+			}
+		}
+		pos.line++;
+	}
+	g_ptr_array_unref(pos.stack);
+	return defs;
+}
+
+/* Collapses runs of blanks to one space and trims: arguments as a person
+ * reads them. */
+static char *tidy(const char *s, size_t n)
+{
+	GString *out = g_string_new(NULL);
+	bool blank = false;
+
+	for (size_t i = 0; i < n; i++) {
+		if (g_ascii_isspace(s[i])) {
+			blank = out->len > 0;
+			continue;
+		}
+		if (blank)
+			g_string_append_c(out, ' ');
+		blank = false;
+		g_string_append_c(out, s[i]);
+	}
+	return g_string_free(out, FALSE);
+}
+
+/*
+ * Parses `__cusemu_ioc_R__(a, b, c)` at s: the direction and the arguments,
+ * split at commas outside parentheses and quotes. Returns the end, or NULL
+ * when s holds no such call.
+ */
+static const char *parse_mark(const char *s, enum ioc_dir *dir, char **args,
+			      unsigned int *nargs)
+{
+	static const struct {
+		const char *tag;
+		enum ioc_dir dir;
+		unsigned int nargs;
+	} kinds[] = {
+		{ "N__", DIR_NONE, 2 },
+		{ "R__", DIR_READ, 3 },
+		{ "W__", DIR_WRITE, 3 },
+		{ "WR__", DIR_BOTH, 3 },
+	};
+	const char *p, *start;
+	unsigned int depth = 0, n = 0, want = 0;
+
+	if (!g_str_has_prefix(s, MARK))
+		return NULL;
+	s += strlen(MARK);
+	for (unsigned int i = 0; i < G_N_ELEMENTS(kinds); i++) {
+		if (g_str_has_prefix(s, kinds[i].tag)) {
+			*dir = kinds[i].dir;
+			want = kinds[i].nargs;
+			s += strlen(kinds[i].tag);
+			break;
+		}
+	}
+	while (*s == ' ')
+		s++;
+	if (!want || *s != '(')
+		return NULL;
+	start = p = s + 1;
+	for (; *p; p++) {
+		if (*p == '\'' || *p == '"') {
+			char q = *p;
+
+			for (p++; *p && *p != q; p++)
+				if (*p == '\\' && p[1])
+					p++;
+			if (!*p)
+				break;
+		} else if (*p == '(' || *p == '[' || *p == '{') {
+			depth++;
+		} else if ((*p == ')' || *p == ']' || *p == '}') && depth) {
+			depth--;
+		} else if ((*p == ',' && !depth) || *p == ')') {
+			if (n == want)
+				return NULL;
+			args[n++] = tidy(start, p - start);
+			start = p + 1;
+			if (*p == ')') {
+				if (n != want)
+					break;
+				*nargs = n;
+				return p + 1;
+			}
+		}
+	}
+	for (unsigned int i = 0; i < n; i++)
+		g_free(args[i]);
+	return NULL;
+}
+
+/* A command from the marker call at s; NULL when s is something else. */
+static struct command *command_from_mark(const char *name, const char *s,
+					 bool whole)
+{
+	char *args[3] = { NULL, NULL, NULL };
+	unsigned int n = 0;
+	enum ioc_dir dir = DIR_NONE;
+	const char *end;
+	struct command *c;
+	static const char *const macros[] = { "_IO", "_IOR", "_IOW", "_IOWR" };
+
+	while (*s == '(' || *s == ' ')
+		s++;
+	end = parse_mark(s, &dir, args, &n);
+	if (!end)
+		return NULL;
+	while (whole && (*end == ')' || *end == ' '))
+		end++;
+	if (whole && *end) {
+		/* `_IOR(...) | FLAG` or the like: not a plain command. */
+		for (unsigned int i = 0; i < n; i++)
+			g_free(args[i]);
+		return NULL;
+	}
+	c = g_new0(struct command, 1);
+	c->name = g_strdup(name);
+	c->dir = dir;
+	c->macro = g_strdup(macros[dir]);
+	c->type_arg = args[0];
+	c->nr_arg = args[1];
+	c->payload_arg = args[2];
+	c->findings = g_ptr_array_new();
+	if (c->payload_arg) {
+		const char *p = c->payload_arg;
+
+		/* sizeof(T) as data_type: the probe lays out T, and the
+		 * rule says what the number really encodes. */
+		if (g_str_has_prefix(p, "sizeof") && !g_ascii_isalnum(p[6]) &&
+		    p[6] != '_') {
+			c->sizeof_arg = true;
+			p += 6;
+			while (*p == ' ')
+				p++;
+		}
+		c->payload_expr = g_strdup(p);
+		if (c->sizeof_arg && p[0] == '(' &&
+		    c->payload_expr[strlen(p) - 1] == ')') {
+			/* sizeof(T): T, a type or an expression */
+			c->payload_expr[strlen(p) - 1] = 0;
+			memmove(c->payload_expr, c->payload_expr + 1, strlen(p) - 1);
+		}
+	}
+	return c;
+}
+
+static void append_includes(GString *src, char **headers)
+{
+	for (char **h = headers; *h; h++) {
+		if (g_file_test(*h, G_FILE_TEST_EXISTS)) {
+			g_autofree char *abs = g_canonicalize_filename(*h, NULL);
+
+			g_string_append_printf(src, "#include \"%s\"\n", abs);
+		} else {
+			g_string_append_printf(src, "#include <%s>\n", *h);
+		}
+	}
+}
+
+/* Which header on the command line a file is, for display. */
+static const char *header_name(GHashTable *names, const char *file)
+{
+	const char *given = g_hash_table_lookup(names, file);
+
+	return given ? given : file;
+}
+
+void command_free(struct command *c)
+{
+	if (!c)
+		return;
+	for (int a = 0; a < ABI_COUNT; a++)
+		if (c->layout[a].members)
+			g_ptr_array_unref(c->layout[a].members);
+	for (guint i = 0; i < c->findings->len; i++) {
+		struct finding *f = c->findings->pdata[i];
+
+		g_free(f->member);
+		g_free(f->detail);
+		g_free(f);
+	}
+	g_ptr_array_unref(c->findings);
+	g_free(c->name);
+	g_free(c->header);
+	g_free(c->file);
+	g_free(c->macro);
+	g_free(c->type_arg);
+	g_free(c->nr_arg);
+	g_free(c->payload_arg);
+	g_free(c->payload_expr);
+	g_free(c);
+}
+
+/* ---- Layouts from DWARF ---- */
+
+static void member_free(struct member *m)
+{
+	g_free(m->path);
+	g_free(m->name);
+	g_free(m->type);
+	g_free(m->time_type);
+	g_free(m);
+}
+
+static bool die_type(Dwarf_Die *die, Dwarf_Die *type)
+{
+	Dwarf_Attribute a;
+
+	return dwarf_attr_integrate(die, DW_AT_type, &a) &&
+	       dwarf_formref_die(&a, type);
+}
+
+static uint64_t die_udata(Dwarf_Die *die, unsigned int at, uint64_t dflt)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word w;
+
+	if (!dwarf_attr_integrate(die, at, &a) || dwarf_formudata(&a, &w))
+		return dflt;
+	return w;
+}
+
+/* The type as C spells it. */
+static char *type_name(Dwarf_Die *t)
+{
+	Dwarf_Die inner;
+	const char *name = dwarf_diename(t);
+	bool has = die_type(t, &inner);
+	g_autofree char *in = has ? type_name(&inner) : g_strdup("void");
+
+	switch (dwarf_tag(t)) {
+	case DW_TAG_base_type:
+	case DW_TAG_typedef:
+		return g_strdup(name ? name : "?");
+	case DW_TAG_structure_type:
+		return g_strconcat("struct ", name ? name : "{...}", NULL);
+	case DW_TAG_union_type:
+		return g_strconcat("union ", name ? name : "{...}", NULL);
+	case DW_TAG_enumeration_type:
+		return g_strconcat("enum ", name ? name : "{...}", NULL);
+	case DW_TAG_pointer_type:
+		return g_strconcat(in, g_str_has_suffix(in, "*") ? "*" : " *",
+				   NULL);
+	case DW_TAG_const_type:
+		return g_strconcat("const ", in, NULL);
+	case DW_TAG_volatile_type:
+		return g_strconcat("volatile ", in, NULL);
+	case DW_TAG_subroutine_type:
+		return g_strdup("function");
+	case DW_TAG_array_type: {
+		GString *s = g_string_new(in);
+		Dwarf_Die sub;
+
+		if (dwarf_child(t, &sub) == 0) {
+			do {
+				if (dwarf_tag(&sub) != DW_TAG_subrange_type)
+					continue;
+				if (dwarf_hasattr(&sub, DW_AT_count))
+					g_string_append_printf(s, "[%" PRIu64 "]",
+						die_udata(&sub, DW_AT_count, 0));
+				else if (dwarf_hasattr(&sub, DW_AT_upper_bound))
+					g_string_append_printf(s, "[%" PRIu64 "]",
+						die_udata(&sub, DW_AT_upper_bound, 0) + 1);
+				else
+					g_string_append(s, "[]");
+			} while (dwarf_siblingof(&sub, &sub) == 0);
+		}
+		return g_string_free(s, FALSE);
+	}
+	default:
+		return g_strdup("?");
+	}
+}
+
+/* The time types whose layout the y2038 work changed, by typedef or tag. */
+static const char *const time_typedefs[] = {
+	"time_t", "__time_t", "__kernel_time_t", "__kernel_old_time_t",
+	"suseconds_t", "__suseconds_t", "__kernel_suseconds_t", NULL,
+};
+static const char *const time_tags[] = {
+	"timeval", "timespec", "itimerval", "itimerspec",
+	"__kernel_old_timeval", "__kernel_old_itimerval", "timex", NULL,
+};
+
+static bool in_list(const char *const *list, const char *s)
+{
+	for (; s && *list; list++)
+		if (!strcmp(*list, s))
+			return true;
+	return false;
+}
+
+/* Strips typedefs and qualifiers, noting a time type on the way. */
+static void peel(Dwarf_Die *t, Dwarf_Die *out, char **time_type)
+{
+	*out = *t;
+	for (;;) {
+		int tag = dwarf_tag(out);
+		const char *name = dwarf_diename(out);
+
+		if (tag == DW_TAG_typedef && in_list(time_typedefs, name) &&
+		    !*time_type)
+			*time_type = g_strdup(name);
+		if (tag != DW_TAG_typedef && tag != DW_TAG_const_type &&
+		    tag != DW_TAG_volatile_type && tag != DW_TAG_restrict_type &&
+		    tag != DW_TAG_atomic_type)
+			break;
+		if (!die_type(out, out))
+			break;
+	}
+	if ((dwarf_tag(out) == DW_TAG_structure_type) &&
+	    in_list(time_tags, dwarf_diename(out)) && !*time_type)
+		*time_type = g_strconcat("struct ", dwarf_diename(out), NULL);
+}
+
+static unsigned int scalar_align(enum abi abi, uint64_t size)
+{
+	/* i386 aligns 8-byte members (and long double) to 4 in structs. */
+	uint64_t max = abi == ABI_I386 ? 4 : 16;
+
+	return (unsigned int)MAX(1, MIN(size, max));
+}
+
+static void walk(enum abi abi, Dwarf_Die *type, const char *path,
+		 const char *name, uint64_t offset, int parent,
+		 GPtrArray *members, unsigned int depth);
+
+static void walk_children(enum abi abi, Dwarf_Die *agg, struct member *m,
+			  const char *prefix, uint64_t offset, int self,
+			  GPtrArray *members, unsigned int depth)
+{
+	Dwarf_Die child;
+	unsigned int anon = 0;
+
+	if (dwarf_child(agg, &child))
+		return;
+	do {
+		Dwarf_Die t;
+		const char *cname;
+		uint64_t loc;
+		g_autofree char *cpath = NULL;
+		bool unnamed;
+		guint before;
+
+		if (dwarf_tag(&child) != DW_TAG_member || !die_type(&child, &t))
+			continue;
+		cname = dwarf_diename(&child);
+		unnamed = !cname;
+		if (unnamed)
+			cpath = g_strdup_printf("%s%s(anonymous %u)", prefix,
+						*prefix ? "" : "", anon++);
+		else
+			cpath = g_strconcat(prefix, cname, NULL);
+		loc = die_udata(&child, DW_AT_data_member_location, 0);
+		before = members->len;
+		walk(abi, &t, cpath, unnamed ? "(anonymous)" : cname,
+		     offset + loc, self, members, depth + 1);
+		if (members->len > before) {
+			struct member *cm = members->pdata[before];
+
+			cm->anonymous = unnamed;
+			if (dwarf_hasattr(&child, DW_AT_bit_size)) {
+				uint64_t bits = die_udata(&child, DW_AT_data_bit_offset,
+							  loc * 8);
+
+				cm->flags |= MEMBER_BITFIELD;
+				cm->bit_size = (unsigned int)die_udata(&child,
+							DW_AT_bit_size, 0);
+				cm->offset = offset + bits / 8;
+				cm->bit_offset = (unsigned int)(bits % 8);
+			}
+			if (cm->align > m->align)
+				m->align = cm->align;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+/*
+ * Appends the member of the given type at offset, then what it holds.
+ * Members of an anonymous struct or union are named as C names them, from
+ * the enclosing struct.
+ */
+static void walk(enum abi abi, Dwarf_Die *type, const char *path,
+		 const char *name, uint64_t offset, int parent,
+		 GPtrArray *members, unsigned int depth)
+{
+	struct member *m = g_new0(struct member, 1);
+	Dwarf_Die t, elem;
+	Dwarf_Word size = 0;
+	int self = (int)members->len;
+	char *time_type = NULL;
+
+	m->path = g_strdup(path);
+	m->name = g_strdup(name);
+	m->type = type_name(type);
+	m->offset = offset;
+	m->parent = parent;
+	m->align = 1;
+	peel(type, &t, &time_type);
+	m->time_type = time_type;
+	if (time_type)
+		m->flags |= MEMBER_TIME;
+	if (dwarf_aggregate_size(&t, &size) == 0)
+		m->size = size;
+	g_ptr_array_add(members, m);
+	if (depth > 32)
+		return;		/* no C type nests this deep */
+
+	switch (dwarf_tag(&t)) {
+	case DW_TAG_base_type: {
+		uint64_t enc = die_udata(&t, DW_AT_encoding, 0);
+		const char *bn = dwarf_diename(&t);
+
+		m->flags |= MEMBER_SCALAR;
+		if (bn && (!strcmp(bn, "long int") ||
+			   !strcmp(bn, "long unsigned int")))
+			m->flags |= MEMBER_LONG;
+		if (bn && !strcmp(bn, "char"))
+			m->flags |= MEMBER_CHAR;
+		if (enc == DW_ATE_signed || enc == DW_ATE_signed_char)
+			m->flags |= MEMBER_SIGNED;
+		if (enc == DW_ATE_float)
+			m->flags |= MEMBER_FLOAT;
+		m->align = scalar_align(abi, m->size);
+		break;
+	}
+	case DW_TAG_pointer_type:
+		m->flags |= MEMBER_POINTER;
+		m->align = scalar_align(abi, m->size);
+		break;
+	case DW_TAG_enumeration_type: {
+		Dwarf_Die e;
+
+		m->flags |= MEMBER_ENUM;
+		if (die_type(&t, &e) && die_udata(&e, DW_AT_encoding, 0) ==
+						DW_ATE_signed)
+			m->flags |= MEMBER_SIGNED;
+		m->align = scalar_align(abi, m->size);
+		break;
+	}
+	case DW_TAG_structure_type:
+	case DW_TAG_union_type: {
+		g_autofree char *prefix = NULL;
+
+		m->flags |= dwarf_tag(&t) == DW_TAG_union_type ? MEMBER_UNION
+							       : MEMBER_STRUCT;
+		/* An anonymous member's members are named from the
+		 * enclosing struct; the caller fixes m->anonymous. */
+		if (!strcmp(name, "(anonymous)")) {
+			const char *dot = strrchr(path, '.');
+
+			prefix = dot ? g_strndup(path, dot - path + 1)
+				     : g_strdup("");
+		} else {
+			prefix = *path ? g_strconcat(path, ".", NULL)
+				       : g_strdup("");
+		}
+		walk_children(abi, &t, m, prefix, offset, self, members, depth);
+		break;
+	}
+	case DW_TAG_array_type: {
+		Dwarf_Word esize = 0;
+
+		m->flags |= MEMBER_ARRAY;
+		if (!die_type(&t, &elem))
+			break;
+		{
+			g_autofree char *epath = g_strconcat(path, "[]", NULL);
+			guint at = members->len;
+			struct member *e;
+
+			walk(abi, &elem, epath, name, offset, self, members,
+			     depth + 1);
+			e = members->pdata[at];
+			esize = e->size;
+			m->elem_size = esize;
+			m->count = esize ? m->size / esize : 0;
+			m->align = e->align;
+			m->flags |= e->flags & (MEMBER_LONG | MEMBER_POINTER |
+						MEMBER_ENUM | MEMBER_TIME |
+						MEMBER_SIGNED | MEMBER_FLOAT |
+						MEMBER_SCALAR);
+			if (e->time_type && !m->time_type)
+				m->time_type = g_strdup(e->time_type);
+			/* Elements of scalars add nothing: keep the array. */
+			if (!(e->flags & (MEMBER_STRUCT | MEMBER_UNION))) {
+				g_ptr_array_remove_index(members, at);
+			}
+		}
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+/* Reads the numbers and payload layouts of the probe built for abi. */
+static gboolean read_probe(const char *path, enum abi abi, GPtrArray *commands,
+			   GError **error)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Dwarf *dw;
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie;
+	guint found = 0;
+
+	if (fd < 0) {
+		g_set_error(error, ABICHECK_ERROR, 0,
+			    "%s: %s", path, g_strerror(errno));
+		return FALSE;
+	}
+	dw = dwarf_begin(fd, DWARF_C_READ);
+	if (!dw) {
+		g_set_error(error, ABICHECK_ERROR, 0,
+			    "%s: no debug information: %s", path,
+			    dwarf_errmsg(-1));
+		close(fd);
+		return FALSE;
+	}
+	while (dwarf_get_units(dw, cu, &cu, NULL, NULL, &cudie, NULL) == 0) {
+		Dwarf_Die die;
+
+		if (dwarf_child(&cudie, &die))
+			continue;
+		do {
+			const char *name = dwarf_diename(&die);
+			Dwarf_Die t, e;
+			guint64 k;
+
+			if (!name)
+				continue;
+			if (dwarf_tag(&die) == DW_TAG_typedef &&
+			    g_str_has_prefix(name, PROBE_TYPE) &&
+			    (k = g_ascii_strtoull(name + strlen(PROBE_TYPE),
+						  NULL, 10)) < commands->len &&
+			    die_type(&die, &t)) {
+				struct command *c = commands->pdata[k];
+				struct layout *l = &c->layout[abi];
+
+				l->present = true;
+				l->members = g_ptr_array_new_with_free_func(
+					(GDestroyNotify)member_free);
+				walk(abi, &t, "", "", 0, -1, l->members, 0);
+			}
+			if (dwarf_tag(&die) != DW_TAG_enumeration_type ||
+			    strcmp(name, PROBE_CMD "s") || dwarf_child(&die, &e))
+				continue;
+			do {
+				const char *en = dwarf_diename(&e);
+				Dwarf_Attribute a;
+				Dwarf_Word w;
+				Dwarf_Sword sw;
+
+				if (!en || !g_str_has_prefix(en, PROBE_CMD) ||
+				    !dwarf_attr(&e, DW_AT_const_value, &a))
+					continue;
+				k = g_ascii_strtoull(en + strlen(PROBE_CMD), NULL, 10);
+				if (k >= commands->len)
+					continue;
+				if (dwarf_formudata(&a, &w) == 0)
+					((struct command *)commands->pdata[k])->number[abi] = (uint32_t)w;
+				else if (dwarf_formsdata(&a, &sw) == 0)
+					((struct command *)commands->pdata[k])->number[abi] = (uint32_t)sw;
+				found++;
+			} while (dwarf_siblingof(&e, &e) == 0);
+		} while (dwarf_siblingof(&die, &die) == 0);
+	}
+	dwarf_end(dw);
+	close(fd);
+	if (found != commands->len) {
+		g_set_error(error, ABICHECK_ERROR, 0,
+			    "%s: %u of %u command numbers in the debug "
+			    "information", path, found, commands->len);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+static int command_cmp(gconstpointer a, gconstpointer b)
+{
+	const struct command *x = *(struct command *const *)a;
+	const struct command *y = *(struct command *const *)b;
+	int d = g_strcmp0(x->file, y->file);
+
+	return d ? d : (int)x->line - (int)y->line;
+}
+
+/* The enumerators `NAME = _IOR(...)` of a header's preprocessed text. */
+static void scan_enumerators(const char *line, const char *file,
+			     unsigned int lineno, GHashTable *seen,
+			     GPtrArray *commands)
+{
+	const char *p, *raw = line;
+	g_autofree char *flat = g_strdup(line);
+
+	/* One text: the positions stay, newlines count the lines. */
+	g_strdelimit(flat, "\n\t", ' ');
+	line = flat;
+	p = flat;
+
+	while ((p = strstr(p, MARK))) {
+		const char *q = p, *end;
+		struct command *c;
+
+		/* Back over `=` and blanks to the name, which must follow a
+		 * `{` or `,` of the enum (or start the line). */
+		while (q > line && q[-1] == ' ')
+			q--;
+		if (q == line || q[-1] != '=') {
+			p += strlen(MARK);
+			continue;
+		}
+		q--;
+		while (q > line && q[-1] == ' ')
+			q--;
+		end = q;
+		while (q > line && (g_ascii_isalnum(q[-1]) || q[-1] == '_'))
+			q--;
+		{
+			const char *b = q;
+
+			while (b > line && b[-1] == ' ')
+				b--;
+			if (q == end || g_ascii_isdigit(*q) ||
+			    (b > line && b[-1] != '{' && b[-1] != ',')) {
+				p += strlen(MARK);
+				continue;
+			}
+		}
+		g_autofree char *name = g_strndup(q, end - q);
+
+		c = command_from_mark(name, p, false);
+		if (c && !g_hash_table_contains(seen, name)) {
+			unsigned int nl = 0;
+
+			for (const char *x = line; x < q; x++)
+				nl += (raw[x - line] == '\n');
+			c->file = g_strdup(file);
+			c->line = lineno + nl;
+			g_hash_table_add(seen, g_strdup(name));
+			g_ptr_array_add(commands, c);
+		} else {
+			command_free(c);
+		}
+		p += strlen(MARK);
+	}
+}
+
+static const char redefine[] =
+	"/* Its include guard keeps the markers below for every header. */\n"
+	"#include <asm/ioctl.h>\n"
+	"#undef _IO\n#undef _IOR\n#undef _IOW\n#undef _IOWR\n"
+	"#define _IO(t, n) " MARK "N__(t, n)\n"
+	"#define _IOR(t, n, s) " MARK "R__(t, n, s)\n"
+	"#define _IOW(t, n, s) " MARK "W__(t, n, s)\n"
+	"#define _IOWR(t, n, s) " MARK "WR__(t, n, s)\n";
+
+/* Pass 2: the commands among the headers' macros and enumerators. */
+static gboolean find_commands(const struct probe_options *o,
+			      struct workdir *w, char **headers,
+			      GPtrArray *defs, GHashTable *header_files,
+			      GPtrArray *given, GPtrArray *commands,
+			      GPtrArray *notes, GError **error)
+{
+	g_autoptr(GString) src = g_string_new(redefine);
+	g_autofree char *path = workdir_file(w, "find.c");
+	g_autofree char *out = NULL;
+	g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash,
+							   g_str_equal,
+							   g_free, NULL);
+	g_autoptr(GPtrArray) fn_like = g_ptr_array_new();
+	struct cpp_pos pos = { g_ptr_array_new_with_free_func(g_free), 0 };
+	g_auto(GStrv) lines = NULL, expanded = NULL;
+	g_autoptr(GString) chunk = g_string_new(NULL);
+	g_autoptr(GString) expansions = g_string_new(NULL);
+	g_autofree char *chunk_header = NULL;
+	unsigned int chunk_line = 0;
+	/* With line markers: they tell which header a line is from. */
+	const char *args[] = { "-m64", "-E", path, NULL };
+
+	append_includes(src, headers);
+	for (guint i = 0; i < defs->len; i++) {
+		struct define *d = defs->pdata[i];
+
+		if (!d->function_like)
+			g_string_append_printf(src, EXPAND " %u %s\n", i,
+					       d->name);
+	}
+	if (!g_file_set_contents(path, src->str, -1, error))
+		return FALSE;
+	if (!run_cc(o, args, &out, error))
+		return FALSE;
+	/*
+	 * The preprocessor breaks an expansion over lines (with markers in
+	 * between) where its tokens come from several places: the headers'
+	 * text is scanned in chunks between markers, and the probe's own
+	 * lines, the expansions, as one text.
+	 */
+	lines = g_strsplit(out, "\n", -1);
+	for (char **l = lines;; l++) {
+		const char *header = cpp_header(&pos);
+
+		if (!*l || cpp_marker(&pos, *l)) {
+			if (chunk->len && chunk_header &&
+			    g_hash_table_contains(header_files, chunk_header))
+				scan_enumerators(chunk->str, chunk_header,
+						 chunk_line, seen, commands);
+			g_string_truncate(chunk, 0);
+			g_clear_pointer(&chunk_header, g_free);
+			if (!*l)
+				break;
+			chunk_line = pos.line;
+			chunk_header = g_strdup(cpp_header(&pos));
+			continue;
+		}
+		if (header)
+			g_string_append_printf(chunk, "%s\n", *l);
+		else if (pos.stack->len == 1 &&
+			 (expansions->len || g_str_has_prefix(*l, EXPAND " ")))
+			g_string_append_printf(expansions, "%s ", *l);
+		pos.line++;
+	}
+	expanded = g_strsplit(expansions->str, EXPAND " ", -1);
+	for (char **e = expanded; *e; e++) {
+		char *end;
+		guint i = (guint)strtoul(*e, &end, 10);
+		struct define *d;
+		struct command *c;
+
+		if (end == *e || i >= defs->len || *end != ' ')
+			continue;
+		d = defs->pdata[i];
+		g_strchomp(end);
+		c = command_from_mark(d->name, end + 1, true);
+		if (!c)
+			continue;
+		if (g_hash_table_contains(seen, d->name)) {
+			command_free(c);
+			continue;
+		}
+		c->file = g_strdup(d->file);
+		c->line = d->line;
+		g_hash_table_add(seen, g_strdup(d->name));
+		g_ptr_array_add(commands, c);
+	}
+	g_ptr_array_unref(pos.stack);
+
+	/* --command: a payload for a command its number does not describe. */
+	for (guint i = 0; given && i < given->len; i++) {
+		struct given_command *g = given->pdata[i];
+		struct command *c = NULL;
+
+		for (guint j = 0; j < commands->len && !c; j++)
+			if (!strcmp(((struct command *)commands->pdata[j])->name,
+				    g->name))
+				c = commands->pdata[j];
+		if (!c) {
+			struct define *d = NULL;
+
+			for (guint j = 0; j < defs->len && !d; j++)
+				if (!strcmp(((struct define *)defs->pdata[j])->name,
+					    g->name) &&
+				    !((struct define *)defs->pdata[j])->function_like)
+					d = defs->pdata[j];
+			if (!d) {
+				g_set_error(error, ABICHECK_ERROR, 0,
+					    "--command %s: the headers define no "
+					    "macro or command of that name",
+					    g->name);
+				return FALSE;
+			}
+			c = g_new0(struct command, 1);
+			c->name = g_strdup(g->name);
+			c->file = g_strdup(d->file);
+			c->line = d->line;
+			c->dir = DIR_UNKNOWN;
+			c->macro = g_strdup("number");
+			c->findings = g_ptr_array_new();
+			g_ptr_array_add(commands, c);
+		} else if (c->payload_arg) {
+			g_set_error(error, ABICHECK_ERROR, 0,
+				    "--command %s: its %s already names the "
+				    "payload (%s)", g->name, c->macro,
+				    c->payload_arg);
+			return FALSE;
+		}
+		g_free(c->payload_expr);
+		c->payload_arg = g_strdup(g->type);
+		c->payload_expr = g_strdup(g->type);
+	}
+
+	for (guint i = 0; i < defs->len; i++) {
+		struct define *d = defs->pdata[i];
+
+		if (d->function_like && !g_str_has_prefix(d->name, "_"))
+			g_ptr_array_add(fn_like, d->name);
+	}
+	if (fn_like->len && notes) {
+		g_ptr_array_add(fn_like, NULL);
+		g_autofree char *names = g_strjoinv(", ", (char **)fn_like->pdata);
+
+		g_ptr_array_add(notes, g_strdup_printf(
+			"macros with parameters are not checked, as they "
+			"define no one command: %s", names));
+	}
+	g_ptr_array_sort(commands, command_cmp);
+	return TRUE;
+}
+
+/* Pass 3: one probe per ABI, read back through libdw. */
+static gboolean lay_out(const struct probe_options *o, struct workdir *w,
+			char **headers, GPtrArray *commands, GError **error)
+{
+	g_autoptr(GString) src = g_string_new(NULL);
+	g_autofree char *path = workdir_file(w, "probe.c");
+
+	append_includes(src, headers);
+	g_string_append(src, "enum " PROBE_CMD "s {\n");
+	for (guint i = 0; i < commands->len; i++) {
+		struct command *c = commands->pdata[i];
+
+		g_string_append_printf(src, "# 1 \"<command %s>\"\n\t" PROBE_CMD
+					    "%u = (%s),\n", c->name, i, c->name);
+	}
+	g_string_append(src, "};\n");
+	for (guint i = 0; i < commands->len; i++) {
+		struct command *c = commands->pdata[i];
+
+		if (c->payload_expr)
+			g_string_append_printf(src,
+				"# 1 \"<payload of %s>\"\n"
+				"typedef __typeof__(%s) " PROBE_TYPE "%u;\n",
+				c->name, c->payload_expr, i);
+	}
+	if (!g_file_set_contents(path, src->str, -1, error))
+		return FALSE;
+	for (int abi = 0; abi < ABI_COUNT; abi++) {
+		g_autofree char *name = g_strdup_printf("probe-%s.so",
+							abi_names[abi]);
+		g_autofree char *so = workdir_file(w, name);
+		const char *args[] = {
+			abi_flags[abi], "-g", "-fno-eliminate-unused-debug-types",
+			"-shared", "-nostdlib", "-fPIC", "-w", "-o", so, path,
+			NULL,
+		};
+
+		if (!run_cc(o, args, NULL, error) ||
+		    !read_probe(so, abi, commands, error)) {
+			g_prefix_error(error, "%s: ", abi_names[abi]);
+			return FALSE;
+		}
+	}
+	return TRUE;
+}
+
+gboolean probe_headers(const struct probe_options *o, char **headers,
+		       GPtrArray *given, GPtrArray **commands_out,
+		       GPtrArray *notes, GError **error)
+{
+	struct workdir w = { 0 };
+	g_autoptr(GString) src = g_string_new(NULL);
+	g_autofree char *p1 = NULL, *out = NULL;
+	g_autoptr(GPtrArray) defs = NULL;
+	g_autoptr(GHashTable) header_files = g_hash_table_new_full(
+		g_str_hash, g_str_equal, g_free, NULL);
+	g_autoptr(GHashTable) names = g_hash_table_new_full(
+		g_str_hash, g_str_equal, g_free, g_free);
+	GPtrArray *commands = g_ptr_array_new_with_free_func(
+		(GDestroyNotify)command_free);
+	gboolean ok = FALSE;
+
+	w.path = g_dir_make_tmp("cusemu-abicheck-XXXXXX", error);
+	if (!w.path)
+		goto out;
+	w.files = g_ptr_array_new_with_free_func(g_free);
+
+	/* Pass 1: the macros each header defines. */
+	append_includes(src, headers);
+	p1 = workdir_file(&w, "defines.c");
+	if (!g_file_set_contents(p1, src->str, -1, error))
+		goto out;
+	{
+		const char *args[] = { "-m64", "-E", "-dD", p1, NULL };
+
+		if (!run_cc(o, args, &out, error))
+			goto out;
+	}
+	defs = list_defines(out, header_files);
+
+	/* Show each file as the command line named it. */
+	for (char **h = headers; *h; h++) {
+		GHashTableIter it;
+		gpointer file;
+
+		g_hash_table_iter_init(&it, header_files);
+		while (g_hash_table_iter_next(&it, &file, NULL)) {
+			g_autofree char *a = g_canonicalize_filename(file, NULL);
+			g_autofree char *b = g_file_test(*h, G_FILE_TEST_EXISTS)
+				? g_canonicalize_filename(*h, NULL) : NULL;
+
+			if ((b && !strcmp(a, b)) ||
+			    (!b && g_str_has_suffix(a, *h) &&
+			     a[strlen(a) - strlen(*h) - 1] == '/'))
+				g_hash_table_insert(names, g_strdup(file),
+						    g_strdup(*h));
+		}
+	}
+
+	if (!find_commands(o, &w, headers, defs, header_files, given, commands,
+			   notes, error))
+		goto out;
+	for (guint i = 0; i < commands->len; i++) {
+		struct command *c = commands->pdata[i];
+
+		c->header = g_strdup(header_name(names, c->file));
+	}
+	if (commands->len && !lay_out(o, &w, headers, commands, error))
+		goto out;
+	ok = TRUE;
+out:
+	workdir_clear(&w);
+	if (!ok) {
+		g_ptr_array_unref(commands);
+		return FALSE;
+	}
+	*commands_out = commands;
+	return TRUE;
+}
