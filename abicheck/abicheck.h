@@ -161,6 +161,10 @@ const char *member_label(const struct command *c, const struct member *m);
 
 /* The rules of the kernel guide, on one command's two layouts. */
 void rules_check(struct command *c);
+/* Where two commands share a number: "x86_64", "i386", "both ABIs", or
+ * NULL; *number is the shared one. */
+const char *collides(const struct command *a, const struct command *b,
+		     uint32_t *number);
 /* Commands of the same headers that share a number, and compat twins. */
 void rules_check_set(GPtrArray *commands);
 

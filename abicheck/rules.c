@@ -352,20 +352,24 @@ void rules_check(struct command *c)
 	if (l64->present && c->layout[ABI_I386].present) {
 		check_layouts(c);
 		check_padding(c);
-		for (int abi = 0; abi < ABI_COUNT; abi++) {
-			const struct member *p = c->layout[abi].members->pdata[0];
+		const struct member *p = l64->members->pdata[0];
+		const struct member *q = c->layout[ABI_I386].members->pdata[0];
+		g_autofree char *sizes = p->size == q->size
+			? g_strdup_printf("%" PRIu64 " bytes on both ABIs", p->size)
+			: g_strdup_printf("%" PRIu64 " bytes on x86_64, %" PRIu64
+					  " on i386", p->size, q->size);
 
-			if (p->size > 0x3fff)
-				finding_add(c, FINDING_SIZE_LIMIT, member_label(c, p),
-					    false, "%" PRIu64 " bytes on %s, more "
-					    "than the 14-bit size field holds (16383)",
-					    p->size, abi_names[abi]);
-			else if (p->size > 0x1fff && abi == ABI_X86_64)
-				finding_add(c, FINDING_SIZE_LIMIT, member_label(c, p),
-					    false, "%" PRIu64 " bytes: fits x86's "
-					    "14-bit size field, not the 13 bits of "
-					    "powerpc, mips and sparc (8191)", p->size);
-		}
+		if (MAX(p->size, q->size) > 0x3fff)
+			finding_add(c, FINDING_SIZE_LIMIT, member_label(c, p),
+				    false, "%s, more than the 14-bit size field "
+				    "holds (16383): the number 0x%08x has the "
+				    "size run into its direction bits", sizes,
+				    c->number[ABI_X86_64]);
+		else if (p->size > 0x1fff)
+			finding_add(c, FINDING_SIZE_LIMIT, member_label(c, p),
+				    false, "%s: fits x86's 14-bit size field, not "
+				    "the 13 bits of powerpc, mips and sparc (8191)",
+				    sizes);
 	}
 	c->compatible = c->number[ABI_X86_64] == c->number[ABI_I386];
 	for (guint i = 0; i < c->findings->len; i++) {
@@ -381,6 +385,17 @@ void rules_check(struct command *c)
  * that are another's i386 number (a compat table's name, such as
  * LEGACY_GET32 for LEGACY_GET).
  */
+const char *collides(const struct command *a, const struct command *b,
+		     uint32_t *number)
+{
+	bool n64 = a->number[ABI_X86_64] == b->number[ABI_X86_64];
+	bool n32 = a->number[ABI_I386] == b->number[ABI_I386];
+
+	*number = a->number[n64 ? ABI_X86_64 : ABI_I386];
+	return n64 && n32 ? "both ABIs" : n64 ? abi_names[ABI_X86_64]
+				   : n32 ? abi_names[ABI_I386] : NULL;
+}
+
 static bool twins(const struct command *a, const struct command *b)
 {
 	return a->compat_of == b || b->compat_of == a;
@@ -404,22 +419,17 @@ void rules_check_set(GPtrArray *commands)
 
 		for (guint j = i + 1; j < commands->len; j++) {
 			struct command *o = commands->pdata[j];
-			enum abi a;
+			const char *where;
+			uint32_t number;
 
-			if (twins(c, o))
-				continue;
-			if (c->number[ABI_X86_64] == o->number[ABI_X86_64])
-				a = ABI_X86_64;
-			else if (c->number[ABI_I386] == o->number[ABI_I386])
-				a = ABI_I386;
-			else
+			if (twins(c, o) || !(where = collides(c, o, &number)))
 				continue;
 			finding_add(c, FINDING_COLLISION, o->name, false,
-				    "0x%08x on %s is also %s (%s:%u)", c->number[a],
-				    abi_names[a], o->name, o->header, o->line);
+				    "0x%08x on %s is also %s (%s:%u)", number,
+				    where, o->name, o->header, o->line);
 			finding_add(o, FINDING_COLLISION, c->name, false,
-				    "0x%08x on %s is also %s (%s:%u)", c->number[a],
-				    abi_names[a], c->name, c->header, c->line);
+				    "0x%08x on %s is also %s (%s:%u)", number,
+				    where, c->name, c->header, c->line);
 		}
 	}
 }

@@ -543,18 +543,15 @@ void uapi_check(struct uapi_index *u, GPtrArray *commands)
 
 			for (guint j = 0; j < theirs->len; j++) {
 				const struct command *t = theirs->pdata[j];
-				enum abi a;
+				const char *where;
+				uint32_t number;
 
-				if (c->number[ABI_X86_64] == t->number[ABI_X86_64])
-					a = ABI_X86_64;
-				else if (c->number[ABI_I386] == t->number[ABI_I386])
-					a = ABI_I386;
-				else
+				if (!(where = collides(c, t, &number)))
 					continue;
 				finding_add(c, FINDING_COLLISION, t->name, false,
 					    "0x%08x on %s is also %s of <%s>:%u",
-					    c->number[a], abi_names[a], t->name,
-					    short_name(t->file), t->line);
+					    number, where,
+					    t->name, short_name(t->file), t->line);
 			}
 		}
 	}

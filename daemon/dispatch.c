@@ -484,9 +484,70 @@ const struct cusemu_kernel_model *cusemu_kernel_model_find(const char *name)
 	return NULL;
 }
 
+/*
+ * A 32-bit caller's command that no compat row serves, while a native row
+ * has its type, number and direction with another size: the payload's
+ * layout differs between the ABIs (a long, a pointer, a __u64 that i386
+ * aligns to 4) and the model lacks the translation, or marked the command
+ * compatible. The caller only sees ENOTTY or EINVAL; the log says why,
+ * once per model and command, for the first HINTS_MAX of them (a client
+ * can make up sizes without end).
+ */
+#define HINTS_MAX 256
+
+static void compat_size_hint(const struct cusemu_call *call)
+{
+	static GMutex lock;
+	static GHashTable *said;
+	const struct cusemu_device_model *m = call->dev->model;
+	const struct cusemu_ioctl *row, *same = NULL;
+	unsigned int cmd = call->cmd;
+	char *key;
+	bool first;
+
+	row = cusemu_ioctl_lookup(m->compat_table, cmd);
+	if ((row && row->handler) ||
+	    ((row || m->compat_ptr_ioctl) &&
+	     cusemu_ioctl_lookup(m->native_table, cmd)))
+		return;		/* served: the answer is the handler's */
+	for (row = m->native_table; row && row->name && !same; row++)
+		if (_IOC_TYPE(row->cmd) == _IOC_TYPE(cmd) &&
+		    _IOC_NR(row->cmd) == _IOC_NR(cmd) &&
+		    _IOC_DIR(row->cmd) == _IOC_DIR(cmd) &&
+		    _IOC_SIZE(row->cmd) != _IOC_SIZE(cmd))
+			same = row;
+	if (!same)
+		return;
+	key = g_strdup_printf("%s/%08x", m->name, cmd);
+	g_mutex_lock(&lock);
+	if (!said)
+		said = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+					     NULL);
+	if (g_hash_table_size(said) < HINTS_MAX) {
+		first = g_hash_table_add(said, key);	/* takes key */
+	} else {
+		first = false;
+		g_free(key);
+	}
+	g_mutex_unlock(&lock);
+	if (first)
+		g_message("/dev/%s (%s): a 32-bit caller's %08x has no compat "
+			  "row, but native %s (%08x) has its type, number and "
+			  "direction with %u bytes against the caller's %u: the "
+			  "payload's layout differs between the ABIs; run "
+			  "cusemu-abicheck --model %s on the model's header",
+			  call->dev->name, m->name, cmd, same->name, same->cmd,
+			  _IOC_SIZE(same->cmd), _IOC_SIZE(cmd), m->name);
+}
+
 long cusemu_dispatch(struct cusemu_call *call)
 {
+	long ret;
+
 	/* The transport made it the current request's call. */
 	g_return_val_if_fail(cusemu_call_current() == call, -EIO);
-	return cusemu_instance(call->dev)->kmodel->dispatch(call);
+	ret = cusemu_instance(call->dev)->kmodel->dispatch(call);
+	if (call->compat && (ret == -ENOTTY || ret == -EINVAL))
+		compat_size_hint(call);
+	return ret;
 }

@@ -8,7 +8,8 @@
  * Compatibility, in the kernel's terms: struct sensorhub_info holds a
  * __u64 after a __u32, so i386 lays it out in 36 bytes against 40 and
  * SENSORHUB_IOC_INFO has another number there; the compat table translates
- * that one command. Every other payload has one layout on both ABIs (the
+ * that one command, with the struct and conversion that cusemu-abicheck
+ * generates from the header at build time. Every other payload has one layout on both ABIs (the
  * samples pointer travels as a __u64), so compat_ptr_ioctl serves them.
  */
 #define G_LOG_DOMAIN "sensorhub"
@@ -29,22 +30,9 @@
 #define SENSORHUB_SERIAL 0x5e45012345678901ull
 #define QUEUE_LEN 1024		/* samples kept; the oldest go first */
 
-/* struct sensorhub_info as i386 lays it out: __u64 aligned to 4. */
-struct sensorhub_info32 {
-	__u32 version;
-	__u32 serial_lo, serial_hi;
-	__u32 channels;
-	__u32 rate_hz;
-	char name[16];
-};
-
-#define SENSORHUB_IOC_INFO32 \
-	_IOR(SENSORHUB_IOC_TYPE, 0x01, struct sensorhub_info32)
-
-G_STATIC_ASSERT(sizeof(struct sensorhub_info32) == 36);
-#ifdef __x86_64__
-G_STATIC_ASSERT(sizeof(struct sensorhub_info) == 40);
-#endif
+/* From cusemu-abicheck --emit-compat: struct compat_sensorhub_info, the
+ * i386 layout, SENSORHUB_IOC_INFO32 and the conversions. */
+#include "sensorhub-compat.h"
 
 struct hub {
 	struct cusemu_device *dev;
@@ -140,17 +128,10 @@ static long hub_info32(struct cusemu_device *dev, struct cusemu_file *file,
 		       unsigned int cmd, unsigned long arg)
 {
 	struct sensorhub_info info;
-	struct sensorhub_info32 info32;
+	struct compat_sensorhub_info info32;
 
 	info_fill(dev->priv, &info);
-	info32 = (struct sensorhub_info32){
-		.version = info.version,
-		.serial_lo = (__u32)info.serial,
-		.serial_hi = (__u32)(info.serial >> 32),
-		.channels = info.channels,
-		.rate_hz = info.rate_hz,
-	};
-	memcpy(info32.name, info.name, sizeof(info32.name));
+	sensorhub_info_to_compat(&info32, &info);
 	return cusemu_copy_to_user(arg, &info32, sizeof(info32)) ? -EFAULT : 0;
 }
 
