@@ -180,30 +180,41 @@ static void print_command(GString *out, const struct command *c)
 	}
 	g_string_append_printf(out, "\n%s  %s  (%s:%u)\n", c->name, inv,
 			       c->header, c->line);
-	g_string_append_printf(out, "  %-30s %-22s %s\n", "", "x86_64", "i386");
-	g_string_append_printf(out, "  %-30s 0x%08x%12s 0x%08x\n", "number",
-			       c->number[ABI_X86_64], "", c->number[ABI_I386]);
+	g_string_append_printf(out, "  %-24s %-24s %-12s %s\n", "", "", "x86_64",
+			       "i386");
+	g_string_append_printf(out, "  %-24s %-24s 0x%08x   0x%08x\n", "number",
+			       "", c->number[ABI_X86_64], c->number[ABI_I386]);
 	if (p64 && p32) {
-		g_string_append_printf(out, "  %-30s %-22" PRIu64 " %" PRIu64 "\n",
-				       p64->type, p64->size, p32->size);
-		for (guint i = 1; i < c->layout[ABI_X86_64].members->len; i++) {
-			const struct member *m = c->layout[ABI_X86_64].members->pdata[i];
+		const struct layout *l = &c->layout[ABI_X86_64];
+
+		/* Offset+size per ABI, members indented under their struct. */
+		g_string_append_printf(out, "  %-24s %-24s %-12s %s\n",
+				       "member", "type", "offset+size",
+				       "offset+size");
+		for (guint i = 0; i < l->members->len; i++) {
+			const struct member *m = l->members->pdata[i];
 			const struct member *n = layout_find(&c->layout[ABI_I386],
 							     m->path);
 			g_autofree char *left = g_strdup_printf(
 				"%" PRIu64 "+%" PRIu64, m->offset, m->size);
-			g_autofree char *label = g_strdup_printf("%*s%s %s",
-				0, "", m->path, m->type);
+			g_autofree char *right = n ? g_strdup_printf(
+				"%" PRIu64 "+%" PRIu64, n->offset, n->size)
+						   : g_strdup("-");
+			g_autofree char *label = NULL;
+			int depth = 0;
 
-			g_string_append_printf(out, "    %-28s %-22s ", label, left);
-			if (n)
-				g_string_append_printf(out, "%" PRIu64 "+%" PRIu64 "%s\n",
-						       n->offset, n->size,
-						       n->offset != m->offset ||
-						       n->size != m->size
-							       ? "   <- differs" : "");
+			for (int p = m->parent; p >= 0;
+			     p = ((struct member *)l->members->pdata[p])->parent)
+				depth++;
+			label = g_strdup_printf("%*s%s", 2 * depth, "",
+						*m->name ? m->name : "(payload)");
+			if (!n || n->offset != m->offset || n->size != m->size)
+				g_string_append_printf(out, "  %-24s %-24s %-12s %-12s "
+						       "differs\n", label, m->type,
+						       left, right);
 			else
-				g_string_append(out, "-\n");
+				g_string_append_printf(out, "  %-24s %-24s %-12s %s\n",
+						       label, m->type, left, right);
 		}
 	}
 	if (c->compat_of)
