@@ -170,12 +170,27 @@ static void print_command(GString *out, const struct command *c)
 		return;
 	}
 	if (summary) {
-		g_string_append_printf(out, "%-28s 0x%08x 0x%08x %-22s %s%s%s\n",
+		g_autoptr(GString) other = g_string_new(NULL);
+		bool seen[FINDING_KIND_COUNT] = { false };
+
+		/* The findings that do not decide the verdict, each once. */
+		for (guint i = 0; i < c->findings->len; i++) {
+			const struct finding *f = c->findings->pdata[i];
+
+			if (finding_kind_translates(f->kind) || seen[f->kind])
+				continue;
+			seen[f->kind] = true;
+			g_string_append_printf(other, "%s%s", other->len ? ", " : "",
+					       finding_kind_name(f->kind));
+		}
+		g_string_append_printf(out, "%-28s 0x%08x 0x%08x %s%s%s%s%s%s%s\n",
 				       c->name, c->number[ABI_X86_64],
 				       c->number[ABI_I386],
 				       c->compatible ? "compatible"
 						     : "needs a translation",
-				       *why ? "(" : "", why, *why ? ")" : "");
+				       *why ? " (" : "", why, *why ? ")" : "",
+				       other->len ? " [" : "", other->str,
+				       other->len ? "]" : "");
 		return;
 	}
 	g_string_append_printf(out, "\n%s  %s  (%s:%u)\n", c->name, inv,
