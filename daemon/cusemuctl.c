@@ -47,10 +47,11 @@
 	"  replay NODE [FILE]\n"                                             \
 	"          inject the events of FILE (standard input when absent or\n" \
 	"          '-'), one per line as 'SECONDS TYPE CODE VALUE', SECONDS\n" \
-	"          counted from the start of the replay and never going\n"   \
-	"          back; lines with the same SECONDS form one group. Blank\n" \
-	"          lines and lines starting with '#' are skipped. The whole\n" \
-	"          file is checked before anything is sent; a group the\n"  \
+	"          a decimal (0.25) counted from the start of the replay,\n" \
+	"          never going back, at most 30 days; lines with the same\n" \
+	"          SECONDS form one group. Blank lines and lines starting\n" \
+	"          with '#' are skipped. The whole file, and the size of\n" \
+	"          each group, is checked before anything is sent; a group the\n"  \
 	"          daemon refuses ends the replay. Says 'replayed N events\n" \
 	"          in M groups'\n"                                          \
 	"  device NODE WORDS...\n"                                           \
@@ -361,6 +362,25 @@ static void group_clear(gpointer data)
 	g_string_free(g->words, TRUE);
 }
 
+/* The longest a replay may run, and so the latest time it may hold. */
+#define REPLAY_MAX_SECONDS (30u * 24 * 3600)
+
+/* "12", "0.25", ".5", "3.": a time as the replay format writes it. */
+static gboolean decimal(const char *s)
+{
+	guint digits = 0, points = 0;
+
+	for (; *s; s++) {
+		if (g_ascii_isdigit(*s))
+			digits++;
+		else if (*s == '.' && !points++)
+			continue;
+		else
+			return FALSE;
+	}
+	return digits > 0;
+}
+
 /* Read and check every line of a replay into groups; FALSE after saying
  * what is wrong (and on which line). */
 static gboolean read_replay(const char *name, FILE *in, GArray *groups,
@@ -399,13 +419,20 @@ static gboolean read_replay(const char *name, FILE *in, GArray *groups,
 			     name, line, start);
 			return FALSE;
 		}
+		/* Decimal digits and one point: strtod would also take
+		 * 0x10 (16 s), 1e3 and inf. */
 		errno = 0;
 		seconds = g_ascii_strtod(fields[0], &end);
-		if (errno || *end || end == fields[0] || !isfinite(seconds) ||
-		    seconds < 0) {
-			fail("%s:%u: '%s' is not a time in seconds (such as "
-			     "0.25)",
+		if (!decimal(fields[0]) || errno || *end || seconds < 0) {
+			fail("%s:%u: '%s' is not a time in seconds (decimal "
+			     "digits with an optional point, such as 0.25)",
 			     name, line, fields[0]);
+			return FALSE;
+		}
+		if (seconds > REPLAY_MAX_SECONDS) {
+			fail("%s:%u: %s s is past the %u s (30 days) a replay "
+			     "may last",
+			     name, line, fields[0], REPLAY_MAX_SECONDS);
 			return FALSE;
 		}
 		if (last && seconds < last->seconds) {
@@ -470,6 +497,20 @@ static int run_replay(const char *path, char **args, int n)
 		fclose(in);
 	if (!read_ok)
 		return EXIT_FAILURE;
+	/* Every group fits a request before the first is sent. */
+	for (guint i = 0; i < groups->len; i++) {
+		struct group *g = &g_array_index(groups, struct group, i);
+		size_t len = strlen("device ") + strlen(args[0]) +
+			     strlen(" inject ") + g->words->len;
+
+		if (len > REQUEST_MAX)
+			return fail("%s:%u: the %u events at %g s make a "
+				    "request longer than cusemud takes (%d "
+				    "bytes); spread them over more times; "
+				    "nothing was sent",
+				    name, g->line, g->events, g->seconds,
+				    REQUEST_MAX);
+	}
 
 	start = g_get_monotonic_time();
 	for (guint i = 0; i < groups->len; i++) {
@@ -483,12 +524,6 @@ static int run_replay(const char *path, char **args, int n)
 
 		request = g_strdup_printf("device %s inject %s", args[0],
 					  g->words->str);
-		if (strlen(request) > REQUEST_MAX)
-			return fail("%s:%u: the %u events at %g s make a "
-				    "request longer than cusemud takes (%d "
-				    "bytes); spread them over more times",
-				    name, g->line, g->events, g->seconds,
-				    REQUEST_MAX);
 		if (due > now)
 			g_usleep(due - now);
 		status = exchange(path, request, answer);

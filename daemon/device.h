@@ -53,6 +53,10 @@ cusemu_instance(const struct cusemu_device *dev)
 					  offsetof(struct cusemu_instance, pub));
 }
 
+/* How many times a model reported lost data (cusemu_device_lost): the
+ * daemon then exits with status 1. */
+unsigned int cusemu_device_lost_count(void);
+
 /* The device models built in (generated from devices/meson.build). */
 extern const struct cusemu_device_model *const cusemu_device_models[];
 

@@ -895,6 +895,12 @@ int main(int argc, char **argv)
 	g_main_loop_run(d.loop);
 	g_main_loop_unref(d.loop);
 	stop(&d);
+	if (cusemu_device_lost_count()) {
+		/* The last saves ran in stop(): what they lost is logged. */
+		g_message("exit status 1: a device lost data at shutdown (see "
+			  "above)");
+		d.exit_status = EXIT_FAILURE;
+	}
 	g_free(d.control_path);
 	options_clear(&o);
 	return d.exit_status;

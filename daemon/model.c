@@ -7,6 +7,7 @@
 #define G_LOG_DOMAIN "cusemu-model"
 
 #include <elf.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/ioctl.h>
 
@@ -60,6 +61,27 @@ void cusemu_device_wake_up(struct cusemu_device *dev)
 void cusemu_device_count_event(struct cusemu_device *dev, const char *event)
 {
 	cusemu_stats_count_event(cusemu_instance(dev)->stats, event);
+}
+
+/* How many times a model said it lost what clients gave it. */
+static gint lost;
+
+void cusemu_device_lost(struct cusemu_device *dev, const char *format, ...)
+{
+	g_autofree char *what = NULL;
+	va_list ap;
+
+	va_start(ap, format);
+	what = g_strdup_vprintf(format, ap);
+	va_end(ap);
+	g_critical("/dev/%s (%s) lost data: %s", dev->name, dev->model->name,
+		   what);
+	g_atomic_int_inc(&lost);
+}
+
+unsigned int cusemu_device_lost_count(void)
+{
+	return (unsigned int)g_atomic_int_get(&lost);
 }
 
 void cusemu_device_set_methods(struct cusemu_device *dev, unsigned int methods)

@@ -82,6 +82,8 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 	ALLOW(rt_sigaction, "glibc installs its cancel handler when libfuse "
 			    "cancels a worker"),
 	ALLOW(rt_sigreturn, "return from the wake-up and cancel handlers"),
+	ALLOW(restart_syscall, "a timed wait (futex, poll) that SIGSTOP, "
+			       "SIGCONT or a debugger interrupted goes on"),
 	/* Time */
 	ALLOW(clock_gettime, "clocks, where the vDSO falls back to the call"),
 	ALLOW(gettimeofday, "wall-clock time, where the vDSO falls back"),
@@ -139,6 +141,8 @@ const struct cusemu_syscall_rule cusemu_sandbox_helper_rules[] = {
 	ALLOW(brk, "malloc: opendir's buffer"),
 	ALLOW(mmap, "malloc, where the heap cannot grow"),
 	ALLOW(munmap, "the same, given back"),
+	ALLOW(restart_syscall, "a wait that SIGSTOP, SIGCONT or a debugger "
+			       "interrupted goes on"),
 	ALLOW(exit_group, "the daemon closed the socket"),
 	{ NULL },
 };

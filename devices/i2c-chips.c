@@ -30,6 +30,7 @@ struct eeprom {
 	uint8_t page_valid;		/* bit i: page[i] was written */
 	char *file;			/* NULL: contents live in memory only */
 	bool dirty;			/* mem differs from the file */
+	uint8_t unsaved[EEPROM_SIZE / 8];	/* bit i: byte i is not in it */
 };
 
 static struct eeprom *to_eeprom(struct i2c_chip *chip)
@@ -50,7 +51,17 @@ static bool eeprom_save(struct eeprom *e, char **why)
 		return false;
 	}
 	e->dirty = false;
+	memset(e->unsaved, 0, sizeof(e->unsaved));
 	return true;
+}
+
+static unsigned int eeprom_unsaved(const struct eeprom *e)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < sizeof(e->unsaved); i++)
+		n += (unsigned int)__builtin_popcount(e->unsaved[i]);
+	return n;
 }
 
 static bool eeprom_load(struct eeprom *e, char **why)
@@ -137,6 +148,7 @@ static void eeprom_end(struct i2c_chip *chip, bool stop)
 			    e->mem[row + i] == e->page[i])
 				continue;
 			e->mem[row + i] = e->page[i];
+			e->unsaved[(row + i) / 8] |= 1u << ((row + i) % 8);
 			e->dirty = true;
 		}
 	}
@@ -590,8 +602,16 @@ GPtrArray *i2c_chips_new(const char *spec,
 		return g_steal_pointer(&chips);
 	entries = g_strsplit(spec, "+", 0);
 	for (char **e = entries; *e; e++) {
-		struct i2c_chip *chip = parse_chip(*e, defaults, &file_claimed,
-						   &reason);
+		struct i2c_chip *chip;
+
+		if (!**e) {
+			*why = g_strdup_printf("chips: '%s' has an empty entry; "
+					       "join TYPE@ADDRESS entries with "
+					       "one '+', e.g. "
+					       "eeprom@0x50+lm75@0x48", spec);
+			return NULL;
+		}
+		chip = parse_chip(*e, defaults, &file_claimed, &reason);
 
 		if (chip && clashes(chips, chip, &reason)) {
 			chip_free(chip);
@@ -625,13 +645,35 @@ bool i2c_chips_save(GPtrArray *chips, char **why)
 	return true;
 }
 
-void i2c_chips_free(GPtrArray *chips)
+bool i2c_chips_flush(GPtrArray *chips, char **why)
 {
+	g_autoptr(GString) lost = g_string_new(NULL);
+
 	for (guint i = 0; i < chips->len; i++) {
 		struct i2c_chip *chip = chips->pdata[i];
+		struct eeprom *e;
+		g_autofree char *inner = NULL;
+		unsigned int n;
 
-		if (chip->ops->sync)
-			chip->ops->sync(chip);
+		if (chip->ops != &eeprom_ops || !to_eeprom(chip)->file ||
+		    !to_eeprom(chip)->dirty)
+			continue;
+		e = to_eeprom(chip);
+		n = eeprom_unsaved(e);
+		if (eeprom_save(e, &inner))
+			continue;
+		g_string_append_printf(lost, "%seeprom@0x%02x: %u byte%s written "
+				       "since its last save are not in %s: %s",
+				       lost->len ? "; " : "", chip->addr, n,
+				       n == 1 ? "" : "s", e->file, inner);
 	}
+	if (!lost->len)
+		return true;
+	*why = g_string_free(g_steal_pointer(&lost), FALSE);
+	return false;
+}
+
+void i2c_chips_free(GPtrArray *chips)
+{
 	g_ptr_array_unref(chips);
 }

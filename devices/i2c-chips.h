@@ -67,7 +67,12 @@ GPtrArray *i2c_chips_new(const char *spec,
  * still be saved. false with a message for the user in *why.
  */
 bool i2c_chips_save(GPtrArray *chips, char **why);
-/* Frees the chips of i2c_chips_new(), after a last sync. */
+/*
+ * The last save of every changed EEPROM, at shutdown: false when one
+ * failed, with what is lost (the file, how many bytes, why) in *why.
+ */
+bool i2c_chips_flush(GPtrArray *chips, char **why);
+/* Frees the chips of i2c_chips_new(); i2c_chips_flush() saves first. */
 void i2c_chips_free(GPtrArray *chips);
 
 /* Parses "25000" or "-5500" (millidegrees): false when out of range. */

@@ -892,7 +892,10 @@ static int i2c_probe(struct cusemu_device *dev, char **why)
 static void i2c_remove(struct cusemu_device *dev)
 {
 	struct i2c_bus *bus = dev->priv;
+	g_autofree char *why = NULL;
 
+	if (!i2c_chips_flush(bus->chips, &why))
+		cusemu_device_lost(dev, "%s", why);
 	i2c_chips_free(bus->chips);
 	g_ptr_array_unref(bus->clients);
 	g_mutex_clear(&bus->lock);

@@ -759,6 +759,45 @@ static void test_cusemuctl_device(struct fixture *f, gconstpointer unused)
 				  bad);
 	CTL_EXPECT(f, 1, "", bad_err, "replay", "event-kbd", bad);
 	g_assert_cmpint(f->stub.device_requests, ==, 5);
+
+	/* Times that are not plain decimals, or past 30 days: nothing is
+	 * sent, and the line is named. */
+	for (guint i = 0; i < 5; i++) {
+		static const char *const times[] = { "0x10", "1e3", "inf",
+						     "nan", "99999999999" };
+		g_autofree char *text = g_strdup_printf(
+			"0 EV_KEY KEY_A 1\n%s EV_KEY KEY_A 0\n", times[i]);
+		g_autofree char *err = NULL;
+
+		g_assert_true(g_file_set_contents(bad, text, -1, NULL));
+		err = g_strdup_printf("cusemuctl: %s:2: %s\n", bad,
+			i == 4 ? "99999999999 s is past the 2592000 s (30 days) "
+				 "a replay may last"
+			       : NULL);
+		if (i < 4) {
+			g_free(err);
+			err = g_strdup_printf("cusemuctl: %s:2: '%s' is not a "
+					      "time in seconds (decimal digits "
+					      "with an optional point, such as "
+					      "0.25)\n", bad, times[i]);
+		}
+		CTL_EXPECT(f, 1, "", err, "replay", "event-kbd", bad);
+	}
+	/* A group too long for one request, found before anything is sent. */
+	{
+		g_autoptr(GString) text = g_string_new("0 EV_KEY KEY_A 1\n");
+		g_autofree char *err = NULL;
+
+		for (guint i = 0; i < 400; i++)
+			g_string_append(text, "1 EV_KEY KEY_LEFTSHIFT 1\n");
+		g_assert_true(g_file_set_contents(bad, text->str, -1, NULL));
+		err = g_strdup_printf("cusemuctl: %s:2: the 400 events at 1 s "
+				      "make a request longer than cusemud "
+				      "takes (4095 bytes); spread them over "
+				      "more times; nothing was sent\n", bad);
+		CTL_EXPECT(f, 1, "", err, "replay", "event-kbd", bad);
+	}
+	g_assert_cmpint(f->stub.device_requests, ==, 5);
 	g_assert_cmpint(g_unlink(events), ==, 0);
 	g_assert_cmpint(g_unlink(bad), ==, 0);
 }

@@ -1009,6 +1009,40 @@ static void test_eeprom_file(void)
 	g_assert_cmpint(g_rmdir(dir), ==, 0);
 }
 
+/*
+ * A save that fails for good (here its directory is gone; a full disk does
+ * the same): the daemon's log names the file and the bytes lost, and the
+ * daemon will exit with status 1.
+ */
+static void test_eeprom_lost(void)
+{
+	g_autofree char *dir = g_dir_make_tmp("cusemu-i2c-XXXXXX", NULL);
+	g_autofree char *path = g_build_filename(dir, "eeprom.bin", NULL);
+	g_autofree char *arg = g_strdup_printf("i2c:eeprom_file=%s", path);
+	g_autofree char *lost = NULL;
+	struct fixture fx = { 0 }, *f = &fx;
+	unsigned int before = cusemu_device_lost_count();
+
+	setup_device(f, arg, false);
+	g_assert_cmpint(slave(f, 0, EEPROM), ==, 0);
+	g_assert_cmpint(g_unlink(path), ==, 0);
+	g_assert_cmpint(g_rmdir(dir), ==, 0);
+	g_test_expect_message("cusemu-i2c", G_LOG_LEVEL_WARNING,
+			      "eeprom@0x50: cannot save its contents*");
+	g_assert_cmpint(write_byte_data(f, 0x10, 0x01), ==, 0);
+	g_test_expect_message("cusemu-i2c", G_LOG_LEVEL_WARNING,
+			      "eeprom@0x50: cannot save its contents*");
+	g_assert_cmpint(write_byte_data(f, 0x11, 0x02), ==, 0);
+	g_test_assert_expected_messages();
+	lost = g_strdup_printf("/dev/i2c-0 (i2c) lost data: eeprom@0x50: 2 bytes "
+			       "written since its last save are not in %s: *",
+			       path);
+	g_test_expect_message("cusemu-model", G_LOG_LEVEL_CRITICAL, lost);
+	teardown(f, NULL);
+	g_test_assert_expected_messages();
+	g_assert_cmpuint(cusemu_device_lost_count(), ==, before + 1);
+}
+
 static void expect_refused(const char *arg, const char *why)
 {
 	g_autoptr(GError) error = NULL;
@@ -1034,6 +1068,10 @@ static void test_bad_config(void)
 	expect_refused(arg2, "two EEPROMs in the file");
 	expect_refused("i2c:chips=rom@0x50", "unknown chip type 'rom'");
 	expect_refused("i2c:chips=eeprom", "write TYPE@ADDRESS");
+	/* Empty entries: a '+' too many, at either end or doubled. */
+	expect_refused("i2c:chips=eeprom@0x50+", "has an empty entry");
+	expect_refused("i2c:chips=+eeprom@0x50", "has an empty entry");
+	expect_refused("i2c:chips=eeprom@0x50++lm75@0x48", "has an empty entry");
 	expect_refused("i2c:chips=eeprom@0x00", "bad address '0x00'");
 	expect_refused("i2c:chips=eeprom@0x80", "bad address");
 	expect_refused("i2c:chips=eeprom@0xa400", "bad address");
@@ -1126,6 +1164,7 @@ int main(int argc, char **argv)
 		}
 	}
 	g_test_add_func("/i2c/eeprom-file", test_eeprom_file);
+	g_test_add_func("/i2c/eeprom-lost", test_eeprom_lost);
 	g_test_add_func("/i2c/bad-config", test_bad_config);
 	g_test_add_func("/i2c/old-kernel", test_old_kernel);
 	return g_test_run();

@@ -313,6 +313,16 @@ void cusemu_device_set_methods(struct cusemu_device *dev, unsigned int methods);
 /* Count a model event in the device's statistics ("expired", "dropped"). */
 void cusemu_device_count_event(struct cusemu_device *dev, const char *event);
 
+/*
+ * The model could not keep what clients gave it: an EEPROM write that its
+ * last save at shutdown could not put in its file, say. The message (what
+ * is lost, where, why) goes to the log as an error, and the daemon exits
+ * with status 1 once it has stopped. Safe from any callback, ->remove
+ * included.
+ */
+void cusemu_device_lost(struct cusemu_device *dev, const char *format, ...)
+	G_GNUC_PRINTF(2, 3);
+
 /* The parameters of an instance, already validated against model->params. */
 uint64_t cusemu_device_param_u64(const struct cusemu_device *dev,
 				 const char *key);
