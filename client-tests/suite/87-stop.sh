@@ -18,7 +18,7 @@ st_serving() {
 st_alive() { kill -0 "$daemon_pid" 2>/dev/null && [ -c /dev/st-rtc ] && [ -c /dev/st-event ]; }
 if wait_for 15 is_char_node /dev/st-slow && wait_for 10 st_serving; then
 	ok "cusemud serves every model (fioc, rtc, watchdog, i2c, evdev, legacy, probe, slow)"
-	st_helper=$(helper_of "$daemon_pid")
+	st_helper=$(cat /proc/"$daemon_pid"/task/*/children 2>/dev/null | tr -s " " "\n" | grep -m1 .)
 	for round in 1 2; do
 		kill -STOP "$daemon_pid"
 		sleep 1
@@ -60,6 +60,5 @@ else
 fi
 [ -z "$daemon_pid" ] || stop_daemon TERM
 status=$?
+# A call the filter refuses kills the daemon with SIGSYS: exit 159.
 check "SIGTERM after all that: exit 0 (exit $status)" test "$status" = 0
-check "no system call was refused (no SIGSYS in the log)" \
-	bash -c "! grep -qiE 'SIGSYS|bad system call|signal 31' '$work/st.log'"
