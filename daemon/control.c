@@ -18,8 +18,10 @@
  * Blanks around the request, and a '\r' before the '\n', are ignored.
  * The answer is text ending in '\n', never empty ("ok" at least). Every failure is a text starting
  * with "error: ": a request the daemon could not serve (with its reason),
- * an unknown or overlong request, no complete line within 2 s, more than
- * 16 connections at once, and a refused peer. Peers must be root, the
+ * an unknown or overlong request, no complete line within 1 s, more than
+ * 16 connections at once (root has 4 more of its own, so that no other
+ * peer can keep it out), and a refused peer, which is answered and closed
+ * at once. Peers must be root, the
  * daemon's own user, or in the control group, as primary (SO_PEERCRED) or
  * supplementary group (SO_PEERGROUPS); the socket file's mode, 0600, or
  * 0660 with that group, says the same.
@@ -41,10 +43,14 @@
 #include "control.h"
 
 #define REQUEST_MAX 4096
-#define REQUEST_TIMEOUT_MS 2000
+/* cusemuctl sends its line as soon as it is connected: a peer silent
+ * this long holds a slot for nothing. */
+#define REQUEST_TIMEOUT_MS 1000
 /* A client that stops reading its answer loses it after this long. */
 #define ANSWER_TIMEOUT_MS 2000
 #define MAX_CONNECTIONS 16
+/* Beyond MAX_CONNECTIONS, for root alone. */
+#define ROOT_CONNECTIONS 4
 #define LISTEN_BACKLOG 16
 /* Out of file descriptors: retry accepting after a pause, not in a loop. */
 #define ACCEPT_PAUSE_MS 100
@@ -56,7 +62,6 @@ struct connection {
 	int fd;
 	guint watch;		/* readable, then writable */
 	guint timeout;
-	bool refused;		/* answered with the refusal, whatever it asks */
 	GString *request;
 	GString *answer;
 	gsize written;
@@ -329,14 +334,6 @@ static enum read_state read_some(struct connection *c, gsize *line_len)
 	return c->request->len ? READ_LINE : READ_NOTHING;
 }
 
-static void refuse(struct connection *c)
-{
-	g_string_printf(c->answer,
-			"error: permission denied: only %s may use the "
-			"control socket\n",
-			c->control->allowed);
-}
-
 static gboolean on_readable(int fd, GIOCondition condition, gpointer user_data)
 {
 	struct connection *c = user_data;
@@ -351,9 +348,7 @@ static gboolean on_readable(int fd, GIOCondition condition, gpointer user_data)
 		connection_free(c);
 		return G_SOURCE_REMOVE;
 	}
-	if (c->refused)
-		refuse(c);
-	else if (state == READ_LINE)
+	if (state == READ_LINE)
 		answer_line(c, len);
 	else
 		g_string_printf(c->answer,
@@ -370,12 +365,9 @@ static gboolean on_request_timeout(gpointer user_data)
 	c->timeout = 0;
 	g_clear_handle_id(&c->watch, g_source_remove);
 	g_debug("control: no request within %d ms", REQUEST_TIMEOUT_MS);
-	if (c->refused)
-		refuse(c);
-	else
-		g_string_printf(c->answer,
-				"error: no complete request line within %d s\n",
-				REQUEST_TIMEOUT_MS / 1000);
+	g_string_printf(c->answer,
+			"error: no complete request line within %d s\n",
+			REQUEST_TIMEOUT_MS / 1000);
 	start_answer(c);
 	return G_SOURCE_REMOVE;
 }
@@ -407,16 +399,23 @@ static gboolean peer_in_group(int fd, gid_t group)
 	return FALSE;
 }
 
-static gboolean peer_allowed(struct cusemu_control *control, int fd)
+static gboolean peer_cred(int fd, struct ucred *cred)
 {
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
+	socklen_t len = sizeof(*cred);
 
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, cred, &len) < 0) {
 		g_message("control: cannot learn who connected: %s",
 			  g_strerror(errno));
 		return FALSE;
 	}
+	return TRUE;
+}
+
+static gboolean peer_allowed(struct cusemu_control *control, int fd,
+			     const struct ucred *peer)
+{
+	struct ucred cred = *peer;
+
 	/* The daemon's own user owns the socket file, so it may connect. */
 	if (cred.uid == 0 || cred.uid == geteuid())
 		return TRUE;
@@ -430,6 +429,16 @@ static gboolean peer_allowed(struct cusemu_control *control, int fd)
 	return FALSE;
 }
 
+/* Said in one send and closed: a peer the daemon does not serve keeps
+ * no slot. cusemuctl reads the answer even when its own write fails. */
+static void send_and_close(int fd, const char *text)
+{
+	if (send(fd, text, strlen(text), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+		g_debug("control: refusing a connection: %s",
+			g_strerror(errno));
+	close(fd);
+}
+
 static void connection_new(struct cusemu_control *control, int fd)
 {
 	struct connection *c = g_new0(struct connection, 1);
@@ -439,9 +448,6 @@ static void connection_new(struct cusemu_control *control, int fd)
 	c->request = g_string_new(NULL);
 	c->answer = g_string_new(NULL);
 	g_ptr_array_add(control->connections, c);
-	/* A refused peer still has its request read, never run: answering
-	 * before it is sent would fail the client's write, not explain. */
-	c->refused = !peer_allowed(control, fd);
 	c->watch = g_unix_fd_add(fd, G_IO_IN, on_readable, c);
 	c->timeout = g_timeout_add(REQUEST_TIMEOUT_MS, on_request_timeout, c);
 }
@@ -465,6 +471,7 @@ static gboolean on_incoming(int fd, GIOCondition condition, gpointer user_data)
 		"error: busy: too many control connections; try again\n";
 	struct cusemu_control *control = user_data;
 	int conn = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	struct ucred cred;
 
 	if (conn < 0) {
 		if (errno != EMFILE && errno != ENFILE && errno != ENOBUFS &&
@@ -479,12 +486,17 @@ static gboolean on_incoming(int fd, GIOCondition condition, gpointer user_data)
 					       on_accept_pause_over, control);
 		return G_SOURCE_REMOVE;
 	}
-	if (control->connections->len >= MAX_CONNECTIONS) {
-		if (send(conn, busy, sizeof(busy) - 1,
-			 MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
-			g_debug("control: refusing a connection: %s",
-				g_strerror(errno));
-		close(conn);
+	if (!peer_cred(conn, &cred) || !peer_allowed(control, conn, &cred)) {
+		g_autofree char *text = g_strdup_printf(
+			"error: permission denied: only %s may use the control "
+			"socket\n", control->allowed);
+
+		send_and_close(conn, text);
+		return G_SOURCE_CONTINUE;
+	}
+	if (control->connections->len >=
+	    MAX_CONNECTIONS + (cred.uid == 0 ? ROOT_CONNECTIONS : 0)) {
+		send_and_close(conn, busy);
 		return G_SOURCE_CONTINUE;
 	}
 	connection_new(control, conn);
