@@ -377,6 +377,7 @@ struct chip_options {
 	const char *file;
 	const char *temp;
 	bool pec;
+	bool bound;
 };
 
 struct chip_type {
@@ -434,8 +435,8 @@ static struct i2c_chip *lm75_create(const struct chip_options *o,
 }
 
 static const struct chip_type chip_types[] = {
-	{ "eeprom", "file=PATH", eeprom_create },
-	{ "lm75", "temp=MILLIDEGREES and pec", lm75_create },
+	{ "eeprom", "file=PATH and bound", eeprom_create },
+	{ "lm75", "temp=MILLIDEGREES, pec and bound", lm75_create },
 };
 
 static const struct chip_type *find_type(const char *name)
@@ -476,7 +477,9 @@ static bool parse_options(const struct chip_type *t, char **opts,
 	for (; *opts; opts++) {
 		const char *opt = *opts;
 
-		if (eeprom && g_str_has_prefix(opt, "file=")) {
+		if (!strcmp(opt, "bound")) {
+			o->bound = true;
+		} else if (eeprom && g_str_has_prefix(opt, "file=")) {
 			o->file = opt + strlen("file=");
 		} else if (!eeprom && g_str_has_prefix(opt, "temp=")) {
 			o->temp = opt + strlen("temp=");
@@ -548,6 +551,7 @@ static struct i2c_chip *parse_chip(const char *entry,
 	chip->type = t->name;
 	chip->addr = addr;
 	chip->ten = ten;
+	chip->bound = o.bound;
 	return chip;
 }
 

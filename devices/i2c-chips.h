@@ -45,6 +45,9 @@ struct i2c_chip {
 	const char *type;		/* "eeprom", "lm75" */
 	uint16_t addr;			/* 0..0x7f, or 0..0x3ff when ten */
 	bool ten;			/* answers 10-bit addressing only */
+	/* A kernel driver is bound to it (option bound): I2C_SLAVE there
+	 * is EBUSY, as i2cdev_check() says, and i2cdetect shows UU. */
+	bool bound;
 };
 
 /* What the device keys give the chips that do not say for themselves. */
@@ -84,8 +87,10 @@ bool i2c_lm75_parse_temp(const char *s, int *mc);
 	"the chips on the bus, '+'-separated TYPE@ADDRESS[:OPTION...] with "  \
 	"TYPE eeprom (a 24C02: 256 bytes, 8-byte pages; option file=PATH) "   \
 	"or lm75 (an LM75A sensor; options temp=MILLIDEGREES, pec: it "      \
-	"sends and checks SMBus PEC); ADDRESS 0x01-0x7f, or 0xa000 plus a "   \
-	"10-bit address as the kernel's new_device takes it; none for an "   \
+	"sends and checks SMBus PEC); either also takes bound: a kernel "     \
+	"driver holds it, so I2C_SLAVE there is EBUSY (UU in i2cdetect) and " \
+	"only I2C_SLAVE_FORCE reaches it; ADDRESS 0x01-0x7f, or 0xa000 plus " \
+	"a 10-bit address as the kernel's new_device takes it; none for an "  \
 	"empty bus"
 
 #endif

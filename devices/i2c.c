@@ -78,12 +78,6 @@ struct i2c_bus {
 struct i2c_client {
 	uint16_t addr;
 	uint16_t flags;			/* I2C_M_TEN, I2C_CLIENT_PEC */
-	/*
-	 * The address this file holds through I2C_SLAVE (0xa000 plus the
-	 * address when 10-bit), or -1: other files get EBUSY there, as
-	 * where a kernel driver is bound.
-	 */
-	int held;
 };
 
 /* ---- the wire */
@@ -395,13 +389,17 @@ static struct i2c_client *client_of(struct cusemu_file *file)
 	return file->private_data;
 }
 
-static bool held_elsewhere(struct i2c_bus *bus, const struct i2c_client *me,
-			   int key)
+/*
+ * i2cdev_check(): an address is busy where a kernel driver is bound to a
+ * chip. Other open files of the bus are anonymous clients, bound to no
+ * driver: any number of them may use one address.
+ */
+static bool bound_at(struct i2c_bus *bus, uint16_t addr, bool ten)
 {
-	for (guint i = 0; i < bus->clients->len; i++) {
-		const struct i2c_client *c = bus->clients->pdata[i];
+	for (guint i = 0; i < bus->chips->len; i++) {
+		const struct i2c_chip *chip = bus->chips->pdata[i];
 
-		if (c != me && c->held == key)
+		if (chip->bound && chip->addr == addr && chip->ten == ten)
 			return true;
 	}
 	return false;
@@ -414,7 +412,6 @@ static long i2c_set_slave(struct cusemu_device *dev, struct cusemu_file *file,
 	struct i2c_bus *bus = dev->priv;
 	struct i2c_client *c = client_of(file);
 	bool ten;
-	int key;
 
 	g_mutex_lock(&bus->lock);
 	ten = c->flags & I2C_M_TEN;
@@ -422,13 +419,11 @@ static long i2c_set_slave(struct cusemu_device *dev, struct cusemu_file *file,
 		g_mutex_unlock(&bus->lock);
 		return -EINVAL;
 	}
-	key = (int)arg + (ten ? 0xa000 : 0);
-	if (cmd == I2C_SLAVE && held_elsewhere(bus, c, key)) {
+	if (cmd == I2C_SLAVE && bound_at(bus, (uint16_t)arg, ten)) {
 		g_mutex_unlock(&bus->lock);
 		return -EBUSY;
 	}
 	c->addr = (uint16_t)arg;
-	c->held = cmd == I2C_SLAVE ? key : -1;
 	g_mutex_unlock(&bus->lock);
 	return 0;
 }
@@ -836,7 +831,6 @@ static int i2c_open(struct cusemu_device *dev, struct cusemu_file *file)
 	struct i2c_bus *bus = dev->priv;
 	struct i2c_client *c = g_new0(struct i2c_client, 1);
 
-	c->held = -1;
 	g_mutex_lock(&bus->lock);
 	g_ptr_array_add(bus->clients, c);
 	g_mutex_unlock(&bus->lock);

@@ -19,7 +19,7 @@ i2c() {
 }
 
 # detected FILE: the occupied cells of an i2cdetect grid in address order,
-# "48" for a chip that answered, "50:UU" for an address another file holds.
+# "48" for a chip that answered, "4c:UU" for an address a driver is bound to.
 detected() {
 	awk '/^[0-7]0: / {
 		for (j = 0; j < 16; j++) {
@@ -94,9 +94,11 @@ for abi in 64 32; do
 	log=$work/i2c-$abi.log
 
 	# Bus 7 with the default chips (EEPROM at 0x50, LM75 at 0x48), bus 8
-	# with one EEPROM at 0x51; both EEPROMs start erased.
+	# with one EEPROM at 0x51 and an LM75 at 0x4c that a kernel driver
+	# is bound to; both EEPROMs start erased.
 	start_daemon "$log" --control "$i2c_ctl" \
-		--device i2c:name=i2c-7 --device i2c:name=i2c-8,chips=eeprom@0x51
+		--device i2c:name=i2c-7 \
+		--device i2c:name=i2c-8,chips=eeprom@0x51+lm75@0x4c:bound
 	if ! wait_for 15 is_char_node /dev/i2c-7 || ! wait_for 5 is_char_node /dev/i2c-8; then
 		not_ok "cusemud creates /dev/i2c-7 and /dev/i2c-8 ($arch run)"; diag <"$log"
 		stop_daemon TERM
@@ -117,8 +119,14 @@ for abi in 64 32; do
 	echo "# i2cdetect ($arch) -y 8:"
 	diag <"$work/detect.out"
 	found=$(detected "$work/detect.out")
-	check "i2cdetect ($arch) -y 8 finds only the EEPROM configured at 51 (found: $found)" \
-		test "$status/$found" = "0/51"
+	check "i2cdetect ($arch) -y 8 finds the EEPROM at 51 and UU at 4c, the bound LM75 (found: $found)" \
+		test "$status/$found" = "0/4c:UU 51"
+	got=$(i2c $abi i2cget -y 8 0x4c 1 b 2>&1)
+	check "i2cget ($arch) -y 8 0x4c, bound to a driver, fails: Device or resource busy (got $got)" \
+		sh -c "echo '$got' | grep -q 'Device or resource busy'"
+	got=$(i2c $abi i2cget -f -y 8 0x4c 1 b 2>&1)
+	check "i2cget -f ($arch) -y 8 0x4c reaches it with I2C_SLAVE_FORCE (got $got)" \
+		test "$got" = 0x00
 
 	hold_address /dev/i2c-7 0x50
 	if wait_for 10 holding; then
@@ -127,15 +135,23 @@ for abi in 64 32; do
 		echo "# i2cdetect ($arch) -y 7, another process holding 0x50:"
 		diag <"$work/detect.out"
 		found=$(detected "$work/detect.out")
-		check "i2cdetect ($arch) shows UU at 50 while another process holds it with I2C_SLAVE (found: $found)" \
-			test "$status/$found" = "0/48 50:UU"
+		check "i2cdetect ($arch) still finds the EEPROM at 50 while another process has it with I2C_SLAVE, as with the kernel (found: $found)" \
+			test "$status/$found" = "0/48 50"
+		# Two programs on one chip, each with its own I2C_SLAVE.
+		i2c $abi i2cget -y 7 0x50 0x00 b >"$work/get-a.out" 2>&1 &
+		get_a=$!
+		i2c $abi i2cget -y 7 0x50 0x01 b >"$work/get-b.out" 2>&1
+		status=$?
+		wait "$get_a"
+		check "two i2cget ($arch) processes on 0x50 at once both succeed, beside the holder" \
+			sh -c "[ $? = 0 ] && [ $status = 0 ] && grep -qx '0x..' '$work/get-a.out' && grep -qx '0x..' '$work/get-b.out'"
 	else
 		not_ok "a process opens /dev/i2c-7 and claims 0x50 with I2C_SLAVE"; diag <"$work/holder.out"
 	fi
 	kill "$holder_pid" 2>/dev/null
 	wait "$holder_pid" 2>/dev/null
 	# The node's release reaches the daemon after the process is gone.
-	check "once that process exits, i2cdetect ($arch) finds the EEPROM at 50 again" \
+	check "once that process exits, i2cdetect ($arch) finds the same chips" \
 		wait_for 10 detects $abi 7 "48 50"
 
 	# --- byte writes and reads with i2cset and i2cget
