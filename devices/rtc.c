@@ -2,9 +2,11 @@
 /*
  * rtc: a real-time clock with the ABI of <linux/rtc.h>, served as the
  * kernel's drivers/rtc/dev.c serves it, so that util-linux hwclock works
- * against it. Its time is the host's CLOCK_REALTIME plus an offset of its
- * own; a timer thread per device raises the update, alarm and periodic
- * interrupts that read() and poll() report.
+ * against it. Like a chip with its own oscillator, it keeps its time when
+ * the system clock is set: its time is CLOCK_BOOTTIME (which runs on
+ * through suspend and never jumps) plus an offset of its own. A timer
+ * thread per device raises the update, alarm and periodic interrupts that
+ * read() and poll() report.
  */
 #define G_LOG_DOMAIN "cusemu-rtc"
 
@@ -69,8 +71,8 @@ struct rtc {
 	unsigned int readers;	/* reads waiting in irq_queue */
 
 	/*
-	 * Emulated time: the host's CLOCK_REALTIME plus this, in seconds and
-	 * ns (0 to 999999999); ns alone would not reach the year 9999.
+	 * Emulated time: CLOCK_BOOTTIME plus this, in seconds and ns (0 to
+	 * 999999999); ns alone would not reach the year 9999.
 	 */
 	int64_t offset_sec;
 	long offset_nsec;
@@ -99,7 +101,13 @@ static int64_t monotonic_ns(void)
 	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
 }
 
-/* The emulated time at a reading of the host's CLOCK_REALTIME. */
+/* The chip's oscillator: setting the system clock does not move it. */
+static void rtc_clock(struct timespec *ts)
+{
+	clock_gettime(CLOCK_BOOTTIME, ts);
+}
+
+/* The emulated time at a reading of rtc_clock(). */
 static struct timespec rtc_emulated(const struct rtc *r,
 				    const struct timespec *real)
 {
@@ -120,7 +128,7 @@ static int64_t rtc_now(const struct rtc *r)
 {
 	struct timespec real;
 
-	clock_gettime(CLOCK_REALTIME, &real);
+	rtc_clock(&real);
 	return rtc_emulated(r, &real).tv_sec;
 }
 
@@ -134,7 +142,7 @@ static void rtc_set_offset(struct rtc *r, int64_t t)
 {
 	struct timespec real;
 
-	clock_gettime(CLOCK_REALTIME, &real);
+	rtc_clock(&real);
 	r->offset_sec = t - real.tv_sec;
 	r->offset_nsec = RTC_SET_PHASE_NS - real.tv_nsec;
 	if (r->offset_nsec < 0) {
@@ -638,7 +646,7 @@ static gpointer rtc_timer_thread(gpointer data)
 	g_mutex_lock(&r->lock);
 	while (!r->stopping) {
 		mono = monotonic_ns();
-		clock_gettime(CLOCK_REALTIME, &real);
+		rtc_clock(&real);
 		emu = rtc_emulated(r, &real);
 		fired = rtc_expire(r, mono, &emu);
 		if (!fired) {
@@ -795,8 +803,21 @@ static int rtc_probe(struct cusemu_device *dev, char **why)
 	g_mutex_init(&r->lock);
 	g_cond_init(&r->irq_queue);
 	g_cond_init(&r->timer_cond);
-	if (strcmp(when, "host"))
+	if (strcmp(when, "host")) {
 		rtc_set_offset(r, rtc_tm_to_time64(&tm));
+	} else {
+		/* The host's time now, running on by the chip's clock. */
+		struct timespec real, boot;
+
+		clock_gettime(CLOCK_REALTIME, &real);
+		rtc_clock(&boot);
+		r->offset_sec = real.tv_sec - boot.tv_sec;
+		r->offset_nsec = real.tv_nsec - boot.tv_nsec;
+		if (r->offset_nsec < 0) {
+			r->offset_sec--;
+			r->offset_nsec += NSEC_PER_SEC;
+		}
+	}
 	r->irq_freq = RTC_DEFAULT_FREQ;
 	r->epoch = RTC_DEFAULT_EPOCH;
 	dev->priv = r;
@@ -871,7 +892,9 @@ static const struct cusemu_param rtc_params[] = {
 	  .help = "highest periodic rate RTC_IRQP_SET accepts, in Hz",
 	  .min = 2, .max = RTC_MAX_FREQ },
 	{ .key = "time", .type = CUSEMU_PARAM_STRING, .default_value = "host",
-	  .help = "initial time, UTC: YYYY-MM-DD HH:MM:SS, or host" },
+	  .help = "initial time, UTC: YYYY-MM-DD HH:MM:SS, or host; from "
+		  "then on the clock runs by itself, whatever the system "
+		  "clock is set to" },
 	CUSEMU_PARAM_END
 };
 

@@ -36,6 +36,14 @@ if wait_for 15 is_char_node /dev/rtc-real && wait_for 5 is_char_node /dev/watchd
 			grep -q '^2030-01-02 03:04:0' <<<"$shown"
 		check "... and the host's clock did not move" \
 			test "$(($(date -u +%Y) ))" -lt 2030 -a "$(date -u +%s)" -ge "$host_before"
+		# The chip keeps its own time: setting the system clock a year
+		# ahead (the VM's, put back right after) does not move it.
+		host_now=$(date -u +%s)
+		date -u -s "@$((host_now + 366 * 86400))" >/dev/null
+		shown=$($hw "${opts[@]}" --show 2>&1)
+		date -u -s "@$((host_now + 1))" >/dev/null
+		check "date -s a year ahead leaves the RTC where it was: $shown" \
+			grep -q '^2030-01-02 03:04:' <<<"$shown"
 		# Back to the host's time for the next ABI.
 		$hw "${opts[@]}" --set --date="$(date -u "+%F %T")" >/dev/null 2>&1
 
