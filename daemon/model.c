@@ -18,6 +18,7 @@
 #include "cusemu/report.h"
 #include "cusemu/sched.h"
 #include "device.h"
+#include "dispatch.h"
 #include "proc.h"
 #include "request.h"
 #include "stats.h"
@@ -61,6 +62,11 @@ void cusemu_device_wake_up(struct cusemu_device *dev)
 void cusemu_device_count_event(struct cusemu_device *dev, const char *event)
 {
 	cusemu_stats_count_event(cusemu_instance(dev)->stats, event);
+}
+
+const char *cusemu_device_kernel_model(const struct cusemu_device *dev)
+{
+	return cusemu_instance(dev)->kmodel->name;
 }
 
 /* How many times a model said it lost what clients gave it. */

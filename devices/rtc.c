@@ -43,8 +43,9 @@
 /* What the emulated chip can hold: 1970-01-01 to 9999-12-31 23:59:59. */
 #define RTC_RANGE_MAX 253402300799LL
 
-/* The rtc class default (rtc_allocate_device()); IRQP_SET changes it. */
-#define RTC_DEFAULT_FREQ 1
+/* rtc-cmos's periodic rate at probe, and drivers/char/rtc.c's before it;
+ * IRQP_SET changes it. */
+#define RTC_DEFAULT_FREQ 1024
 /* Drivers with an epoch (drivers/char/rtc.c, alpha) start at 1900. */
 #define RTC_DEFAULT_EPOCH 1900
 
@@ -61,6 +62,10 @@ struct rtc {
 	/* Set at probe, read-only after. */
 	unsigned long features;		/* 1 << RTC_FEATURE_* */
 	unsigned long max_freq;
+	/* drivers/char/rtc.c of 2.6.10: rates are powers of two, from 2. */
+	bool pow2_rates;
+	/* RTC_EPOCH_*: gone from x86's rtc-dev today (ENOTTY). */
+	bool has_epoch;
 
 	GMutex lock;		/* guards everything below */
 	GCond irq_queue;	/* readers wait here for irq_data */
@@ -433,13 +438,18 @@ static long rtc_pie(struct cusemu_device *dev, struct cusemu_file *file,
 
 /* ---- periodic rate and epoch: values in arg, unsigned long out */
 
-/* arg is the rate itself, on both ABIs: a power of two, 2 to max_freq. */
+/*
+ * arg is the rate itself, on both ABIs. Today's rtc_irq_set_freq() takes
+ * 1 to RTC_MAX_FREQ (here max_freq, the chip's); 2.6.10's drivers/char/
+ * rtc.c took powers of two from 2.
+ */
 static long rtc_irqp_set(struct cusemu_device *dev, struct cusemu_file *file,
 			 unsigned int cmd, unsigned long arg)
 {
 	struct rtc *r = dev->priv;
 
-	if (arg < 2 || arg > r->max_freq || (arg & (arg - 1)))
+	if (arg < (r->pow2_rates ? 2 : 1) || arg > r->max_freq ||
+	    (r->pow2_rates && (arg & (arg - 1))))
 		return -EINVAL;
 	g_mutex_lock(&r->lock);
 	r->irq_freq = arg;
@@ -480,6 +490,8 @@ static long rtc_epoch_set(struct cusemu_device *dev, struct cusemu_file *file,
 {
 	struct rtc *r = dev->priv;
 
+	if (!r->has_epoch)
+		return -ENOIOCTLCMD;
 	if (arg < 1900)
 		return -EINVAL;
 	g_mutex_lock(&r->lock);
@@ -501,14 +513,22 @@ static unsigned long rtc_epoch(struct rtc *r)
 static long rtc_epoch_read(struct cusemu_device *dev, struct cusemu_file *file,
 			   unsigned int cmd, unsigned long arg)
 {
-	return cusemu_put_user(rtc_epoch(dev->priv), arg);
+	struct rtc *r = dev->priv;
+
+	if (!r->has_epoch)
+		return -ENOIOCTLCMD;
+	return cusemu_put_user(rtc_epoch(r), arg);
 }
 
 static long rtc_epoch_read32(struct cusemu_device *dev,
 			     struct cusemu_file *file, unsigned int cmd,
 			     unsigned long arg)
 {
-	return cusemu_put_user((__u32)rtc_epoch(dev->priv), arg);
+	struct rtc *r = dev->priv;
+
+	if (!r->has_epoch)
+		return -ENOIOCTLCMD;
+	return cusemu_put_user((__u32)rtc_epoch(r), arg);
 }
 
 /* ---- parameters */
@@ -800,6 +820,8 @@ static int rtc_probe(struct cusemu_device *dev, char **why)
 	if (cusemu_device_param_bool(dev, "uie"))
 		r->features |= 1ul << RTC_FEATURE_UPDATE_INTERRUPT;
 	r->max_freq = cusemu_device_param_u64(dev, "max_freq");
+	r->pow2_rates = !strcmp(cusemu_device_kernel_model(dev), "2.6.10");
+	r->has_epoch = strcmp(cusemu_device_kernel_model(dev), "modern");
 	g_mutex_init(&r->lock);
 	g_cond_init(&r->irq_queue);
 	g_cond_init(&r->timer_cond);
@@ -818,7 +840,10 @@ static int rtc_probe(struct cusemu_device *dev, char **why)
 			r->offset_nsec += NSEC_PER_SEC;
 		}
 	}
-	r->irq_freq = RTC_DEFAULT_FREQ;
+	r->irq_freq = MIN(RTC_DEFAULT_FREQ, r->max_freq);
+	if (r->pow2_rates && r->max_freq < RTC_DEFAULT_FREQ)
+		while (r->irq_freq & (r->irq_freq - 1))
+			r->irq_freq &= r->irq_freq - 1;
 	r->epoch = RTC_DEFAULT_EPOCH;
 	dev->priv = r;
 	r->timer = g_thread_new("rtc-timer", rtc_timer_thread, r);
@@ -888,9 +913,10 @@ static const struct cusemu_param rtc_params[] = {
 	  .help = "whether the chip has an alarm (AIE, ALM_*, WKALM_*)" },
 	{ .key = "uie", .type = CUSEMU_PARAM_BOOL, .default_value = "true",
 	  .help = "whether it has update interrupts (needs alarm too)" },
-	{ .key = "max_freq", .type = CUSEMU_PARAM_UINT, .default_value = "64",
-	  .help = "highest periodic rate RTC_IRQP_SET accepts, in Hz",
-	  .min = 2, .max = RTC_MAX_FREQ },
+	{ .key = "max_freq", .type = CUSEMU_PARAM_UINT, .default_value = "8192",
+	  .help = "highest periodic rate RTC_IRQP_SET accepts, in Hz (the "
+		  "rate starts at 1024, or this if lower)",
+	  .min = 1, .max = RTC_MAX_FREQ },
 	{ .key = "time", .type = CUSEMU_PARAM_STRING, .default_value = "host",
 	  .help = "initial time, UTC: YYYY-MM-DD HH:MM:SS, or host; from "
 		  "then on the clock runs by itself, whatever the system "

@@ -426,11 +426,11 @@ static void test_irqp(struct fixture *f, gconstpointer data)
 	uint64_t v64;
 	uint32_t v32;
 
-	/* The class default before any set. */
+	/* rtc-cmos's rate before any set. */
 	p = arg_area(f, false, NULL, 0);
 	g_assert_cmpint(call_at(f, false, RTC_IRQP_READ, &rt), ==, 0);
 	memcpy(&v64, p, 8);
-	g_assert_cmpuint(v64, ==, 1);
+	g_assert_cmpuint(v64, ==, 1024);
 
 	/* arg is the rate itself: nothing is fetched from the caller. */
 	g_assert_cmpint(call(f, false, RTC_IRQP_SET, 8, &rt), ==, 0);
@@ -453,12 +453,13 @@ static void test_irqp(struct fixture *f, gconstpointer data)
 	for (int compat = 0; compat < 2; compat++) {
 		unsigned int set = compat ? RTC_IRQP_SET32 : RTC_IRQP_SET;
 
+		/* Today's rtc_irq_set_freq(): 1 to 8192, no other rule. */
 		g_assert_cmpint(call(f, compat, set, 0, NULL), ==, -EINVAL);
-		g_assert_cmpint(call(f, compat, set, 1, NULL), ==, -EINVAL);
-		g_assert_cmpint(call(f, compat, set, 3, NULL), ==, -EINVAL);
-		g_assert_cmpint(call(f, compat, set, 48, NULL), ==, -EINVAL);
-		g_assert_cmpint(call(f, compat, set, 128, NULL), ==, -EINVAL);
-		g_assert_cmpint(call(f, compat, set, 2, NULL), ==, 0);
+		g_assert_cmpint(call(f, compat, set, 8193, NULL), ==, -EINVAL);
+		g_assert_cmpint(call(f, compat, set, 1, NULL), ==, 0);
+		g_assert_cmpint(call(f, compat, set, 3, NULL), ==, 0);
+		g_assert_cmpint(call(f, compat, set, 48, NULL), ==, 0);
+		g_assert_cmpint(call(f, compat, set, 8192, NULL), ==, 0);
 		g_assert_cmpint(call(f, compat, set, 64, NULL), ==, 0);
 	}
 	/*
@@ -473,6 +474,22 @@ static void test_irqp(struct fixture *f, gconstpointer data)
 	g_assert_cmpuint(client(f, true)->mem[AT_ARG + 8], ==, 0xee);
 }
 
+/* 2.6.10's drivers/char/rtc.c: powers of two from 2, up to max_freq. */
+static void test_irqp_2610(struct fixture *f, gconstpointer data)
+{
+	for (int compat = 0; compat < 2; compat++) {
+		unsigned int set = compat ? RTC_IRQP_SET32 : RTC_IRQP_SET;
+
+		g_assert_cmpint(call(f, compat, set, 0, NULL), ==, -EINVAL);
+		g_assert_cmpint(call(f, compat, set, 1, NULL), ==, -EINVAL);
+		g_assert_cmpint(call(f, compat, set, 3, NULL), ==, -EINVAL);
+		g_assert_cmpint(call(f, compat, set, 48, NULL), ==, -EINVAL);
+		g_assert_cmpint(call(f, compat, set, 128, NULL), ==, -EINVAL);
+		g_assert_cmpint(call(f, compat, set, 2, NULL), ==, 0);
+		g_assert_cmpint(call(f, compat, set, 64, NULL), ==, 0);
+	}
+}
+
 static void test_max_freq(struct fixture *f, gconstpointer data)
 {
 	g_assert_cmpint(call(f, false, RTC_IRQP_SET, 8192, NULL), ==, 0);
@@ -482,6 +499,19 @@ static void test_max_freq(struct fixture *f, gconstpointer data)
 	/* The value is an unsigned long: no truncation to a valid rate. */
 	g_assert_cmpint(call(f, false, RTC_IRQP_SET,
 			     (UINT64_C(1) << 32) | 8, NULL), ==, -EINVAL);
+}
+
+/* Today's x86 rtc-dev has no epoch: ENOTTY in both ABIs. */
+static void test_epoch_modern(struct fixture *f, gconstpointer data)
+{
+	for (int compat = 0; compat < 2; compat++) {
+		g_assert_cmpint(call_at(f, compat, compat ? RTC_EPOCH_READ32
+							  : RTC_EPOCH_READ,
+					NULL), ==, -ENOTTY);
+		g_assert_cmpint(call(f, compat, compat ? RTC_EPOCH_SET32
+						       : RTC_EPOCH_SET,
+				     2000, NULL), ==, -ENOTTY);
+	}
 }
 
 static void test_epoch(struct fixture *f, gconstpointer data)
@@ -615,7 +645,7 @@ static void test_bad_config(void)
 	assert_refused("rtc:time=yesterday", "time is 'host' or a UTC time");
 	assert_refused("rtc:time=2030-02-30 00:00:00", "not '2030-02-30");
 	assert_refused("rtc:time=1969-12-31 23:59:59", "time is");
-	assert_refused("rtc:max_freq=1", "out of range");
+	assert_refused("rtc:max_freq=0", "out of range");
 	assert_refused("rtc:max_freq=16384", "out of range");
 	assert_refused("rtc:uie=maybe", "true or false");
 }
@@ -898,7 +928,7 @@ static void test_global_table(struct fixture *f, gconstpointer data)
 	g_assert_cmpuint(v32, ==, 16);
 	rd_time(f, true);
 	rd_time(f, false);
-	g_assert_cmpint(call(f, false, RTC_IRQP_SET, 3, NULL), ==, -EINVAL);
+	g_assert_cmpint(call(f, false, RTC_IRQP_SET, 8193, NULL), ==, -EINVAL);
 }
 
 #define ADD(name, arg, fn) \
@@ -919,8 +949,10 @@ int main(int argc, char **argv)
 	ADD("/rtc/alarm/none", "rtc:alarm=false", test_no_alarm);
 	ADD("/rtc/alarm/no-uie", "rtc:uie=false", test_no_uie);
 	ADD("/rtc/irqp", NULL, test_irqp);
+	ADD("/rtc/irqp/2.6.10", "rtc:kernel=2.6.10,max_freq=64", test_irqp_2610);
 	ADD("/rtc/irqp/max-freq", "rtc:max_freq=8192", test_max_freq);
-	ADD("/rtc/epoch", NULL, test_epoch);
+	ADD("/rtc/epoch", "rtc:kernel=2.6.11", test_epoch);
+	ADD("/rtc/epoch/modern", NULL, test_epoch_modern);
 	ADD("/rtc/param", NULL, test_params);
 	g_test_add_func("/rtc/param/features", test_features);
 	ADD("/rtc/unknown", NULL, test_unknown);

@@ -310,6 +310,14 @@ bool cusemu_process_is_32bit(pid_t pid);
  */
 void cusemu_device_set_methods(struct cusemu_device *dev, unsigned int methods);
 
+/*
+ * The kernel generation the device is dispatched as (--kernel, or kernel=
+ * of the device): "2.6.10", "unlocked", "split", "2.6.11" or "modern". A
+ * model whose driver answered differently across generations (rtc's
+ * periodic rates, its epoch) asks it in ->probe.
+ */
+const char *cusemu_device_kernel_model(const struct cusemu_device *dev);
+
 /* Count a model event in the device's statistics ("expired", "dropped"). */
 void cusemu_device_count_event(struct cusemu_device *dev, const char *event);
 
