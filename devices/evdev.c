@@ -762,6 +762,10 @@ static long evdev_set_mask(struct evdev *e, struct evdev_client *client,
 	return 0;
 }
 
+/* struct ff_effect as i386 lays it out (input-compat.h's ff_effect_compat):
+ * its union holds a pointer. */
+#define EVDEV_FF_EFFECT32_SIZE 44
+
 /*
  * Masks out the size bits, to match the commands that encode a length:
  * evdev.c's EVIOC_MASK_SIZE().
@@ -857,6 +861,19 @@ static long evdev_do_ioctl(struct cusemu_device *dev,
 		return str_to_user(e->phys, size, p);
 	case EVIOCGUNIQ(0):
 		return str_to_user(e->uniq, size, p);
+	case EVIOC_MASK_SIZE(EVIOCSFF): {
+		/*
+		 * input_ff_effect_from_user() (the caller's layout, else
+		 * EFAULT), then input_ff_upload() of a device without EV_FF:
+		 * ENOSYS, which FUSE hands the caller as ENOTTY.
+		 */
+		struct ff_effect effect;
+
+		if (size != (compat ? EVDEV_FF_EFFECT32_SIZE : sizeof(effect)) ||
+		    cusemu_copy_from_user(&effect, p, size))
+			return -EFAULT;
+		return -ENOSYS;
+	}
 	}
 
 	if (_IOC_TYPE(cmd) != 'E')

@@ -317,6 +317,17 @@ static void test_mouse(struct fixture *f, gconstpointer data)
 	g_assert_false(test_bit(KEY_A, p));
 	/* No EV_REP: evdev says -ENOSYS. */
 	g_assert_cmpint(call_at(f, false, EVIOCGREP), ==, -ENOSYS);
+	/*
+	 * No EV_FF: the effect is read in the caller's layout (48 bytes, or
+	 * i386's 44; another size or a bad pointer is EFAULT), then
+	 * input_ff_upload() says -ENOSYS, as does input_ff_erase().
+	 */
+	g_assert_cmpint(call_at(f, false, EVIOCSFF), ==, -ENOSYS);
+	g_assert_cmpint(call_at(f, true, _IOW('E', 0x80, char[44])), ==,
+			-ENOSYS);
+	g_assert_cmpint(call_at(f, true, EVIOCSFF), ==, -EFAULT);
+	g_assert_cmpint(call(f, false, EVIOCSFF, 8), ==, -EFAULT);
+	g_assert_cmpint(call(f, false, EVIOCRMFF, 3), ==, -ENOSYS);
 }
 
 static void test_abs(struct fixture *f, gconstpointer data)
