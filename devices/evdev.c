@@ -350,12 +350,12 @@ static void evdev_pass_values(struct evdev_client *client,
 }
 
 /*
- * Queue events to every file that receives them: the grabbing one alone
+ * Pass events to every file that receives them: the grabbing one alone
  * while a grab holds. One timestamp for all, in each file's clock, as
- * evdev_events() takes one per clock for a batch.
+ * evdev_events() takes one per clock for a batch. e->lock held.
  */
-static void evdev_queue(struct evdev *e, const struct evdev_event *events,
-			unsigned int n)
+static void evdev_deliver(struct evdev *e, const struct evdev_event *events,
+			  unsigned int n)
 {
 	struct timespec now[3] = {
 		evdev_now(CLOCK_REALTIME),
@@ -363,9 +363,6 @@ static void evdev_queue(struct evdev *e, const struct evdev_event *events,
 		evdev_now(CLOCK_BOOTTIME),
 	};
 
-	g_mutex_lock(&e->lock);
-	for (unsigned int i = 0; i < n; i++)
-		evdev_update_state(e, &events[i]);
 	for (guint c = 0; c < e->clients->len; c++) {
 		struct evdev_client *client = e->clients->pdata[c];
 
@@ -377,6 +374,16 @@ static void evdev_queue(struct evdev *e, const struct evdev_event *events,
 									    2]);
 	}
 	g_cond_broadcast(&e->wait);
+}
+
+/* Events from the hardware (cusemuctl inject): state, then every file. */
+static void evdev_queue(struct evdev *e, const struct evdev_event *events,
+			unsigned int n)
+{
+	g_mutex_lock(&e->lock);
+	for (unsigned int i = 0; i < n; i++)
+		evdev_update_state(e, &events[i]);
+	evdev_deliver(e, events, n);
 	g_mutex_unlock(&e->lock);
 	cusemu_device_wake_up(e->dev);
 }
@@ -1018,6 +1025,90 @@ static void evdev_event_to_buf(const struct evdev_client *client,
  * evdev_read(): whole events in the caller's layout, as many as fit, only
  * from complete packets. A read of 0 bytes only checks for errors.
  */
+/*
+ * input_get_disposition(), for an event a program writes: whether the
+ * input core passes it on. Unsupported events, and events that change
+ * nothing (a key already down, an LED already lit, a zero motion), stop
+ * there. e->lock held.
+ */
+static bool evdev_passes(const struct evdev *e, const struct evdev_event *ev)
+{
+	if (ev->type == EV_SYN)
+		return ev->code != SYN_DROPPED && ev->code <= SYN_MAX;
+	if (!evdev_supports(e, ev->type, ev->code))
+		return false;
+	switch (ev->type) {
+	case EV_KEY:
+		/* A repeat (2) only of a key that is down. */
+		if (ev->value == 2)
+			return test_bit(ev->code, e->key);
+		return !!test_bit(ev->code, e->key) != !!ev->value;
+	case EV_LED:
+		return !!test_bit(ev->code, e->led) != !!ev->value;
+	case EV_SND:
+		return !!test_bit(ev->code, e->snd) != !!ev->value;
+	case EV_SW:
+		return !!test_bit(ev->code, e->sw) != !!ev->value;
+	case EV_ABS:
+		return e->absinfo[ev->code].value != ev->value;
+	case EV_REL:
+		return ev->value != 0;
+	case EV_REP:
+		return ev->value >= 0 && e->rep[ev->code] != ev->value;
+	case EV_MSC:
+		return true;
+	}
+	return false;
+}
+
+/*
+ * evdev_write(): each whole event in the file's ABI (24 bytes, or i386's
+ * 16) goes through input_inject_event(): the device's state, then every
+ * reader, the writer too. LED and sound events are how a program lights
+ * a keyboard's LEDs. Bytes after the last whole event are left.
+ */
+static ssize_t evdev_write(struct cusemu_device *dev, struct cusemu_file *file,
+			   const char *buf, size_t count)
+{
+	struct evdev *e = dev->priv;
+	struct evdev_client *client = file->private_data;
+	g_autofree struct evdev_event *events = NULL;
+	size_t size, done = 0;
+	unsigned int n = 0;
+
+	g_mutex_lock(&e->lock);
+	size = evdev_event_size(client);
+	if (count != 0 && count < size) {
+		g_mutex_unlock(&e->lock);
+		return -EINVAL;
+	}
+	if (client->revoked || e->stopping) {
+		g_mutex_unlock(&e->lock);
+		return -ENODEV;
+	}
+	events = g_new(struct evdev_event, count / size + 1);
+	for (; done + size <= count; done += size) {
+		/* type, code and value follow the time in both layouts. */
+		const char *at = buf + done + size - 8;
+		struct evdev_event ev = { 0 };
+		int32_t value;
+
+		memcpy(&ev.type, at, sizeof(ev.type));
+		memcpy(&ev.code, at + 2, sizeof(ev.code));
+		memcpy(&value, at + 4, sizeof(value));
+		ev.value = value;
+		if (!evdev_passes(e, &ev))
+			continue;
+		evdev_update_state(e, &ev);
+		events[n++] = ev;
+	}
+	evdev_deliver(e, events, n);
+	g_mutex_unlock(&e->lock);
+	if (n)
+		cusemu_device_wake_up(dev);
+	return (ssize_t)done;
+}
+
 static ssize_t evdev_read(struct cusemu_device *dev, struct cusemu_file *file,
 			  char *buf, size_t count)
 {
@@ -1264,6 +1355,7 @@ const struct cusemu_device_model cusemu_model_evdev = {
 	.open = evdev_open,
 	.release = evdev_release,
 	.read = evdev_read,
+	.write = evdev_write,
 	.poll = evdev_poll,
 	.unlocked_ioctl = evdev_ioctl,
 	.compat_ioctl = evdev_compat_ioctl,

@@ -613,6 +613,92 @@ static void test_read_compat(struct fixture *f, gconstpointer data)
 	g_assert_cmpint(do_read(f, &f->file, ev, sizeof(ev)), ==, 48);
 }
 
+static ssize_t do_write(struct fixture *f, struct cusemu_file *file,
+			const void *buf, size_t size)
+{
+	return f->dev->model->write(f->dev, file, buf, size);
+}
+
+/*
+ * write(): input_inject_event() of each whole event in the writer's ABI.
+ * Readers (the writer among them) see what changes the device's state,
+ * LEDs become what EVIOCGLED reports; a write shorter than one event is
+ * EINVAL, and after EVIOCREVOKE ENODEV.
+ */
+static void test_write(struct fixture *f, gconstpointer data)
+{
+	struct cusemu_file reader = { .dev = f->dev, .flags = O_NONBLOCK };
+	struct event64 in[4] = {
+		{ .type = EV_LED, .code = LED_CAPSL, .value = 1 },
+		{ .type = EV_KEY, .code = KEY_A, .value = 1 },
+		{ .type = EV_KEY, .code = KEY_A, .value = 1 },	/* no change */
+		{ .type = EV_SYN, .code = SYN_REPORT },
+	};
+	struct event32 in32[2] = {
+		{ .type = EV_LED, .code = LED_NUML, .value = 1 },
+		{ .type = EV_SYN, .code = SYN_REPORT },
+	};
+	struct event64 out[8];
+	struct event32 out32[4];
+	uint8_t *p;
+
+	g_assert_cmpint(f->dev->model->open(f->dev, &reader), ==, 0);
+	f->file.flags = O_NONBLOCK;
+	g_assert_cmpint(do_write(f, &f->file, in, 23), ==, -EINVAL);
+	/* Whole events only: the 10 bytes after the fourth are left. */
+	{
+		char buf[sizeof(in) + 10] = { 0 };
+
+		memcpy(buf, in, sizeof(in));
+		g_assert_cmpint(do_write(f, &f->file, buf, sizeof(buf)), ==,
+				sizeof(in));
+	}
+	g_assert_cmpint(do_read(f, &reader, out, sizeof(out)), ==, 3 * 24);
+	g_assert_cmpuint(out[0].type, ==, EV_LED);
+	g_assert_cmpuint(out[0].code, ==, LED_CAPSL);
+	g_assert_cmpint(out[0].value, ==, 1);
+	g_assert_cmpuint(out[1].code, ==, KEY_A);
+	g_assert_cmpuint(out[2].type, ==, EV_SYN);
+	g_assert_cmpint(out[0].sec, >, 0);
+	/* The writer is a reader too. */
+	g_assert_cmpint(do_read(f, &f->file, out, sizeof(out)), ==, 3 * 24);
+	p = arg_area(f, false, NULL, 0);
+	g_assert_cmpint(call_at(f, false, EVIOCGLED(8)), ==, 8);
+	g_assert_true(test_bit(LED_CAPSL, p));
+	g_assert_false(test_bit(LED_NUML, p));
+
+	/* An i386 writer's events are 16 bytes. */
+	arg_area(f, true, NULL, 0);
+	g_assert_cmpint(call_at(f, true, EVIOCGVERSION), ==, 0);
+	g_assert_cmpint(do_write(f, &f->file, in32, 15), ==, -EINVAL);
+	g_assert_cmpint(do_write(f, &f->file, in32, sizeof(in32)), ==, 32);
+	g_assert_cmpint(do_read(f, &f->file, out32, sizeof(out32)), ==, 32);
+	g_assert_cmpuint(out32[0].code, ==, LED_NUML);
+	g_assert_cmpint(do_read(f, &reader, out, sizeof(out)), ==, 48);
+	p = arg_area(f, true, NULL, 0);
+	g_assert_cmpint(call_at(f, true, EVIOCGLED(8)), ==, 4);	/* a compat long */
+	g_assert_true(test_bit(LED_NUML, p) && test_bit(LED_CAPSL, p));
+
+	/* Events the device does not send, or that change nothing, stop in
+	 * the input core: a lone SYN_REPORT reaches nobody. */
+	{
+		struct event64 none[2] = {
+			{ .type = EV_ABS, .code = ABS_X, .value = 5 },
+			{ .type = EV_SYN, .code = SYN_REPORT },
+		};
+
+		arg_area(f, false, NULL, 0);
+		g_assert_cmpint(call_at(f, false, EVIOCGVERSION), ==, 0);
+		g_assert_cmpint(do_write(f, &f->file, none, sizeof(none)), ==,
+				sizeof(none));
+		g_assert_cmpint(do_read(f, &reader, out, sizeof(out)), ==,
+				-EAGAIN);
+	}
+	f->dev->model->release(f->dev, &reader);
+	g_assert_cmpint(call(f, false, EVIOCREVOKE, 0), ==, 0);
+	g_assert_cmpint(do_write(f, &f->file, in, sizeof(in)), ==, -ENODEV);
+}
+
 /*
  * __pass_event(): a full queue keeps only the newest event, after a
  * SYN_DROPPED with that event's time.
@@ -844,6 +930,7 @@ int main(int argc, char **argv)
 	ADD("/evdev/read/overflow", NULL, test_overflow);
 	ADD("/evdev/read/blocks", NULL, test_read_blocks);
 	ADD("/evdev/revoke", NULL, test_revoke);
+	ADD("/evdev/write", NULL, test_write);
 	ADD("/evdev/mask", NULL, test_mask);
 	ADD("/evdev/mask/errors", NULL, test_mask_errors);
 	return g_test_run();

@@ -2,7 +2,8 @@
 # the device information it queries (name, ID, supported events), the
 # events cusemuctl injects and replays as evtest reads them (24-byte
 # struct input_event for x86_64, 16-byte for i386), the key state of
-# evtest --query, and the errors of bad injections.
+# evtest --query, events written by evemu-event and libevdev (an LED lit),
+# and the errors of bad injections.
 # The i386 build comes from client-tests/fetch-i386 (run by setup).
 # Sourced by client-tests/integration.
 
@@ -157,6 +158,51 @@ if wait_for 15 is_char_node "$ev_kbd" && wait_for 5 is_char_node "$ev_mouse"; th
 				'type 2 (EV_REL), code 1 (REL_Y), value -3' "$syn") <(ev_events "$out")
 		ev_stop
 	done
+
+	# Programs that write events (input_inject_event): evemu-event sends
+	# a key, libevdev lights an LED (libinput sets keyboard LEDs so).
+	for abi in 64 32; do
+		arch=$([ $abi = 32 ] && echo i386 || echo x86_64)
+		out=$work/evtest-write-$abi.out
+		ev_start 64 "$ev_kbd" "$out"
+		wait_for 10 ev_has "$out" "Testing ... (interrupt to exit)"
+		if [ $abi = 64 ]; then
+			evemu_event() { /usr/bin/evemu-event "$@"; }
+			tweak() { /usr/bin/libevdev-tweak-device "$@"; }
+		else
+			evemu_event() { "$here/run-i386" usr/bin/evemu-event "$@"; }
+			tweak() { "$here/run-i386" usr/bin/libevdev-tweak-device "$@"; }
+		fi
+		check "evemu-event ($arch) writes KEY_C 1 with a SYN_REPORT (exit 0)" \
+			evemu_event "$ev_kbd" --type EV_KEY --code KEY_C --value 1 --sync
+		check "... and a reader sees it" \
+			wait_for 5 ev_seen "$out" 1 'type 1 (EV_KEY), code 46 (KEY_C), value 1'
+		check "evemu-event ($arch) writes KEY_C 0" \
+			evemu_event "$ev_kbd" --type EV_KEY --code KEY_C --value 0 --sync
+		check "... and EVIOCGKEY has KEY_C up again (evtest --query exits 0)" \
+			/usr/bin/evtest --query "$ev_kbd" EV_KEY KEY_C
+		check "libevdev-tweak-device ($arch) --led LED_CAPSL --on (exit 0)" \
+			tweak --led LED_CAPSL --on "$ev_kbd"
+		/usr/bin/evtest --query "$ev_kbd" EV_LED LED_CAPSL
+		status=$?
+		check "... and EVIOCGLED reports Caps Lock lit (evtest --query exits 10, got $status)" \
+			test "$status" = 10
+		check "... and a reader sees the LED event" \
+			wait_for 5 ev_seen "$out" 1 'type 17 (EV_LED), code 1 (LED_CAPSL), value 1'
+		check "libevdev-tweak-device ($arch) --led LED_CAPSL --off" \
+			tweak --led LED_CAPSL --off "$ev_kbd"
+		check "... and it is dark again" /usr/bin/evtest --query "$ev_kbd" EV_LED LED_CAPSL
+		ev_stop
+	done
+	check "a write shorter than one event fails with EINVAL" \
+		python3 -c '
+import errno, os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY)
+try:
+    os.write(fd, bytes(23))
+except OSError as e:
+    sys.exit(0 if e.errno == errno.EINVAL else 1)
+sys.exit(1)' "$ev_kbd"
 
 	# Bad injections: an error from cusemuctl, and no event reaches a reader.
 	out=$work/evtest-bad.out
