@@ -7,8 +7,12 @@
 #define G_LOG_DOMAIN "cusemu-i2c"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <glib.h>
 
@@ -29,6 +33,7 @@ struct eeprom {
 	uint8_t page[EEPROM_PAGE];
 	uint8_t page_valid;		/* bit i: page[i] was written */
 	char *file;			/* NULL: contents live in memory only */
+	mode_t mode;			/* the file's, kept by every save */
 	bool dirty;			/* mem differs from the file */
 	uint8_t unsaved[EEPROM_SIZE / 8];	/* bit i: byte i is not in it */
 };
@@ -45,8 +50,8 @@ static bool eeprom_save(struct eeprom *e, char **why)
 
 	if (!g_file_set_contents_full(e->file, (const char *)e->mem,
 				      sizeof(e->mem),
-				      G_FILE_SET_CONTENTS_CONSISTENT, 0644,
-				      &error)) {
+				      G_FILE_SET_CONTENTS_CONSISTENT,
+				      (int)e->mode, &error)) {
 		*why = g_strdup(error->message);
 		return false;
 	}
@@ -64,35 +69,54 @@ static unsigned int eeprom_unsaved(const struct eeprom *e)
 	return n;
 }
 
+/*
+ * The file itself, never what a symbolic link points to, and only a
+ * regular file: a FIFO would hang the start and /dev/zero never end. A
+ * file that does not exist yet is an erased part; it is created by the
+ * save once the start has succeeded (i2c_chips_save from ->sandboxed).
+ */
 static bool eeprom_load(struct eeprom *e, char **why)
 {
-	g_autoptr(GError) error = NULL;
-	g_autofree char *data = NULL;
-	gsize len;
+	uint8_t data[EEPROM_SIZE + 1];
+	struct stat st;
+	ssize_t len;
+	int fd = open(e->file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 
-	if (!g_file_get_contents(e->file, &data, &len, &error)) {
-		if (!g_error_matches(error, G_FILE_ERROR,
-				     G_FILE_ERROR_NOENT)) {
-			*why = g_strdup(error->message);
-			return false;
+	e->mode = 0644;
+	if (fd < 0) {
+		if (errno == ENOENT) {
+			memset(e->mem, 0xff, sizeof(e->mem));
+			e->dirty = true;
+			return true;
 		}
-		/*
-		 * A new part comes erased. Creating its file now tells at
-		 * start, not at the first write, whether it can be saved.
-		 */
-		memset(e->mem, 0xff, sizeof(e->mem));
-		return eeprom_save(e, why);
+		*why = errno == ELOOP
+			? g_strdup_printf("%s is a symbolic link: give the "
+					  "path of the file itself", e->file)
+			: g_strdup_printf("cannot open %s: %s", e->file,
+					  g_strerror(errno));
+		return false;
 	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		*why = g_strdup_printf("%s is not a regular file (a device, a "
+				       "FIFO or a directory): give a file of "
+				       "%u bytes, or a path that does not "
+				       "exist yet", e->file, EEPROM_SIZE);
+		close(fd);
+		return false;
+	}
+	len = st.st_size == EEPROM_SIZE ? read(fd, data, sizeof(data)) : -1;
+	close(fd);
 	if (len != EEPROM_SIZE) {
-		*why = g_strdup_printf("the EEPROM file %s holds %"
-				       G_GSIZE_FORMAT " bytes, a 24C02 holds "
-				       "%u: give a file of that size, or a "
-				       "path that does not exist yet for an "
-				       "erased EEPROM",
-				       e->file, len, EEPROM_SIZE);
+		*why = g_strdup_printf("the EEPROM file %s holds %jd bytes, a "
+				       "24C02 holds %u: give a file of that "
+				       "size, or a path that does not exist "
+				       "yet for an erased EEPROM",
+				       e->file, (intmax_t)st.st_size,
+				       EEPROM_SIZE);
 		return false;
 	}
 	memcpy(e->mem, data, sizeof(e->mem));
+	e->mode = st.st_mode & 0777;
 	return true;
 }
 
@@ -634,6 +658,22 @@ GPtrArray *i2c_chips_new(const char *spec,
 	return g_steal_pointer(&chips);
 }
 
+/* Whether the rights the daemon runs with now can still read the file
+ * it read as root at start-up; a file not there yet is fine. */
+static bool eeprom_readable(const struct eeprom *e, char **why)
+{
+	int fd = open(e->file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0) {
+		close(fd);
+		return true;
+	}
+	if (errno == ENOENT)
+		return true;
+	*why = g_strdup_printf("cannot open %s: %s", e->file, g_strerror(errno));
+	return false;
+}
+
 bool i2c_chips_save(GPtrArray *chips, char **why)
 {
 	for (guint i = 0; i < chips->len; i++) {
@@ -641,7 +681,8 @@ bool i2c_chips_save(GPtrArray *chips, char **why)
 		g_autofree char *inner = NULL;
 
 		if (chip->ops != &eeprom_ops || !to_eeprom(chip)->file ||
-		    eeprom_save(to_eeprom(chip), &inner))
+		    (eeprom_readable(to_eeprom(chip), &inner) &&
+		     eeprom_save(to_eeprom(chip), &inner)))
 			continue;
 		*why = g_strdup_printf("eeprom@0x%02x: %s", chip->addr, inner);
 		return false;
@@ -664,7 +705,9 @@ bool i2c_chips_flush(GPtrArray *chips, char **why)
 			continue;
 		e = to_eeprom(chip);
 		n = eeprom_unsaved(e);
-		if (eeprom_save(e, &inner))
+		/* Nothing a client wrote (an erased part never saved): no
+		 * loss, whether or not its file can be made. */
+		if (!n || eeprom_save(e, &inner))
 			continue;
 		g_string_append_printf(lost, "%seeprom@0x%02x: %u byte%s written "
 				       "since its last save are not in %s: %s",

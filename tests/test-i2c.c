@@ -5,6 +5,7 @@
  * transactions on the EEPROM and the LM75, PEC, round trips and limits.
  */
 #include <string.h>
+#include <sys/stat.h>
 
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -967,8 +968,16 @@ static void test_eeprom_file(void)
 	uint8_t bytes[256];
 	gsize len;
 
-	/* Missing: the EEPROM starts erased, and its file exists at once. */
+	/* Missing: the EEPROM starts erased; its file is made once the
+	 * start has succeeded (->sandboxed), not before. */
 	setup_device(f, arg, false);
+	g_assert_false(g_file_test(path, G_FILE_TEST_EXISTS));
+	{
+		char *why = NULL;
+
+		g_assert_cmpint(f->dev->model->sandboxed(f->dev, &why), ==, 0);
+		g_assert_null(why);
+	}
 	data = read_file(path, &len);
 	g_assert_cmpuint(len, ==, 256);
 	for (unsigned int i = 0; i < len; i++)
@@ -1022,6 +1031,12 @@ static void test_eeprom_lost(void)
 	unsigned int before = cusemu_device_lost_count();
 
 	setup_device(f, arg, false);
+	{
+		char *why = NULL;
+
+		/* The start's save makes the file. */
+		g_assert_cmpint(f->dev->model->sandboxed(f->dev, &why), ==, 0);
+	}
 	g_assert_cmpint(slave(f, 0, EEPROM), ==, 0);
 	g_assert_cmpint(g_unlink(path), ==, 0);
 	g_assert_cmpint(g_rmdir(dir), ==, 0);
@@ -1039,6 +1054,53 @@ static void test_eeprom_lost(void)
 	teardown(f, NULL);
 	g_test_assert_expected_messages();
 	g_assert_cmpuint(cusemu_device_lost_count(), ==, before + 1);
+}
+
+static void expect_refused(const char *arg, const char *why);
+
+/*
+ * eeprom_file is the file itself: not a symbolic link's target, not a
+ * FIFO (which would hang the start) nor a device (/dev/zero would never
+ * end); a file's mode outlives its saves.
+ */
+static void test_eeprom_file_kinds(void)
+{
+	g_autofree char *dir = g_dir_make_tmp("cusemu-i2c-XXXXXX", NULL);
+	g_autofree char *secret = g_build_filename(dir, "secret", NULL);
+	g_autofree char *link = g_build_filename(dir, "link", NULL);
+	g_autofree char *fifo = g_build_filename(dir, "fifo", NULL);
+	g_autofree char *arg = NULL;
+	uint8_t bytes[256] = { 0x11 };
+	struct fixture fx = { 0 }, *f = &fx;
+	struct stat st;
+
+	g_assert_true(g_file_set_contents(secret, (const char *)bytes,
+					  sizeof(bytes), NULL));
+	g_assert_cmpint(chmod(secret, 0600), ==, 0);
+	g_assert_cmpint(symlink(secret, link), ==, 0);
+	g_assert_cmpint(mkfifo(fifo, 0600), ==, 0);
+	arg = g_strdup_printf("i2c:eeprom_file=%s", link);
+	expect_refused(arg, "is a symbolic link");
+	g_free(arg);
+	arg = g_strdup_printf("i2c:eeprom_file=%s", fifo);
+	expect_refused(arg, "is not a regular file");
+	expect_refused("i2c:eeprom_file=/dev/zero", "is not a regular file");
+	g_free(arg);
+
+	/* A save keeps the file's 0600. */
+	arg = g_strdup_printf("i2c:eeprom_file=%s", secret);
+	setup_device(f, arg, false);
+	g_assert_cmpint(slave(f, 0, EEPROM), ==, 0);
+	g_assert_cmpint(write_byte_data(f, 0x20, 0x22), ==, 0);
+	teardown(f, NULL);
+	g_assert_cmpint(stat(secret, &st), ==, 0);
+	g_assert_cmpint(st.st_mode & 07777, ==, 0600);
+	g_assert_cmpint(lstat(link, &st), ==, 0);
+	g_assert_true(S_ISLNK(st.st_mode));
+	g_assert_cmpint(g_unlink(fifo), ==, 0);
+	g_assert_cmpint(g_unlink(link), ==, 0);
+	g_assert_cmpint(g_unlink(secret), ==, 0);
+	g_assert_cmpint(g_rmdir(dir), ==, 0);
 }
 
 static void expect_refused(const char *arg, const char *why)
@@ -1085,8 +1147,20 @@ static void test_bad_config(void)
 	expect_refused("i2c:chips=lm75@0x48,eeprom_file=/nonexistent/x",
 		       "chips has no eeprom");
 	expect_refused("i2c:chips=eeprom@0x50:file=", "file= needs a path");
-	expect_refused("i2c:eeprom_file=/nonexistent-dir/e.bin",
-		       "/nonexistent-dir/e.bin");
+	/* A file that cannot be made stops the start at its last step, once
+	 * the daemon runs with the rights it keeps (->sandboxed). */
+	{
+		g_autoptr(GError) error = NULL;
+		struct cusemu_device *dev = fake_device_try(
+			NULL, "i2c:eeprom_file=/nonexistent-dir/e.bin", &error);
+		char *why = NULL;
+
+		g_assert_no_error(error);
+		g_assert_cmpint(dev->model->sandboxed(dev, &why), ==, -EACCES);
+		g_assert_nonnull(strstr(why, "/nonexistent-dir/e.bin"));
+		g_free(why);
+		fake_device_free(dev);
+	}
 
 	g_assert_cmpint(g_unlink(path), ==, 0);
 	g_unlink(dup);
@@ -1164,6 +1238,7 @@ int main(int argc, char **argv)
 	}
 	g_test_add_func("/i2c/eeprom-file", test_eeprom_file);
 	g_test_add_func("/i2c/eeprom-lost", test_eeprom_lost);
+	g_test_add_func("/i2c/eeprom-file-kinds", test_eeprom_file_kinds);
 	g_test_add_func("/i2c/bad-config", test_bad_config);
 	g_test_add_func("/i2c/old-kernel", test_old_kernel);
 	return g_test_run();
