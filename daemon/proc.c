@@ -4,6 +4,12 @@
  * request and one answer per query on a SOCK_SEQPACKET socket pair, under
  * a lock, since worker threads ask at once. The helper only ever reads
  * /proc/PID/exe and /proc/PID/fd of the pid it is given.
+ *
+ * Reading a client's /proc can block (its program on a stalled file
+ * system: the helper waits in state D). So each question has a deadline;
+ * one that misses it is "unknown" to its caller, and until the helper's
+ * late answer comes (told apart by its number), the other questions are
+ * "unknown" at once instead of queueing behind it.
  */
 #define G_LOG_DOMAIN "cusemu-proc"
 
@@ -12,6 +18,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,11 +41,22 @@ struct proc_request {
 	uint32_t op;
 	int32_t pid;
 	uint32_t arg;
+	uint32_t seq;		/* echoed in the answer */
 	char path[64];		/* PROC_FD_OF: a node, "/dev/NAME" */
 };
 
+struct proc_answer {
+	uint32_t seq;
+	int32_t value;		/* the result, or -errno */
+};
+
+/* How long a caller waits for the helper before "unknown". */
+#define PROC_DEADLINE_MS 500
+
 static int helper_sock = -1;
-static GMutex helper_lock;
+static GMutex helper_lock;	/* guards the socket and the two below */
+static uint32_t helper_seq;
+static bool helper_stalled;	/* an answer is late: ask nothing now */
 
 static int read_elf_class(pid_t pid)
 {
@@ -89,30 +108,86 @@ static int read_fd_of(pid_t pid, const char *path)
 	return found;
 }
 
-/* One query to the helper; -EIO once it is gone (never /proc here). */
-static int ask(const struct proc_request *rq)
+/*
+ * The answer numbered seq, waiting until deadline (monotonic µs); a late
+ * answer to an earlier question is dropped. -ETIMEDOUT past the deadline,
+ * -EIO when the helper is gone.
+ */
+static int receive(uint32_t seq, gint64 deadline, int32_t *value)
 {
+	struct proc_answer a;
+
+	for (;;) {
+		gint64 left = deadline - g_get_monotonic_time();
+		struct pollfd p = { .fd = helper_sock, .events = POLLIN };
+		ssize_t n;
+		int r;
+
+		if (left < 0)
+			left = 0;
+		r = poll(&p, 1, (int)((left + 999) / 1000));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -EIO;
+		if (r == 0)
+			return -ETIMEDOUT;
+		n = recv(helper_sock, &a, sizeof(a), MSG_DONTWAIT);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n != (ssize_t)sizeof(a))
+			return -EIO;
+		if (a.seq == seq) {
+			*value = a.value;
+			return 0;
+		}
+		/* An answer whose asker stopped waiting. */
+	}
+}
+
+/* One query to the helper; -EIO once it is gone (never /proc here). */
+static int ask(const struct proc_request *query, int deadline_ms)
+{
+	struct proc_request rq = *query;
 	int32_t answer = -EIO;
-	ssize_t n;
+	int err;
 
 	g_mutex_lock(&helper_lock);
-	if (send(helper_sock, rq, sizeof(*rq), MSG_NOSIGNAL) ==
-	    (ssize_t)sizeof(*rq)) {
-		do
-			n = recv(helper_sock, &answer, sizeof(answer), 0);
-		while (n < 0 && errno == EINTR);
-		if (n != (ssize_t)sizeof(answer))
-			answer = -EIO;
+	if (helper_stalled) {
+		/* The late answer may be in by now: then the helper is back. */
+		err = receive(helper_seq, g_get_monotonic_time(), &answer);
+		if (err == -ETIMEDOUT) {
+			g_mutex_unlock(&helper_lock);
+			return -EAGAIN;
+		}
+		helper_stalled = false;
+	}
+	rq.seq = ++helper_seq;
+	if (send(helper_sock, &rq, sizeof(rq), MSG_NOSIGNAL) !=
+	    (ssize_t)sizeof(rq)) {
+		g_mutex_unlock(&helper_lock);
+		return -EIO;
+	}
+	err = receive(rq.seq, deadline_ms < 0 ? G_MAXINT64
+					      : g_get_monotonic_time() +
+						deadline_ms * G_TIME_SPAN_MILLISECOND,
+		      &answer);
+	if (err == -ETIMEDOUT) {
+		helper_stalled = true;
+		g_message("/proc helper: no answer about pid %d within %d ms "
+			  "(a stalled file system?); taken as unknown",
+			  (int)rq.pid, deadline_ms);
 	}
 	g_mutex_unlock(&helper_lock);
-	return answer;
+	return err ? err : answer;
 }
 
 int cusemu_proc_elf_class(pid_t pid)
 {
 	if (helper_sock < 0)
 		return read_elf_class(pid);
-	return ask(&(struct proc_request){ .op = PROC_ELF_CLASS, .pid = pid });
+	return ask(&(struct proc_request){ .op = PROC_ELF_CLASS, .pid = pid },
+		   PROC_DEADLINE_MS);
 }
 
 int cusemu_proc_fd_of(pid_t pid, const char *path)
@@ -124,7 +199,7 @@ int cusemu_proc_fd_of(pid_t pid, const char *path)
 	if (strlen(path) >= sizeof(rq.path))
 		return -ENAMETOOLONG;
 	strcpy(rq.path, path);
-	return ask(&rq);
+	return ask(&rq, PROC_DEADLINE_MS);
 }
 
 void cusemu_proc_use_helper(int sock)
@@ -136,12 +211,14 @@ int cusemu_proc_seal(uint32_t arg)
 {
 	if (helper_sock < 0)
 		return -ENOTCONN;
-	return ask(&(struct proc_request){ .op = PROC_SEAL, .arg = arg });
+	/* Sealing waits as long as it takes: it is no client's question. */
+	return ask(&(struct proc_request){ .op = PROC_SEAL, .arg = arg }, -1);
 }
 
 void cusemu_proc_serve(int sock, int (*seal)(uint32_t arg))
 {
 	struct proc_request rq;
+	struct proc_answer out;
 	int32_t answer;
 	ssize_t n;
 
@@ -163,7 +240,8 @@ void cusemu_proc_serve(int sock, int (*seal)(uint32_t arg))
 		} else {
 			answer = -EINVAL;
 		}
-		if (send(sock, &answer, sizeof(answer), MSG_NOSIGNAL) < 0)
+		out = (struct proc_answer){ .seq = rq.seq, .value = answer };
+		if (send(sock, &out, sizeof(out), MSG_NOSIGNAL) < 0)
 			_exit(0);
 	}
 }

@@ -10,10 +10,10 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #include <glib.h>
@@ -60,6 +60,66 @@ static gboolean in_subprocess(gboolean killed)
 	else
 		g_test_trap_assert_passed();
 	return FALSE;
+}
+
+static int seal_nothing(uint32_t arg)
+{
+	return 0;
+}
+
+/*
+ * A helper that stops answering, as one stuck reading the program of a
+ * client on a stalled file system (here stopped with SIGSTOP): the
+ * question waits out the deadline and is unknown, the next ones are
+ * unknown at once rather than queueing behind it, and once the helper
+ * answers again (its late answer dropped), so do they.
+ */
+static void test_helper_deadline(void)
+{
+	int sv[2], status;
+	pid_t helper;
+	gint64 t;
+	int got;
+
+	if (!g_test_subprocess()) {
+		g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+		g_test_trap_assert_passed();
+		return;
+	}
+	g_assert_cmpint(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0,
+				   sv), ==, 0);
+	helper = fork();
+	g_assert_cmpint(helper, >=, 0);
+	if (helper == 0) {
+		close(sv[0]);
+		cusemu_proc_serve(sv[1], seal_nothing);
+	}
+	close(sv[1]);
+	cusemu_proc_use_helper(sv[0]);
+	g_assert_cmpint(cusemu_proc_elf_class(getpid()), ==,
+			sizeof(long) == 8 ? ELFCLASS64 : ELFCLASS32);
+
+	g_assert_cmpint(kill(helper, SIGSTOP), ==, 0);
+	t = g_get_monotonic_time();
+	g_assert_cmpint(cusemu_proc_elf_class(getpid()), ==, -ETIMEDOUT);
+	t = g_get_monotonic_time() - t;
+	g_assert_cmpint(t, >=, 400 * G_TIME_SPAN_MILLISECOND);
+	g_assert_cmpint(t, <, 5 * G_TIME_SPAN_SECOND);
+	t = g_get_monotonic_time();
+	g_assert_cmpint(cusemu_proc_fd_of(getpid(), "/dev/null"), ==, -EAGAIN);
+	g_assert_cmpint(g_get_monotonic_time() - t, <,
+			250 * G_TIME_SPAN_MILLISECOND);
+
+	g_assert_cmpint(kill(helper, SIGCONT), ==, 0);
+	for (int i = 0; i < 100; i++) {
+		got = cusemu_proc_elf_class(getpid());
+		if (got != -EAGAIN)
+			break;
+		g_usleep(20 * 1000);
+	}
+	g_assert_cmpint(got, ==, sizeof(long) == 8 ? ELFCLASS64 : ELFCLASS32);
+	close(sv[0]);
+	g_assert_cmpint(waitpid(helper, &status, 0), ==, helper);
 }
 
 static void test_seccomp_modes(void)
@@ -477,6 +537,7 @@ int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
 	g_test_add_func("/sandbox/seccomp-modes", test_seccomp_modes);
+	g_test_add_func("/sandbox/helper-deadline", test_helper_deadline);
 	g_test_add_func("/sandbox/rules", test_rules);
 	g_test_add_func("/sandbox/readme-table", test_readme_table);
 	g_test_add_func("/sandbox/caps-every-thread", test_caps_every_thread);
