@@ -281,6 +281,44 @@ static void check_grab(int fd, const char *node)
 	expect_ret("and released again", ioctl(fd, EVIOCGRAB, 0), 0);
 }
 
+/* The keyboard's keymap, atkbd's scancode set 2 (the profile's default). */
+static void check_keymap(int fd)
+{
+	unsigned int pair[2] = { 0x1c, 0 };
+	struct input_keymap_entry ke = {
+		.flags = INPUT_KEYMAP_BY_INDEX, .index = 0x80 | 0x75,
+	};
+
+	if (expect_ret("EVIOCGKEYCODE of scancode 0x1c returns 0",
+		       ioctl(fd, EVIOCGKEYCODE, pair), 0))
+		report(pair[1] == KEY_A, "... and gives KEY_A", "got %u",
+		       pair[1]);
+	if (expect_ret("EVIOCGKEYCODE_V2 of index 0xf5 returns 0",
+		       ioctl(fd, EVIOCGKEYCODE_V2, &ke), 0))
+		report(ke.keycode == KEY_UP && ke.len == 4,
+		       "... and gives KEY_UP with a 4-byte scancode",
+		       "got %u, len %u", ke.keycode, ke.len);
+	pair[0] = 0x60;
+	pair[1] = KEY_F13;
+	expect_ret("EVIOCSKEYCODE maps scancode 0x60 to KEY_F13",
+		   ioctl(fd, EVIOCSKEYCODE, pair), 0);
+	pair[1] = 0;
+	if (expect_ret("EVIOCGKEYCODE of 0x60 returns 0",
+		       ioctl(fd, EVIOCGKEYCODE, pair), 0))
+		report(pair[1] == KEY_F13, "... and gives KEY_F13", "got %u",
+		       pair[1]);
+	pair[1] = KEY_RESERVED;
+	expect_ret("EVIOCSKEYCODE maps it back to KEY_RESERVED",
+		   ioctl(fd, EVIOCSKEYCODE, pair), 0);
+	pair[0] = 512;
+	expect_errno("EVIOCGKEYCODE of scancode 512 is EINVAL",
+		     ioctl(fd, EVIOCGKEYCODE, pair), EINVAL);
+	expect_errno("EVIOCSFF without force feedback is ENOTTY (the "
+		     "kernel's ENOSYS, through FUSE)",
+		     ioctl(fd, EVIOCSFF, &(struct ff_effect){ .type = FF_RUMBLE }),
+		     ENOTTY);
+}
+
 int main(int argc, char **argv)
 {
 	int fd;
@@ -305,6 +343,7 @@ int main(int argc, char **argv)
 	check_clock(fd);
 	check_masks(fd, argv[1]);
 	check_grab(fd, argv[1]);
+	check_keymap(fd);
 	check_bad_pointers(fd);
 	expect_ret("close the node", close(fd), 0);
 	printf("1..%d\n", ntests);

@@ -102,6 +102,47 @@ struct evdev_client {
 	uint8_t *evmasks[EV_CNT];
 };
 
+/* atkbd's keymap: every set-2 scancode, 0x80 and up for the 0xe0 ones. */
+#define EVDEV_KEYMAP_SIZE 512
+
+/*
+ * The AT keyboard's scancode set 2, as the keyboard sends it (and atkbd
+ * indexes its keymap, even behind the i8042's translation), for the keys
+ * of the keyboard profile; other scancodes map to KEY_RESERVED.
+ */
+static const uint16_t at_set2_keys[][2] = {
+	{ 0x76, KEY_ESC }, { 0x16, KEY_1 }, { 0x1e, KEY_2 }, { 0x26, KEY_3 },
+	{ 0x25, KEY_4 }, { 0x2e, KEY_5 }, { 0x36, KEY_6 }, { 0x3d, KEY_7 },
+	{ 0x3e, KEY_8 }, { 0x46, KEY_9 }, { 0x45, KEY_0 }, { 0x4e, KEY_MINUS },
+	{ 0x55, KEY_EQUAL }, { 0x66, KEY_BACKSPACE }, { 0x0d, KEY_TAB },
+	{ 0x15, KEY_Q }, { 0x1d, KEY_W }, { 0x24, KEY_E }, { 0x2d, KEY_R },
+	{ 0x2c, KEY_T }, { 0x35, KEY_Y }, { 0x3c, KEY_U }, { 0x43, KEY_I },
+	{ 0x44, KEY_O }, { 0x4d, KEY_P }, { 0x54, KEY_LEFTBRACE },
+	{ 0x5b, KEY_RIGHTBRACE }, { 0x5a, KEY_ENTER }, { 0x14, KEY_LEFTCTRL },
+	{ 0x1c, KEY_A }, { 0x1b, KEY_S }, { 0x23, KEY_D }, { 0x2b, KEY_F },
+	{ 0x34, KEY_G }, { 0x33, KEY_H }, { 0x3b, KEY_J }, { 0x42, KEY_K },
+	{ 0x4b, KEY_L }, { 0x4c, KEY_SEMICOLON }, { 0x52, KEY_APOSTROPHE },
+	{ 0x0e, KEY_GRAVE }, { 0x12, KEY_LEFTSHIFT }, { 0x5d, KEY_BACKSLASH },
+	{ 0x1a, KEY_Z }, { 0x22, KEY_X }, { 0x21, KEY_C }, { 0x2a, KEY_V },
+	{ 0x32, KEY_B }, { 0x31, KEY_N }, { 0x3a, KEY_M }, { 0x41, KEY_COMMA },
+	{ 0x49, KEY_DOT }, { 0x4a, KEY_SLASH }, { 0x59, KEY_RIGHTSHIFT },
+	{ 0x7c, KEY_KPASTERISK }, { 0x11, KEY_LEFTALT }, { 0x29, KEY_SPACE },
+	{ 0x58, KEY_CAPSLOCK }, { 0x05, KEY_F1 }, { 0x06, KEY_F2 },
+	{ 0x04, KEY_F3 }, { 0x0c, KEY_F4 }, { 0x03, KEY_F5 }, { 0x0b, KEY_F6 },
+	{ 0x83, KEY_F7 }, { 0x0a, KEY_F8 }, { 0x01, KEY_F9 }, { 0x09, KEY_F10 },
+	{ 0x77, KEY_NUMLOCK }, { 0x7e, KEY_SCROLLLOCK }, { 0x6c, KEY_KP7 },
+	{ 0x75, KEY_KP8 }, { 0x7d, KEY_KP9 }, { 0x7b, KEY_KPMINUS },
+	{ 0x6b, KEY_KP4 }, { 0x73, KEY_KP5 }, { 0x74, KEY_KP6 },
+	{ 0x79, KEY_KPPLUS }, { 0x69, KEY_KP1 }, { 0x72, KEY_KP2 },
+	{ 0x7a, KEY_KP3 }, { 0x70, KEY_KP0 }, { 0x71, KEY_KPDOT },
+	{ 0x78, KEY_F11 }, { 0x07, KEY_F12 },
+	{ 0x80 | 0x6c, KEY_HOME }, { 0x80 | 0x75, KEY_UP },
+	{ 0x80 | 0x7d, KEY_PAGEUP }, { 0x80 | 0x6b, KEY_LEFT },
+	{ 0x80 | 0x74, KEY_RIGHT }, { 0x80 | 0x69, KEY_END },
+	{ 0x80 | 0x72, KEY_DOWN }, { 0x80 | 0x7a, KEY_PAGEDOWN },
+	{ 0x80 | 0x70, KEY_INSERT }, { 0x80 | 0x71, KEY_DELETE },
+};
+
 struct evdev {
 	struct cusemu_device *dev;
 	/* Set at probe, read-only after. */
@@ -120,8 +161,12 @@ struct evdev {
 	uint8_t sndbit[BITMAP_BYTES(SND_MAX)];
 	uint8_t ffbit[BITMAP_BYTES(FF_MAX)];
 	uint8_t swbit[BITMAP_BYTES(SW_MAX)];
+	/* The keyboard's scancode-to-keycode map (atkbd's size); 0 for
+	 * devices without one. */
+	unsigned int keymap_size;
 
-	GMutex lock;		/* guards everything below */
+	GMutex lock;		/* guards everything below, and keybit */
+	uint16_t keymap[EVDEV_KEYMAP_SIZE];
 	GCond wait;		/* readers wait here for a packet */
 	/* The device's state, as the input core keeps it. */
 	uint8_t key[BITMAP_BYTES(KEY_MAX)];
@@ -769,6 +814,126 @@ static long evdev_set_mask(struct evdev *e, struct evdev_client *client,
 	return 0;
 }
 
+/*
+ * input_default_getkeycode() and _setkeycode(): the entry's index, by
+ * index or by a scancode of 1, 2 or 4 bytes, in the keymap.
+ */
+static int keymap_index(const struct evdev *e,
+			const struct input_keymap_entry *ke, unsigned int *index)
+{
+	if (!e->keymap_size)
+		return -EINVAL;		/* no keymap: dev->keycodesize 0 */
+	if (ke->flags & INPUT_KEYMAP_BY_INDEX) {
+		*index = ke->index;
+	} else {
+		switch (ke->len) {
+		case 1: *index = ke->scancode[0]; break;
+		case 2: *index = ke->scancode[0] | ke->scancode[1] << 8; break;
+		case 4: memcpy(index, ke->scancode, 4); break;
+		default: return -EINVAL;
+		}
+	}
+	return *index < e->keymap_size ? 0 : -EINVAL;
+}
+
+static int evdev_get_keycode(struct evdev *e, struct input_keymap_entry *ke)
+{
+	unsigned int index;
+	int err = keymap_index(e, ke, &index);
+
+	if (err)
+		return err;
+	g_mutex_lock(&e->lock);
+	ke->keycode = e->keymap[index];
+	g_mutex_unlock(&e->lock);
+	ke->index = (uint16_t)index;
+	ke->len = sizeof(index);
+	memcpy(ke->scancode, &index, sizeof(index));
+	return 0;
+}
+
+/*
+ * input_set_keycode(): the key the scancode gives now is among the keys
+ * the device has; the old one stays only while another scancode gives it,
+ * and a key that goes while it is down is released, as the input core
+ * simulates.
+ */
+static int evdev_set_keycode(struct evdev *e, const struct input_keymap_entry *ke)
+{
+	unsigned int index, old;
+	bool still = false, release = false;
+	int err = keymap_index(e, ke, &index);
+
+	if (err)
+		return err;
+	if (ke->keycode > KEY_MAX)
+		return -EINVAL;
+	g_mutex_lock(&e->lock);
+	old = e->keymap[index];
+	e->keymap[index] = (uint16_t)ke->keycode;
+	assign_bit(old, e->keybit, 0);
+	set_bit(ke->keycode, e->keybit);
+	for (unsigned int i = 0; i < e->keymap_size && !still; i++)
+		still = e->keymap[i] == old;
+	if (still)
+		set_bit(old, e->keybit);
+	assign_bit(KEY_RESERVED, e->keybit, 0);
+	if (!still && test_bit(old, e->key)) {
+		struct evdev_event up[2] = {
+			{ .type = EV_KEY, .code = (uint16_t)old, .value = 0 },
+			{ .type = EV_SYN, .code = SYN_REPORT },
+		};
+
+		assign_bit(old, e->key, 0);
+		evdev_deliver(e, up, 2);
+		release = true;
+	}
+	g_mutex_unlock(&e->lock);
+	if (release)
+		cusemu_device_wake_up(e->dev);
+	return 0;
+}
+
+/* EVIOCGKEYCODE and EVIOCSKEYCODE: a 4-byte scancode, then the keycode. */
+static long evdev_keycode_legacy(struct evdev *e, unsigned int cmd,
+				 cusemu_uptr_t p)
+{
+	struct input_keymap_entry ke = { .len = sizeof(unsigned int) };
+	unsigned int pair[2];
+	int err;
+
+	if (cusemu_copy_from_user(pair, p, cmd == EVIOCGKEYCODE ? 4 : 8))
+		return -EFAULT;
+	memcpy(ke.scancode, &pair[0], sizeof(pair[0]));
+	if (cmd == EVIOCSKEYCODE) {
+		ke.keycode = pair[1];
+		return evdev_set_keycode(e, &ke);
+	}
+	err = evdev_get_keycode(e, &ke);
+	if (err)
+		return err;
+	return cusemu_put_user(ke.keycode, p + 4);
+}
+
+/* The _V2 forms: struct input_keymap_entry, by index or by scancode. */
+static long evdev_keycode_v2(struct evdev *e, unsigned int cmd,
+			     cusemu_uptr_t p)
+{
+	struct input_keymap_entry ke;
+	int err;
+
+	if (cusemu_copy_from_user(&ke, p, sizeof(ke)))
+		return -EFAULT;
+	if (ke.len > sizeof(ke.scancode))
+		return -EINVAL;
+	if (cmd == EVIOCSKEYCODE_V2)
+		return evdev_set_keycode(e, &ke);
+	err = evdev_get_keycode(e, &ke);
+	if (err)
+		return err;
+	return cusemu_copy_to_user(p, &ke, sizeof(ke)) ? -EFAULT : 0;
+}
+
 /* struct ff_effect as i386 lays it out (input-compat.h's ff_effect_compat):
  * its union holds a pointer. */
 #define EVDEV_FF_EFFECT32_SIZE 44
@@ -822,6 +987,12 @@ static long evdev_do_ioctl(struct cusemu_device *dev,
 			e->rep[REP_PERIOD] = rep[1];
 		g_mutex_unlock(&e->lock);
 		return 0;
+	case EVIOCGKEYCODE:
+	case EVIOCSKEYCODE:
+		return evdev_keycode_legacy(e, cmd, p);
+	case EVIOCGKEYCODE_V2:
+	case EVIOCSKEYCODE_V2:
+		return evdev_keycode_v2(e, cmd, p);
 	case EVIOCRMFF:
 		return -ENOSYS;		/* input_ff_erase() without EV_FF */
 	case EVIOCGEFFECTS:
@@ -954,6 +1125,10 @@ static int evdev_fetch(struct cusemu_device *dev, struct cusemu_file *file,
 	case EVIOCREVOKE:
 	case EVIOCRMFF:
 		return 0;
+	case EVIOCGKEYCODE:
+	case EVIOCGKEYCODE_V2:
+		/* _IOR, but the scancode (or index) is read first. */
+		return cusemu_fetch_range(p, _IOC_SIZE(cmd), _IOC_SIZE(cmd));
 	case EVIOCGMASK:
 	case EVIOCSMASK:
 		if (cusemu_copy_from_user(&m, p, sizeof(m)))
@@ -1238,6 +1413,9 @@ static int evdev_set_profile(struct evdev *e, const char *profile)
 		set_bit(KEY_F11, e->keybit);
 		set_bit(KEY_F12, e->keybit);
 		set_bits(e->keybit, KEY_HOME, KEY_DELETE);
+		e->keymap_size = EVDEV_KEYMAP_SIZE;
+		for (unsigned int i = 0; i < G_N_ELEMENTS(at_set2_keys); i++)
+			e->keymap[at_set2_keys[i][0]] = at_set2_keys[i][1];
 		set_bit(MSC_SCAN, e->mscbit);
 		set_bit(LED_NUML, e->ledbit);
 		set_bit(LED_CAPSL, e->ledbit);

@@ -613,6 +613,107 @@ static void test_read_compat(struct fixture *f, gconstpointer data)
 	g_assert_cmpint(do_read(f, &f->file, ev, sizeof(ev)), ==, 48);
 }
 
+/* EVIOCGKEYCODE of scancode in one ABI: the keycode, or -errno. */
+static long get_keycode(struct fixture *f, bool compat, unsigned int scancode)
+{
+	unsigned int pair[2] = { scancode, 0xdead };
+	uint8_t *p = arg_area(f, compat, pair, sizeof(pair));
+	long ret = call_at(f, compat, EVIOCGKEYCODE);
+
+	memcpy(pair, p, sizeof(pair));
+	return ret < 0 ? ret : (long)pair[1];
+}
+
+static long set_keycode(struct fixture *f, unsigned int scancode,
+			unsigned int keycode)
+{
+	unsigned int pair[2] = { scancode, keycode };
+
+	arg_area(f, false, pair, sizeof(pair));
+	return call_at(f, false, EVIOCSKEYCODE);
+}
+
+/*
+ * The keyboard's keymap, atkbd's: scancode set 2, 512 entries, the E0
+ * keys from 0x80. By scancode or by index (_V2), in both ABIs; a remap
+ * changes the keys EVIOCGBIT reports and releases a key that goes away.
+ */
+static void test_keymap(struct fixture *f, gconstpointer data)
+{
+	struct input_keymap_entry ke = { .len = 4 }, got;
+	unsigned int sc = 0x1c;
+	struct event64 ev[4];
+	uint8_t *p;
+
+	for (int compat = 0; compat < 2; compat++) {
+		g_assert_cmpint(get_keycode(f, compat, 0x1c), ==, KEY_A);
+		g_assert_cmpint(get_keycode(f, compat, 0x80 | 0x75), ==, KEY_UP);
+		g_assert_cmpint(get_keycode(f, compat, 0x60), ==, KEY_RESERVED);
+		g_assert_cmpint(get_keycode(f, compat, 512), ==, -EINVAL);
+		/* _V2 by scancode: the index and a 4-byte scancode back. */
+		memcpy(ke.scancode, &sc, 4);
+		p = arg_area(f, compat, &ke, sizeof(ke));
+		g_assert_cmpint(call_at(f, compat, EVIOCGKEYCODE_V2), ==, 0);
+		memcpy(&got, p, sizeof(got));
+		g_assert_cmpuint(got.keycode, ==, KEY_A);
+		g_assert_cmpuint(got.index, ==, 0x1c);
+		g_assert_cmpuint(got.len, ==, 4);
+		/* By index. */
+		got = (struct input_keymap_entry){ .flags = INPUT_KEYMAP_BY_INDEX,
+						   .index = 0x80 | 0x6b };
+		p = arg_area(f, compat, &got, sizeof(got));
+		g_assert_cmpint(call_at(f, compat, EVIOCGKEYCODE_V2), ==, 0);
+		memcpy(&got, p, sizeof(got));
+		g_assert_cmpuint(got.keycode, ==, KEY_LEFT);
+		/* A scancode of 3 bytes, or longer than the field. */
+		got = (struct input_keymap_entry){ .len = 3 };
+		arg_area(f, compat, &got, sizeof(got));
+		g_assert_cmpint(call_at(f, compat, EVIOCGKEYCODE_V2), ==, -EINVAL);
+		got.len = 33;
+		arg_area(f, compat, &got, sizeof(got));
+		g_assert_cmpint(call_at(f, compat, EVIOCGKEYCODE_V2), ==, -EINVAL);
+	}
+
+	/* KEY_A held, then its scancode remapped: KEY_A goes, released.
+	 * (A native ioctl first: the file reads 24-byte events again.) */
+	f->file.flags = O_NONBLOCK;
+	g_assert_cmpint(get_keycode(f, false, 0x1c), ==, KEY_A);
+	inject(f, "EV_KEY KEY_A 1");
+	g_assert_cmpint(do_read(f, &f->file, ev, sizeof(ev)), ==, 2 * 24);
+	g_assert_cmpint(set_keycode(f, 0x1c, KEY_F13), ==, 0);
+	g_assert_cmpint(get_keycode(f, false, 0x1c), ==, KEY_F13);
+	g_assert_cmpint(do_read(f, &f->file, ev, sizeof(ev)), ==, 2 * 24);
+	g_assert_cmpuint(ev[0].code, ==, KEY_A);
+	g_assert_cmpint(ev[0].value, ==, 0);
+	p = arg_area(f, false, NULL, 0);
+	g_assert_cmpint(call_at(f, false, EVIOCGBIT(EV_KEY, 96)), ==, 96);
+	g_assert_false(test_bit(KEY_A, p));
+	g_assert_true(test_bit(KEY_F13, p));
+	/* Back, and a key two scancodes give stays when one goes. */
+	g_assert_cmpint(set_keycode(f, 0x1c, KEY_A), ==, 0);
+	g_assert_cmpint(set_keycode(f, 0x60, KEY_B), ==, 0);
+	g_assert_cmpint(set_keycode(f, 0x60, KEY_RESERVED), ==, 0);
+	p = arg_area(f, false, NULL, 0);
+	g_assert_cmpint(call_at(f, false, EVIOCGBIT(EV_KEY, 96)), ==, 96);
+	g_assert_true(test_bit(KEY_A, p) && test_bit(KEY_B, p));
+	g_assert_false(test_bit(KEY_F13, p) || test_bit(KEY_RESERVED, p));
+	g_assert_cmpint(set_keycode(f, 0x1c, KEY_MAX + 1), ==, -EINVAL);
+	g_assert_cmpint(set_keycode(f, 512, KEY_A), ==, -EINVAL);
+	/* _V2 set by index. */
+	ke = (struct input_keymap_entry){ .flags = INPUT_KEYMAP_BY_INDEX,
+					  .index = 0x61, .keycode = KEY_C };
+	arg_area(f, true, &ke, sizeof(ke));
+	g_assert_cmpint(call_at(f, true, EVIOCSKEYCODE_V2), ==, 0);
+	g_assert_cmpint(get_keycode(f, true, 0x61), ==, KEY_C);
+}
+
+/* A device without a keymap (dev->keycodesize 0): EINVAL. */
+static void test_no_keymap(struct fixture *f, gconstpointer data)
+{
+	g_assert_cmpint(get_keycode(f, false, 1), ==, -EINVAL);
+	g_assert_cmpint(set_keycode(f, 1, BTN_LEFT), ==, -EINVAL);
+}
+
 static ssize_t do_write(struct fixture *f, struct cusemu_file *file,
 			const void *buf, size_t size)
 {
@@ -931,6 +1032,8 @@ int main(int argc, char **argv)
 	ADD("/evdev/read/blocks", NULL, test_read_blocks);
 	ADD("/evdev/revoke", NULL, test_revoke);
 	ADD("/evdev/write", NULL, test_write);
+	ADD("/evdev/keymap", NULL, test_keymap);
+	ADD("/evdev/keymap/none", "evdev:profile=mouse", test_no_keymap);
 	ADD("/evdev/mask", NULL, test_mask);
 	ADD("/evdev/mask/errors", NULL, test_mask_errors);
 	return g_test_run();
