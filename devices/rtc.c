@@ -62,6 +62,7 @@ struct rtc {
 	/* Set at probe, read-only after. */
 	unsigned long features;		/* 1 << RTC_FEATURE_* */
 	unsigned long max_freq;
+	unsigned long max_year;		/* RTC_SET_TIME past it: EINVAL */
 	/* drivers/char/rtc.c of 2.6.10: rates are powers of two, from 2. */
 	bool pow2_rates;
 	/* RTC_EPOCH_*: gone from x86's rtc-dev today (ENOTTY). */
@@ -269,6 +270,10 @@ static long rtc_set_time(struct cusemu_device *dev, struct cusemu_file *file,
 	err = rtc_check_tm(&tm);
 	if (err)
 		return err;
+	/* The chip's own limit, which its driver's set_time refuses: an
+	 * MC146818 (rtc-cmos) holds no year past 2069. */
+	if (tm.tm_year + 1900 > (int)r->max_year)
+		return -EINVAL;
 	g_mutex_lock(&r->lock);
 	rtc_set_offset(r, rtc_tm_to_time64(&tm));
 	/* rtc_set_time() turns UIE off and on again around the set. */
@@ -820,6 +825,7 @@ static int rtc_probe(struct cusemu_device *dev, char **why)
 	if (cusemu_device_param_bool(dev, "uie"))
 		r->features |= 1ul << RTC_FEATURE_UPDATE_INTERRUPT;
 	r->max_freq = cusemu_device_param_u64(dev, "max_freq");
+	r->max_year = cusemu_device_param_u64(dev, "max_year");
 	r->pow2_rates = !strcmp(cusemu_device_kernel_model(dev), "2.6.10");
 	r->has_epoch = strcmp(cusemu_device_kernel_model(dev), "modern");
 	g_mutex_init(&r->lock);
@@ -913,6 +919,11 @@ static const struct cusemu_param rtc_params[] = {
 	  .help = "whether the chip has an alarm (AIE, ALM_*, WKALM_*)" },
 	{ .key = "uie", .type = CUSEMU_PARAM_BOOL, .default_value = "true",
 	  .help = "whether it has update interrupts (needs alarm too)" },
+	{ .key = "max_year", .type = CUSEMU_PARAM_UINT, .default_value = "9999",
+	  .help = "the last year the chip holds: RTC_SET_TIME past it is "
+		  "EINVAL, as from the chip's driver (2069 plays rtc-cmos); "
+		  "past 9999 the rtc class's ERANGE",
+	  .min = 1970, .max = 9999 },
 	{ .key = "max_freq", .type = CUSEMU_PARAM_UINT, .default_value = "8192",
 	  .help = "highest periodic rate RTC_IRQP_SET accepts, in Hz (the "
 		  "rate starts at 1024, or this if lower)",

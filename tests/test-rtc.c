@@ -252,6 +252,20 @@ static void test_set_time(struct fixture *f, gconstpointer data)
 	g_assert_cmpint(g_get_real_time() - host, <, 5 * G_TIME_SPAN_SECOND);
 }
 
+/* max_year=2069, as an MC146818: past it the driver's EINVAL, past 9999
+ * still the class's ERANGE; the time stays. */
+static void test_max_year(struct fixture *f, gconstpointer data)
+{
+	struct rtc_time last = make_tm(2069, 12, 31, 23, 59, 59);
+
+	g_assert_cmpint(set_time(f, false, last), ==, 0);
+	g_assert_cmpint(set_time(f, true, make_tm(2070, 1, 1, 0, 0, 0)), ==,
+			-EINVAL);
+	g_assert_cmpint(set_time(f, false, make_tm(10000, 1, 1, 0, 0, 0)), ==,
+			-ERANGE);
+	assert_time(f, false, &last, 2);
+}
+
 static void test_set_time_half_second(struct fixture *f, gconstpointer data)
 {
 	struct rtc_time a = make_tm(2031, 5, 6, 7, 8, 9);
@@ -942,6 +956,7 @@ int main(int argc, char **argv)
 	ADD("/rtc/time/param-T", "rtc:time=2030-01-02T03:04:05",
 	    test_time_param);
 	ADD("/rtc/time/set", NULL, test_set_time);
+	ADD("/rtc/time/max-year", "rtc:max_year=2069", test_max_year);
 	ADD("/rtc/time/set-half-second", NULL, test_set_time_half_second);
 	ADD("/rtc/time/bad", NULL, test_bad_time);
 	ADD("/rtc/alarm/alm", NULL, test_alm);
