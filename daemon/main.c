@@ -441,7 +441,10 @@ static gboolean wait_for_node(struct cusemu_device *dev,
 			  NODE_TIMEOUT_MS * G_TIME_SPAN_MILLISECOND;
 	struct stat st;
 
-	while (stat(path, &st) || !S_ISCHR(st.st_mode)) {
+	/* The node may be another daemon's that won a race for the name:
+	 * wait for the kernel's answer to this session's CUSE_INIT too. */
+	while (stat(path, &st) || !S_ISCHR(st.st_mode) ||
+	       !cusemu_session_init_sent(s)) {
 		if (cusemu_session_ended(s) ||
 		    g_get_monotonic_time() > deadline) {
 			g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
@@ -451,6 +454,15 @@ static gboolean wait_for_node(struct cusemu_device *dev,
 			return FALSE;
 		}
 		g_usleep(5000);
+	}
+	if (!cusemu_session_registered(s)) {
+		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_EXIST,
+			    "%s is another process's: the kernel gave the name "
+			    "to a device registered at the same time (a second "
+			    "cusemud?); its owner and mode were left alone; "
+			    "give this device another name=",
+			    path);
+		return FALSE;
 	}
 	if (chown(path, dp->owner, dp->group) || chmod(path, dp->mode)) {
 		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),

@@ -49,6 +49,7 @@ struct cusemu_session {
 	GCond cond;
 	pthread_t loop_thread;
 	bool started, ended;
+	bool init_sent;		/* the CUSE_INIT reply went to the kernel */
 	GList *files;		/* struct open_file, still open */
 };
 
@@ -468,7 +469,43 @@ static void wake_pollers(void *data)
 	g_mutex_unlock(&s->lock);
 }
 
+/* The kernel has handled the CUSE_INIT reply: the device is registered,
+ * or its connection is aborted (a name another connection has). */
+static void cuse_init_done(void *userdata)
+{
+	struct cusemu_session *s = userdata;
+
+	g_mutex_lock(&s->lock);
+	s->init_sent = true;
+	g_cond_broadcast(&s->cond);
+	g_mutex_unlock(&s->lock);
+}
+
+bool cusemu_session_registered(struct cusemu_session *s)
+{
+	struct pollfd p = { .fd = fuse_session_fd(s->se), .events = POLLIN };
+	bool sent;
+
+	g_mutex_lock(&s->lock);
+	sent = s->init_sent && !s->ended;
+	g_mutex_unlock(&s->lock);
+	/* An aborted FUSE connection polls as an error at once. */
+	return sent && poll(&p, 1, 0) >= 0 &&
+	       !(p.revents & (POLLERR | POLLHUP | POLLNVAL));
+}
+
+bool cusemu_session_init_sent(struct cusemu_session *s)
+{
+	bool sent;
+
+	g_mutex_lock(&s->lock);
+	sent = s->init_sent || s->ended;
+	g_mutex_unlock(&s->lock);
+	return sent;
+}
+
 static const struct cuse_lowlevel_ops cuse_ops = {
+	.init_done = cuse_init_done,
 	.open = cuse_open,
 	.release = cuse_release,
 	.read = cuse_read,

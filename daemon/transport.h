@@ -29,6 +29,11 @@ cusemu_session_start(struct cusemu_device *dev,
 
 /* True once the session loop has ended (the kernel dropped it, or stop). */
 bool cusemu_session_ended(struct cusemu_session *s);
+/* The kernel has answered the session's CUSE_INIT (or the session ended). */
+bool cusemu_session_init_sent(struct cusemu_session *s);
+/* The kernel registered the session's device: its CUSE_INIT was taken and
+ * the connection lives. False for the loser of a race for a node name. */
+bool cusemu_session_registered(struct cusemu_session *s);
 
 /*
  * End the loop, close /dev/cuse (the node goes away) and release what

@@ -82,6 +82,12 @@ void fuse_set_log_func(fuse_log_func_t func)
 {
 }
 
+/* No kernel behind it: a descriptor that polls as nothing to read. */
+int fuse_session_fd(struct fuse_session *se)
+{
+	return -1;
+}
+
 void fuse_remove_signal_handlers(struct fuse_session *se)
 {
 }

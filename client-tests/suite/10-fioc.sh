@@ -119,3 +119,38 @@ for i in 1 2 3 4 5; do
 done
 if [ -z "$bad" ]; then ok "5 start/stop cycles: every stop exits 0 and removes the nodes"
 else not_ok "5 start/stop cycles: $bad"; diag <"$work/cycle.log"; fi
+
+# --- two daemons started at once for one node name: the kernel gives the
+# name to one; the other exits 1 saying so, and leaves the node's mode.
+bad=
+for i in 1 2 3 4 5; do
+	"$cusemud" --foreground --control none --device fioc:name=race,mode=0600 \
+		>"$work/race-a.log" 2>&1 &
+	pid_a=$!
+	"$cusemud" --foreground --control none --device fioc:name=race,mode=0666 \
+		>"$work/race-b.log" 2>&1 &
+	pid_b=$!
+	wait_for 15 is_char_node /dev/race || { bad="round $i: no node"; break; }
+	sleep 1
+	alive=
+	for p in $pid_a $pid_b; do kill -0 "$p" 2>/dev/null && alive="$alive $p"; done
+	mode=$(stat -c %a /dev/race)
+	if [ "$alive" = " $pid_a" ]; then want=600; loser=$pid_b; log=$work/race-b.log
+	elif [ "$alive" = " $pid_b" ]; then want=666; loser=$pid_a; log=$work/race-a.log
+	else bad="round $i: alive:$alive"; kill $pid_a $pid_b 2>/dev/null; break; fi
+	wait "$loser"
+	status=$?
+	[ "$status" = 1 ] || { bad="round $i: the loser exited $status"; break; }
+	grep -qE 'already exists|another process|refused the device' "$log" ||
+		{ bad="round $i: the loser's log says nothing of the clash"; diag <"$log"; break; }
+	[ "$mode" = "$want" ] || { bad="round $i: /dev/race has mode $mode, the winner's is $want"; break; }
+	kill -TERM $alive; wait $alive 2>/dev/null
+	wait_for 5 is_gone /dev/race || { bad="round $i: node left"; break; }
+done
+if [ -z "$bad" ]; then
+	ok "5 rounds of two daemons racing for /dev/race: one serves, the other exits 1 naming the clash, the node keeps the winner's mode"
+else
+	not_ok "two daemons racing for /dev/race: $bad"
+	kill $pid_a $pid_b 2>/dev/null
+	wait $pid_a $pid_b 2>/dev/null
+fi
