@@ -281,3 +281,33 @@ else
 	not_ok "cusemud starts with two i2c buses for i2c-client"; diag <"$work/i2c-client.log"
 fi
 stop_daemon TERM
+
+# --- a full disk: the EEPROM's saves fail (each a warning, tried again
+# after the next write), then so does the last one at shutdown: the log
+# names the file and the bytes lost, and the exit status is 1.
+full=$(mktemp -d /tmp/cusemu-full.XXXXXX)
+if mount -t tmpfs -o size=64k tmpfs "$full" 2>"$work/full.err"; then
+	start_daemon "$work/i2c-full.log" --control none \
+		--device "i2c:name=i2c-12,eeprom_file=$full/eeprom.bin"
+	if wait_for 15 is_char_node /dev/i2c-12; then
+		# Fill the file system, leaving no room for a save.
+		dd if=/dev/zero of="$full/filler" bs=4k 2>/dev/null
+		i2c 64 i2cset -y 12 0x50 0x10 0xab >/dev/null 2>&1
+		i2c 64 i2cset -y 12 0x50 0x11 0xcd >/dev/null 2>&1
+		check "a save to a full disk is a warning naming why" \
+			wait_for 5 grep -q "cannot save its contents.*No space left on device" "$work/i2c-full.log"
+		stop_daemon TERM
+		status=$?
+		check "the last save failing too, cusemud exits 1 (exit $status)" test "$status" = 1
+		check "... and its log names the file and the 2 bytes lost" \
+			grep -q "lost data: eeprom@0x50: 2 bytes written since its last save are not in $full/eeprom.bin" "$work/i2c-full.log"
+		grep -E "lost|exit status" "$work/i2c-full.log" | diag
+	else
+		not_ok "cusemud starts with an EEPROM file on a small tmpfs"; diag <"$work/i2c-full.log"
+		stop_daemon TERM
+	fi
+	umount "$full"
+else
+	ok "a full disk loses no EEPROM write silently # SKIP no tmpfs mount here: $(cat "$work/full.err")"
+fi
+rmdir "$full"
