@@ -9,9 +9,11 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <syslog.h>
@@ -479,6 +481,45 @@ static const char *ioctl_mode(const struct cusemu_device *dev)
 	return cusemu_instance(dev)->restricted ? "restricted" : "unrestricted";
 }
 
+/* Descriptors besides one /dev/cuse per device: logs, the control socket
+ * and its peers, the /proc helper, EEPROM saves, glib's wake-ups. */
+#define FDS_BESIDES_DEVICES 128
+
+/*
+ * One /dev/cuse descriptor per device: 1024 devices meet the usual soft
+ * limit. Raise it to what this run needs, the hard limit too when root
+ * may (CAP_SYS_RESOURCE); say so when the system will not.
+ */
+static void raise_fd_limit(unsigned int devices)
+{
+	rlim_t need = (rlim_t)devices + FDS_BESIDES_DEVICES;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= need)
+		return;
+	if (rl.rlim_max < need) {
+		struct rlimit more = { need, need };
+
+		if (!setrlimit(RLIMIT_NOFILE, &more)) {
+			g_message("open files: limit raised to %ju for %u "
+				  "devices", (uintmax_t)need, devices);
+			return;
+		}
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+			g_warning("open files: %u devices need %ju descriptors "
+				  "and the hard limit is %ju, which only root may "
+				  "raise: later devices will fail (raise it with "
+				  "ulimit -Hn or LimitNOFILE=)",
+				  devices, (uintmax_t)need, (uintmax_t)rl.rlim_max);
+		return;
+	}
+	rl.rlim_cur = need;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+		g_message("open files: limit raised to %ju for %u devices",
+			  (uintmax_t)need, devices);
+}
+
 static gboolean start_sessions(struct daemon *d, const struct options *o,
 			       GError **error)
 {
@@ -487,6 +528,7 @@ static gboolean start_sessions(struct daemon *d, const struct options *o,
 		.debug = o->debug,
 	};
 
+	raise_fd_limit(d->devices->len);
 	cusemu_transport_init();
 	for (guint i = 0; i < d->devices->len; i++) {
 		struct cusemu_device *dev = d->devices->pdata[i];

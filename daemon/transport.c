@@ -64,14 +64,22 @@ struct retry {
 	unsigned int cmd;
 	unsigned long arg;
 	guint64 age;		/* when it was kept: the oldest goes first */
+	bool away;		/* kept elsewhere than its thread's home slot */
 	/* in and out; allocated on the slot's first use and kept. */
 	struct cusemu_user_ranges *ranges;
 };
 
+/*
+ * A thread's retry lives in its home slot (its id modulo RETRY_SLOTS)
+ * unless another thread's holds it; the two counters let a call with no
+ * retry waiting, and one found at home, look at no other slot.
+ */
 struct open_file {
 	struct cusemu_file file;
 	struct retry retries[RETRY_SLOTS];
 	guint64 retries_kept;
+	gint waiting;		/* slots holding a retry */
+	gint away;		/* of those, outside their home slot */
 	struct fuse_pollhandle *poll;	/* guarded by the session's lock */
 };
 
@@ -103,6 +111,41 @@ static int reply_errno(long result)
 	return EIO;
 }
 
+static unsigned int home_slot(pid_t tid)
+{
+	return (unsigned int)tid % RETRY_SLOTS;
+}
+
+/* Take slot r from its waiting thread; false if another thread got it. */
+static bool grab(struct open_file *of, struct retry *r, gint owner)
+{
+	if (!g_atomic_int_compare_and_exchange(&r->owner, owner, SLOT_BUSY))
+		return false;
+	g_atomic_int_dec_and_test(&of->waiting);
+	if (r->away)
+		g_atomic_int_dec_and_test(&of->away);
+	return true;
+}
+
+/* The slot that holds tid's retry, marked busy, or NULL. */
+static struct retry *find_retry(struct open_file *of, pid_t tid)
+{
+	struct retry *r = &of->retries[home_slot(tid)];
+
+	if (!g_atomic_int_get(&of->waiting))
+		return NULL;
+	if (g_atomic_int_get(&r->owner) == tid && grab(of, r, tid))
+		return r;
+	if (!g_atomic_int_get(&of->away))
+		return NULL;
+	for (unsigned int i = 0; i < RETRY_SLOTS; i++) {
+		r = &of->retries[i];
+		if (g_atomic_int_get(&r->owner) == tid && grab(of, r, tid))
+			return r;
+	}
+	return NULL;
+}
+
 /*
  * Lay the data of a retried request onto the ranges of the retry it
  * answers, and free the slot. A request without data starts a call: a
@@ -114,33 +157,33 @@ static bool take_retry(struct open_file *of, struct cusemu_call *call,
 		       const void *in_buf, size_t in_len, uint8_t *out,
 		       size_t out_len)
 {
-	for (unsigned int i = 0; i < RETRY_SLOTS; i++) {
-		struct retry *r = &of->retries[i];
-		bool match;
+	struct retry *r = find_retry(of, call->tid);
+	bool match;
 
-		if (g_atomic_int_get(&r->owner) != call->tid ||
-		    !g_atomic_int_compare_and_exchange(&r->owner, call->tid,
-						       SLOT_BUSY))
-			continue;
-		match = r->cmd == call->cmd && r->arg == call->arg &&
-			r->ranges[0].bytes == in_len &&
-			r->ranges[1].bytes == out_len && (in_len || out_len);
-		if (match)
-			cusemu_call_set_data(call, &r->ranges[0], &r->ranges[1],
-					     in_buf, (uint32_t)in_len, out,
-					     (uint32_t)out_len);
-		g_atomic_int_set(&r->owner, SLOT_FREE);
-		return match;
-	}
-	return false;
+	if (!r)
+		return false;
+	match = r->cmd == call->cmd && r->arg == call->arg &&
+		r->ranges[0].bytes == in_len && r->ranges[1].bytes == out_len &&
+		(in_len || out_len);
+	if (match)
+		cusemu_call_set_data(call, &r->ranges[0], &r->ranges[1], in_buf,
+				     (uint32_t)in_len, out, (uint32_t)out_len);
+	g_atomic_int_set(&r->owner, SLOT_FREE);
+	return match;
 }
 
-/* A free slot, or the oldest retry's, marked busy; NULL if none can be had. */
-static struct retry *claim_slot(struct open_file *of)
+/*
+ * The thread's home slot, else a free one, else the oldest retry's (its
+ * client most likely died), marked busy; NULL if none can be had.
+ */
+static struct retry *claim_slot(struct open_file *of, pid_t tid)
 {
-	struct retry *oldest = NULL;
+	struct retry *oldest = NULL, *home = &of->retries[home_slot(tid)];
 	gint owner;
 
+	if (g_atomic_int_compare_and_exchange(&home->owner, SLOT_FREE,
+					      SLOT_BUSY))
+		return home;
 	for (unsigned int i = 0; i < RETRY_SLOTS; i++) {
 		struct retry *r = &of->retries[i];
 
@@ -151,17 +194,15 @@ static struct retry *claim_slot(struct open_file *of)
 		    (!oldest || r->age < oldest->age))
 			oldest = r;
 	}
-	/* Every slot taken: the oldest retry's client most likely died. */
 	owner = oldest ? g_atomic_int_get(&oldest->owner) : SLOT_FREE;
-	if (owner > 0 &&
-	    g_atomic_int_compare_and_exchange(&oldest->owner, owner, SLOT_BUSY))
+	if (owner > 0 && grab(of, oldest, owner))
 		return oldest;
 	return NULL;
 }
 
 static void keep_retry(struct open_file *of, const struct cusemu_call *call)
 {
-	struct retry *r = claim_slot(of);
+	struct retry *r = claim_slot(of, call->tid);
 
 	if (!r) {
 		/* The retried request runs as a fresh call, and asks again. */
@@ -176,6 +217,11 @@ static void keep_retry(struct open_file *of, const struct cusemu_call *call)
 	r->age = __atomic_add_fetch(&of->retries_kept, 1, __ATOMIC_RELAXED);
 	cusemu_user_ranges_copy(&r->ranges[0], &call->in);
 	cusemu_user_ranges_copy(&r->ranges[1], &call->out);
+	r->away = r != &of->retries[home_slot(call->tid)];
+	/* Counted before it can be found: a count is never short. */
+	g_atomic_int_inc(&of->waiting);
+	if (r->away)
+		g_atomic_int_inc(&of->away);
 	g_atomic_int_set(&r->owner, call->tid);
 }
 

@@ -154,3 +154,21 @@ else
 	kill $pid_a $pid_b 2>/dev/null
 	wait $pid_a $pid_b 2>/dev/null
 fi
+
+# --- more devices than the soft limit of open files allows: root raises it
+args=()
+for i in $(seq 0 79); do args+=(--device "fioc:name=fd$i"); done
+(ulimit -S -n 48 && exec "$cusemud" --foreground --control none "${args[@]}") >"$work/fds.log" 2>&1 &
+daemon_pid=$!
+if wait_for 60 is_char_node /dev/fd79; then
+	ok "80 devices under a soft limit of 48 open files: all 80 nodes appear"
+	check "... and the log says the limit was raised" grep -q "open files: limit raised to 208 for 80 devices" "$work/fds.log"
+	check "... and /dev/fd79 serves (cuse_client-64 sets and reads a size)" \
+		sh -c "'$clients/cuse_client-64' /dev/fd79 s 7 && test \"\$('$clients/cuse_client-64' /dev/fd79 s)\" = 7"
+else
+	not_ok "80 devices under a soft limit of 48 open files: all 80 nodes appear"; diag <"$work/fds.log"
+fi
+stop_daemon TERM
+status=$?
+check "... and it stops with exit 0 (exit $status)" test "$status" = 0
+check "... removing every node" wait_for 10 is_gone /dev/fd0
