@@ -38,6 +38,8 @@ struct cusemu_config {
 	char *seccomp_origin;
 	char *user;		/* whom to run as after start-up; NULL: root */
 	char *user_origin;
+	char *major;		/* char-device major for every node; NULL: dynamic */
+	char *major_origin;
 	GPtrArray *devices;	/* of struct cusemu_device_spec */
 };
 

@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -47,12 +48,14 @@ struct options {
 	char *control_group;
 	char *seccomp;
 	char *user;
+	char *major;
 	char **plugins;		/* loaded before the options are parsed */
 };
 
 struct daemon {
 	const struct cusemu_kernel_model *kmodel;
 	enum cusemu_lock_mode lock_mode;
+	unsigned int major;	/* every node's; 0: the first node's, dynamic */
 	GPtrArray *devices;	/* struct cusemu_device */
 	GPtrArray *sessions;	/* struct cusemu_session, same order */
 	char *control_path;
@@ -230,6 +233,9 @@ static gboolean parse_options(int *argc, char ***argv, struct options *o,
 		{ "user", 'u', 0, G_OPTION_ARG_STRING, &o->user,
 		  "Run as USER once the nodes exist (default: stay root, "
 		  "with no capability)", "USER" },
+		{ "major", 0, 0, G_OPTION_ARG_STRING, &o->major,
+		  "Char-device major of every node, their minors 0, 1, ... "
+		  "(default: a dynamic major, the first node's)", "N" },
 		{ "plugin", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->plugins,
 		  "Load the device models of the shared object FILE; repeat "
 		  "for more", "FILE" },
@@ -350,6 +356,32 @@ static gboolean resolve_sandbox(struct daemon *d, const struct options *o,
 	       cusemu_sandbox_set_user(&d->sandbox, user, origin, error);
 }
 
+/* The kernel's majors are below CHRDEV_MAJOR_MAX; 0 asks for a dynamic one. */
+#define MAJOR_MAX 511
+
+static gboolean resolve_major(struct daemon *d, const struct options *o,
+			      const struct cusemu_config *config,
+			      GError **error)
+{
+	const char *origin;
+	const char *major = pick(o->major, "--major", config->major,
+				 config->major_origin, &origin);
+	guint64 n;
+
+	if (!major)
+		return TRUE;
+	if (!g_ascii_string_to_unsigned(major, 10, 1, MAJOR_MAX, &n, NULL)) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s: major '%s' is not a number from 1 to %d; "
+			    "pick one that /proc/devices does not list, or "
+			    "leave it out for a dynamic one",
+			    origin, major, MAJOR_MAX);
+		return FALSE;
+	}
+	d->major = (unsigned int)n;
+	return TRUE;
+}
+
 /* Command line over configuration file over defaults. */
 static gboolean resolve_settings(struct daemon *d, const struct options *o,
 				 const struct cusemu_config *config,
@@ -357,7 +389,8 @@ static gboolean resolve_settings(struct daemon *d, const struct options *o,
 {
 	return resolve_control(d, o, config, error) &&
 	       resolve_dispatch(d, o, config, error) &&
-	       resolve_sandbox(d, o, config, error);
+	       resolve_sandbox(d, o, config, error) &&
+	       resolve_major(d, o, config, error);
 }
 
 static gboolean create_devices(struct daemon *d,
@@ -433,9 +466,49 @@ static gboolean check_host(const struct daemon *d, GError **error)
 	return TRUE;
 }
 
-/* The node appears once the kernel has handled CUSE_INIT: wait for it. */
+/*
+ * Why the kernel dropped a session before its node appeared: CUSE logs
+ * only "failed to register chrdev region" or a sysfs complaint. Major
+ * 0 means a dynamic one was asked for.
+ */
+static void explain_refusal(const struct cusemu_device *dev,
+			    unsigned int asked_major, unsigned int asked_minor,
+			    GError **error)
+{
+	g_autofree char *sys = g_strdup_printf("/sys/class/cuse/%s", dev->name);
+	const char *why;
+
+	if (g_file_test(sys, G_FILE_TEST_EXISTS)) {
+		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_EXIST,
+			    "/dev/%s did not appear: another CUSE device is "
+			    "named %s (%s exists); give this one another name=",
+			    dev->name, dev->name, sys);
+		return;
+	}
+	if (asked_major)
+		why = "is taken, or is not a number the kernel lends (see "
+		      "/proc/devices; dmesg says which); set major= to a major "
+		      "no driver uses, or leave it out for a dynamic one";
+	else
+		why = "could not be had: the kernel's dynamic majors are all "
+		      "taken (about 140, and every CUSE server without a fixed "
+		      "number takes one; see /proc/devices); stop CUSE servers "
+		      "that are not needed, or set major= to a free major";
+	g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
+		    "/dev/%s did not appear: the kernel refused its device "
+		    "number: char-device %u:%u %s",
+		    dev->name, asked_major, asked_minor, why);
+}
+
+/*
+ * The node appears once the kernel has handled CUSE_INIT: wait for it,
+ * and give it the device's owner and mode. *rdev is its device number.
+ */
 static gboolean wait_for_node(struct cusemu_device *dev,
-			      struct cusemu_session *s, GError **error)
+			      struct cusemu_session *s,
+			      unsigned int asked_major,
+			      unsigned int asked_minor, dev_t *rdev,
+			      GError **error)
 {
 	g_autofree char *path = g_strdup_printf("/dev/%s", dev->name);
 	const struct cusemu_instance *dp = cusemu_instance(dev);
@@ -447,12 +520,16 @@ static gboolean wait_for_node(struct cusemu_device *dev,
 	 * wait for the kernel's answer to this session's CUSE_INIT too. */
 	while (stat(path, &st) || !S_ISCHR(st.st_mode) ||
 	       !cusemu_session_init_sent(s)) {
-		if (cusemu_session_ended(s) ||
-		    g_get_monotonic_time() > deadline) {
+		if (cusemu_session_ended(s)) {
+			explain_refusal(dev, asked_major, asked_minor, error);
+			return FALSE;
+		}
+		if (g_get_monotonic_time() > deadline) {
 			g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
-				    "%s did not appear: the kernel refused "
-				    "the device (a name clash in /sys/class?)",
-				    path);
+				    "%s did not appear within %d s of its "
+				    "registration: is udev or devtmpfs "
+				    "creating nodes in /dev?",
+				    path, NODE_TIMEOUT_MS / 1000);
 			return FALSE;
 		}
 		g_usleep(5000);
@@ -472,6 +549,7 @@ static gboolean wait_for_node(struct cusemu_device *dev,
 			    g_strerror(errno));
 		return FALSE;
 	}
+	*rdev = st.st_rdev;
 	return TRUE;
 }
 
@@ -520,13 +598,41 @@ static void raise_fd_limit(unsigned int devices)
 			  (uintmax_t)need, devices);
 }
 
+/* Wait for device i's node, and say that it serves. */
+static gboolean serve_node(struct daemon *d, guint i,
+			   unsigned int asked_major, unsigned int asked_minor,
+			   dev_t *rdev, GError **error)
+{
+	struct cusemu_device *dev = d->devices->pdata[i];
+
+	if (!wait_for_node(dev, d->sessions->pdata[i], asked_major,
+			   asked_minor, rdev, error))
+		return FALSE;
+	g_message("serving /dev/%s (%u:%u): %s, kernel model %s, mode %04o, "
+		  "%s ioctls",
+		  dev->name, major(*rdev), minor(*rdev), dev->model->name,
+		  cusemu_instance(dev)->kmodel->name,
+		  (unsigned int)cusemu_instance(dev)->mode, ioctl_mode(dev));
+	return TRUE;
+}
+
+/*
+ * Every device shares one char-device major, the next minor each: a
+ * dynamic major per device would end at the kernel's ~140. Without a
+ * configured major, the first device takes a dynamic one and the others
+ * follow it once its node shows which.
+ */
 static gboolean start_sessions(struct daemon *d, const struct options *o,
 			       GError **error)
 {
 	struct cusemu_session_options so = {
 		.max_threads = (unsigned int)o->max_threads,
 		.debug = o->debug,
+		.major = d->major,
 	};
+	unsigned int first_minor = 0;
+	guint waited = 0;
+	dev_t rdev;
 
 	raise_fd_limit(d->devices->len);
 	cusemu_transport_init();
@@ -535,21 +641,22 @@ static gboolean start_sessions(struct daemon *d, const struct options *o,
 		struct cusemu_session *s;
 
 		cusemu_dispatch_bind(dev, d->lock_mode);
+		so.minor = so.major ? first_minor + i : 0;
 		s = cusemu_session_start(dev, &so, error);
 		if (!s)
 			return FALSE;
 		g_ptr_array_add(d->sessions, s);
+		if (!so.major) {
+			if (!serve_node(d, i, 0, 0, &rdev, error))
+				return FALSE;
+			so.major = major(rdev);
+			first_minor = minor(rdev) - i;
+			waited = i + 1;
+		}
 	}
-	for (guint i = 0; i < d->devices->len; i++) {
-		struct cusemu_device *dev = d->devices->pdata[i];
-
-		if (!wait_for_node(dev, d->sessions->pdata[i], error))
+	for (guint i = waited; i < d->devices->len; i++)
+		if (!serve_node(d, i, so.major, first_minor + i, &rdev, error))
 			return FALSE;
-		g_message("serving /dev/%s: %s, kernel model %s, mode %04o, "
-			  "%s ioctls",
-			  dev->name, dev->model->name, cusemu_instance(dev)->kmodel->name,
-			  (unsigned int)cusemu_instance(dev)->mode, ioctl_mode(dev));
-	}
 	return TRUE;
 }
 
@@ -901,6 +1008,7 @@ static void options_clear(struct options *o)
 	g_free(o->control_group);
 	g_free(o->seccomp);
 	g_free(o->user);
+	g_free(o->major);
 }
 
 int main(int argc, char **argv)

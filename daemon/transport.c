@@ -616,6 +616,8 @@ cusemu_session_start(struct cusemu_device *dev,
 	struct cuse_info ci = {
 		.dev_info_argc = 1,
 		.dev_info_argv = dev_info,
+		.dev_major = opts->major,
+		.dev_minor = opts->minor,
 		.flags = cusemu_instance(dev)->restricted ? 0 : CUSE_UNRESTRICTED_IOCTL,
 	};
 	char *argv[] = { "cusemud", "-f", opts->debug ? "-d" : NULL, NULL };

@@ -17,6 +17,7 @@ struct cusemu_session;
 struct cusemu_session_options {
 	unsigned int max_threads;	/* worker threads per device */
 	bool debug;			/* libfuse's request trace */
+	unsigned int major, minor;	/* the node's number; major 0: dynamic */
 };
 
 /* Called once before the first session: the signal that wakes loops. */

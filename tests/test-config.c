@@ -214,7 +214,7 @@ static void test_sandbox_keys(void)
 	g_unlink(path);
 	expect_error("[daemon]\nseccomp=log\nsandbox=strict\n", 3,
 		     "the daemon settings are model, lock, control, "
-		     "control_group, seccomp, user and plugins");
+		     "control_group, seccomp, user, plugins and major");
 }
 
 static void test_device_args(void)
