@@ -90,6 +90,8 @@ void cusemu_config_free(struct cusemu_config *config)
 	g_free(config->control_group_origin);
 	g_free(config->major);
 	g_free(config->major_origin);
+	g_free(config->threads);
+	g_free(config->threads_origin);
 	g_free(config->plugins);
 	g_free(config->plugins_origin);
 	g_free(config->seccomp);
@@ -242,6 +244,7 @@ static gboolean load_daemon_group(struct cusemu_config *config,
 		{ "user", &config->user, &config->user_origin },
 		{ "plugins", &config->plugins, &config->plugins_origin },
 		{ "major", &config->major, &config->major_origin },
+		{ "threads", &config->threads, &config->threads_origin },
 	};
 
 	for (guint i = 0; keys && keys[i]; i++) {
@@ -261,8 +264,8 @@ static gboolean load_daemon_group(struct cusemu_config *config,
 				    G_KEY_FILE_ERROR_KEY_NOT_FOUND,
 				    "%s: unknown key '%s' in [%s]; the daemon "
 				    "settings are model, lock, control, "
-				    "control_group, seccomp, user, plugins "
-				    "and major",
+				    "control_group, seccomp, user, plugins, "
+				    "major and threads",
 				    at, keys[i], DAEMON_GROUP);
 			return FALSE;
 		}

@@ -40,6 +40,8 @@ struct cusemu_config {
 	char *user_origin;
 	char *major;		/* char-device major for every node; NULL: dynamic */
 	char *major_origin;
+	char *threads;		/* workers of the pool; NULL: the default */
+	char *threads_origin;
 	GPtrArray *devices;	/* of struct cusemu_device_spec */
 };
 

@@ -10,6 +10,7 @@
 #include "cusemu/device.h"
 #include "cusemu/sched.h"
 #include "lock.h"
+#include "pool.h"
 #include "request.h"
 
 /* A handler holds at most the big lock and one device lock, or nests them. */
@@ -53,6 +54,7 @@ void cusemu_lock_acquire(struct cusemu_lock *lock)
 	if (!g_mutex_trylock(&lock->mutex)) {
 		if (call)
 			call->stats.lock_contended++;
+		cusemu_pool_will_wait();
 		g_mutex_lock(&lock->mutex);
 	}
 	now = g_get_monotonic_time();
@@ -280,6 +282,7 @@ gboolean cusemu_cond_wait_until(GCond *cond, GMutex *mutex, gint64 end_time)
 		return FALSE;
 	waiting_on(cond, mutex);
 	drop_all(&d);
+	cusemu_pool_will_wait();
 	/* An interrupt wakes the wait too: that is not the model's signal. */
 	signalled = !cusemu_signal_pending() &&
 		    g_cond_wait_until(cond, mutex, end_time) &&

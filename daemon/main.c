@@ -30,6 +30,7 @@
 #include "plugin.h"
 #include "sandbox.h"
 #include "stats.h"
+#include "pool.h"
 #include "transport.h"
 
 #define CUSE_PATH "/dev/cuse"
@@ -41,7 +42,7 @@ struct options {
 	char *kernel_model;
 	char *lock;
 	gboolean foreground;
-	int max_threads;
+	char *threads;
 	gboolean debug;
 	gboolean verbose;
 	char *control;
@@ -56,6 +57,7 @@ struct daemon {
 	const struct cusemu_kernel_model *kmodel;
 	enum cusemu_lock_mode lock_mode;
 	unsigned int major;	/* every node's; 0: the first node's, dynamic */
+	unsigned int threads;	/* the pool's workers */
 	GPtrArray *devices;	/* struct cusemu_device */
 	GPtrArray *sessions;	/* struct cusemu_session, same order */
 	char *control_path;
@@ -217,8 +219,9 @@ static gboolean parse_options(int *argc, char ***argv, struct options *o,
 		{ "foreground", 'f', 0, G_OPTION_ARG_NONE, &o->foreground,
 		  "Stay in the foreground and log to stderr (default: "
 		  "detach once the nodes exist, log to syslog)", NULL },
-		{ "max-threads", 't', 0, G_OPTION_ARG_INT, &o->max_threads,
-		  "Worker threads per device, at most (default: 8)", "N" },
+		{ "threads", 't', 0, G_OPTION_ARG_STRING, &o->threads,
+		  "Worker threads serving every device (default: 8); one is "
+		  "added while a handler waits and none is free", "N" },
 		{ "verbose", 'v', 0, G_OPTION_ARG_NONE, &o->verbose,
 		  "Log debug messages", NULL },
 		{ "control", 0, 0, G_OPTION_ARG_FILENAME, &o->control,
@@ -252,7 +255,6 @@ static gboolean parse_options(int *argc, char ***argv, struct options *o,
 		return FALSE;
 	description = models_description();
 
-	o->max_threads = 8;
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	g_option_context_set_description(ctx, description);
 	if (!g_option_context_parse(ctx, argc, argv, error))
@@ -260,11 +262,6 @@ static gboolean parse_options(int *argc, char ***argv, struct options *o,
 	if (*argc > 1) {
 		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED,
 			    "unexpected argument '%s'; see --help", (*argv)[1]);
-		return FALSE;
-	}
-	if (o->max_threads < 1 || o->max_threads > 1024) {
-		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-			    "--max-threads takes 1 to 1024");
 		return FALSE;
 	}
 	return TRUE;
@@ -382,6 +379,31 @@ static gboolean resolve_major(struct daemon *d, const struct options *o,
 	return TRUE;
 }
 
+#define THREADS_DEFAULT 8
+#define THREADS_MAX 1024
+
+static gboolean resolve_threads(struct daemon *d, const struct options *o,
+				const struct cusemu_config *config,
+				GError **error)
+{
+	const char *origin;
+	const char *threads = pick(o->threads, "--threads", config->threads,
+				   config->threads_origin, &origin);
+	guint64 n = THREADS_DEFAULT;
+
+	if (threads &&
+	    !g_ascii_string_to_unsigned(threads, 10, 1, THREADS_MAX, &n, NULL)) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s: threads '%s' is not a number from 1 to %d; "
+			    "the pool adds workers for waiting handlers by "
+			    "itself, so a few are enough (default %d)",
+			    origin, threads, THREADS_MAX, THREADS_DEFAULT);
+		return FALSE;
+	}
+	d->threads = (unsigned int)n;
+	return TRUE;
+}
+
 /* Command line over configuration file over defaults. */
 static gboolean resolve_settings(struct daemon *d, const struct options *o,
 				 const struct cusemu_config *config,
@@ -390,7 +412,8 @@ static gboolean resolve_settings(struct daemon *d, const struct options *o,
 	return resolve_control(d, o, config, error) &&
 	       resolve_dispatch(d, o, config, error) &&
 	       resolve_sandbox(d, o, config, error) &&
-	       resolve_major(d, o, config, error);
+	       resolve_major(d, o, config, error) &&
+	       resolve_threads(d, o, config, error);
 }
 
 static gboolean create_devices(struct daemon *d,
@@ -626,7 +649,6 @@ static gboolean start_sessions(struct daemon *d, const struct options *o,
 			       GError **error)
 {
 	struct cusemu_session_options so = {
-		.max_threads = (unsigned int)o->max_threads,
 		.debug = o->debug,
 		.major = d->major,
 	};
@@ -635,7 +657,7 @@ static gboolean start_sessions(struct daemon *d, const struct options *o,
 	dev_t rdev;
 
 	raise_fd_limit(d->devices->len);
-	cusemu_transport_init();
+	cusemu_transport_init(d->threads);
 	for (guint i = 0; i < d->devices->len; i++) {
 		struct cusemu_device *dev = d->devices->pdata[i];
 		struct cusemu_session *s;
@@ -667,6 +689,7 @@ static void stop(struct daemon *d)
 	d->control = NULL;
 	for (guint i = 0; i < d->sessions->len; i++)
 		cusemu_session_stop(d->sessions->pdata[i]);
+	cusemu_transport_stop();
 	for (guint i = 0; i < d->devices->len; i++) {
 		struct cusemu_device *dev = d->devices->pdata[i];
 
@@ -1009,6 +1032,7 @@ static void options_clear(struct options *o)
 	g_free(o->seccomp);
 	g_free(o->user);
 	g_free(o->major);
+	g_free(o->threads);
 }
 
 int main(int argc, char **argv)
@@ -1052,7 +1076,8 @@ int main(int argc, char **argv)
 		goto fail;
 
 	g_timeout_add(200, check_sessions, &d);
-	g_message("ready: %u device(s)", d.devices->len);
+	g_message("ready: %u device(s), %u worker threads", d.devices->len,
+		  cusemu_pool_threads());
 	report_ready(ready_fd, 0);
 	g_main_loop_run(d.loop);
 	g_main_loop_unref(d.loop);

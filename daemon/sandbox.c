@@ -65,23 +65,24 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 	ALLOW(mremap, "realloc of large blocks (a fioc buffer grows)"),
 	/* Threads */
 	ALLOW_IF_ARG0_HAS(clone, CLONE_THREAD,
-			  "libfuse starts worker threads when requests wait; "
+			  "the pool adds a worker while a handler waits; "
 			  "threads only, never a new process"),
 	ENOSYS_FOR(clone3, "its flags are in memory a filter cannot read: "
 			   "ENOSYS makes glibc fall back to clone"),
 	ALLOW(set_robust_list, "each new thread registers its robust futexes"),
+	ALLOW_IF_ARG0(prctl, PR_SET_NAME, "glib names each worker thread the "
+					  "pool adds"),
 	ALLOW(rseq, "each new thread registers its restartable sequences"),
 	ALLOW(futex, "mutexes, condition variables, thread joins"),
 	ALLOW(exit, "a thread ends"),
 	ALLOW(exit_group, "the daemon exits"),
-	ALLOW(getpid, "pthread_kill, pthread_cancel, syslog's LOG_PID"),
-	ALLOW_IF_OWN_PID(tgkill, "waking a session's loop at shutdown; "
-				 "libfuse cancels its workers; only the "
-				 "daemon's own threads"),
+	ALLOW(getpid, "abort() and syslog's LOG_PID"),
+	ALLOW_IF_OWN_PID(tgkill, "abort() raises SIGABRT in its own thread, "
+				 "so a failed assertion still leaves a core; "
+				 "only the daemon's own threads"),
 	ALLOW(rt_sigprocmask, "threads start with signals blocked"),
-	ALLOW(rt_sigaction, "glibc installs its cancel handler when libfuse "
-			    "cancels a worker"),
-	ALLOW(rt_sigreturn, "return from the wake-up and cancel handlers"),
+	ALLOW(rt_sigaction, "abort() puts back SIGABRT's default action"),
+	ALLOW(rt_sigreturn, "return from a signal handler"),
 	ALLOW(restart_syscall, "a timed wait (futex, poll) that SIGSTOP, "
 			       "SIGCONT or a debugger interrupted goes on"),
 	/* Time */
@@ -110,6 +111,10 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 	ALLOW(unlink, "the control socket at shutdown; a failed save's "
 		      "temporary file"),
 	ALLOW(poll, "glib's main loop"),
+	ALLOW(epoll_wait, "the workers wait for requests on every node"),
+	ALLOW(epoll_pwait, "the same, where glibc uses it for epoll_wait"),
+	ALLOW(epoll_ctl, "a node's descriptor armed for its next request, "
+			 "or removed when it ends"),
 	/* Sockets */
 	ALLOW(accept4, "control socket connections"),
 	ALLOW(recvfrom, "control requests; the /proc helper's answers"),

@@ -13,9 +13,9 @@
 #define G_LOG_DOMAIN "cusemu-transport"
 #define FUSE_USE_VERSION 314
 
+#include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
-#include <pthread.h>
-#include <signal.h>
 #include <string.h>
 #include <sys/ioctl.h>
 
@@ -26,32 +26,37 @@
 #include "call.h"
 #include "device.h"
 #include "dispatch.h"
+#include "fuse-keys.h"
 #include "lock.h"
+#include "pool.h"
 #include "stats.h"
 #include "request.h"
 #include "transport.h"
 
 /* Pending retries a file may hold: one per client thread in an ioctl. */
 #define RETRY_SLOTS 64
-/* Interrupts the loop thread's wait once the session is told to exit. */
-#define WAKE_SIGNAL SIGUSR1
+/* How long a stop waits for the workers inside a session's requests. */
+#define STOP_TIMEOUT_S 10
 
 struct cusemu_session {
+	struct cusemu_pool_source source;	/* its /dev/cuse descriptor */
 	struct cusemu_device *dev;
 	struct fuse_session *se;
-	struct fuse_loop_config *loop_config;
-	GThread *thread;
+	bool stuck;		/* a stop could not end its requests */
+	bool free_later;	/* freed once the pool has stopped */
 
 	bool restricted;	/* CUSE restricted ioctls: see cuse_ioctl() */
 	struct cusemu_waiters waiters;
 
 	GMutex lock;		/* guards the fields below */
-	GCond cond;
-	pthread_t loop_thread;
-	bool started, ended;
+	bool ended;		/* the kernel dropped it, or it was stopped */
 	bool init_sent;		/* the CUSE_INIT reply went to the kernel */
 	GList *files;		/* struct open_file, still open */
 };
+
+/* Every session started, for the end of the pool: under sessions_lock. */
+static GMutex sessions_lock;
+static GList *sessions;
 
 /* A slot's owner when it holds no retry, or while a thread fills or takes it. */
 #define SLOT_FREE 0
@@ -523,7 +528,6 @@ static void cuse_init_done(void *userdata)
 
 	g_mutex_lock(&s->lock);
 	s->init_sent = true;
-	g_cond_broadcast(&s->cond);
 	g_mutex_unlock(&s->lock);
 }
 
@@ -560,37 +564,83 @@ static const struct cuse_lowlevel_ops cuse_ops = {
 	.poll = cuse_poll,
 };
 
-static void wake_handler(int sig)
+static unsigned int pool_size = 8;
+
+static void session_forget(struct cusemu_session *s)
 {
-	(void)sig;
+	g_mutex_lock(&sessions_lock);
+	sessions = g_list_remove(sessions, s);
+	g_mutex_unlock(&sessions_lock);
 }
 
-void cusemu_transport_init(void)
+static void session_free_now(struct cusemu_session *s)
 {
-	struct sigaction sa = { .sa_handler = wake_handler };
-
-	/* No SA_RESTART: the loop thread's sem_wait must return EINTR. */
-	sigemptyset(&sa.sa_mask);
-	sigaction(WAKE_SIGNAL, &sa, NULL);
+	session_forget(s);
+	g_mutex_clear(&s->lock);
+	cusemu_waiters_clear(&s->waiters);
+	g_free(s);
 }
 
-static gpointer session_loop(gpointer data)
+void cusemu_transport_init(unsigned int workers)
 {
-	struct cusemu_session *s = data;
-	int ret;
+	pool_size = workers;
+}
 
+/* libfuse's receive buffer, one per worker: they are all se->bufsize. */
+static void free_fuse_buf(gpointer data)
+{
+	struct fuse_buf *buf = data;
+
+	free(buf->mem);
+	g_free(buf);
+}
+
+static GPrivate fuse_buf_key = G_PRIVATE_INIT(free_fuse_buf);
+
+static struct fuse_buf *worker_buf(void)
+{
+	struct fuse_buf *buf = g_private_get(&fuse_buf_key);
+
+	if (!buf) {
+		buf = g_new0(struct fuse_buf, 1);
+		g_private_set(&fuse_buf_key, buf);
+	}
+	return buf;
+}
+
+static void session_ended(struct cusemu_session *s, int res)
+{
+	cusemu_pool_remove(&s->source);
 	g_mutex_lock(&s->lock);
-	s->loop_thread = pthread_self();
-	s->started = true;
-	g_mutex_unlock(&s->lock);
-	ret = fuse_session_loop_mt(s->se, s->loop_config);
-	if (ret)
-		g_message("%s: session loop ended (%d)", s->dev->name, ret);
-	g_mutex_lock(&s->lock);
+	if (!s->ended && res < 0)
+		g_message("%s: session ended (%s)", s->dev->name,
+			  g_strerror(-res));
 	s->ended = true;
-	g_cond_broadcast(&s->cond);
 	g_mutex_unlock(&s->lock);
-	return NULL;
+}
+
+/*
+ * A worker's turn at the session's descriptor: one request read, the
+ * descriptor armed for the next (which another worker may take), then
+ * this one served. 0 from libfuse: the kernel dropped the connection
+ * (ENODEV), or the session was told to exit.
+ */
+static void session_ready(struct cusemu_pool_source *src)
+{
+	struct cusemu_session *s = (struct cusemu_session *)src;
+	struct fuse_buf *buf = worker_buf();
+	int res = fuse_session_receive_buf(s->se, buf);
+
+	if (res == -EAGAIN || res == -EINTR) {
+		cusemu_pool_rearm(src);
+		return;
+	}
+	if (res <= 0) {
+		session_ended(s, res);
+		return;
+	}
+	cusemu_pool_rearm(src);
+	fuse_session_process_buf(s->se, buf);
 }
 
 /* libfuse's messages, in the daemon's log under the domain "libfuse". */
@@ -622,16 +672,17 @@ cusemu_session_start(struct cusemu_device *dev,
 	};
 	char *argv[] = { "cusemud", "-f", opts->debug ? "-d" : NULL, NULL };
 	struct cusemu_session *s = g_new0(struct cusemu_session, 1);
-	int multithreaded;
+	int multithreaded, fd;
 
 	s->dev = dev;
 	s->restricted = cusemu_instance(dev)->restricted;
 	cusemu_waiters_init(&s->waiters);
 	g_mutex_init(&s->lock);
-	g_cond_init(&s->cond);
 	fuse_set_log_func(libfuse_log);
+	cusemu_fuse_keys_share(true);
 	s->se = cuse_lowlevel_setup(opts->debug ? 3 : 2, argv, &ci, &cuse_ops,
 				    &multithreaded, s);
+	cusemu_fuse_keys_share(false);
 	if (!s->se) {
 		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
 			    "cannot start the CUSE session of /dev/%s (see "
@@ -645,12 +696,30 @@ cusemu_session_start(struct cusemu_device *dev,
 	/* libfuse's own handlers would end just one session: ours end all. */
 	fuse_remove_signal_handlers(s->se);
 
-	s->loop_config = fuse_loop_cfg_create();
-	fuse_loop_cfg_set_clone_fd(s->loop_config, 0);
-	fuse_loop_cfg_set_max_threads(s->loop_config, opts->max_threads);
-	fuse_loop_cfg_set_idle_threads(s->loop_config,
-				       MIN(opts->max_threads, 4u));
-	s->thread = g_thread_new(dev->name, session_loop, s);
+	g_mutex_lock(&sessions_lock);
+	sessions = g_list_prepend(sessions, s);
+	g_mutex_unlock(&sessions_lock);
+	/* The fake libfuse of the unit tests has no descriptor. */
+	fd = fuse_session_fd(s->se);
+	if (fd < 0)
+		return s;
+	s->source.fd = fd;
+	s->source.ready = session_ready;
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) ||
+	    !cusemu_pool_start(pool_size, error) ||
+	    !cusemu_pool_add(&s->source, error)) {
+		if (error && *error)
+			g_prefix_error(error, "/dev/%s: ", dev->name);
+		else
+			g_set_error(error, G_FILE_ERROR,
+				    g_file_error_from_errno(errno),
+				    "/dev/%s: cannot make /dev/cuse "
+				    "non-blocking: %s",
+				    dev->name, g_strerror(errno));
+		fuse_session_destroy(s->se);
+		session_free_now(s);
+		return NULL;
+	}
 	return s;
 }
 
@@ -665,48 +734,41 @@ bool cusemu_session_ended(struct cusemu_session *s)
 }
 
 /*
- * fuse_session_exit() alone does not wake a loop waiting for its workers
- * (libfuse #1572): interrupt the wait until the loop has seen the exit. The
- * loop then cancels its workers, blocked in read() or not.
+ * No worker takes the session's requests any more; wait for those inside
+ * one, interrupting waits in the sleep helpers (a blocking read) as if
+ * their clients had given up, again each round for one between its
+ * check and its wait.
  */
-static void end_loop(struct cusemu_session *s)
+static bool end_requests(struct cusemu_session *s)
 {
-	gint64 deadline = g_get_monotonic_time() + 10 * G_TIME_SPAN_SECOND;
+	gint64 deadline = g_get_monotonic_time() +
+			  STOP_TIMEOUT_S * G_TIME_SPAN_SECOND;
 
 	fuse_session_exit(s->se);
-	g_mutex_lock(&s->lock);
-	while (!s->ended) {
-		/*
-		 * Handlers waiting in the sleep helpers (a blocking read)
-		 * cannot be cancelled: interrupt them as if their clients
-		 * had given up, again each round for one between its check
-		 * and its wait.
-		 */
+	cusemu_pool_remove(&s->source);
+	while (g_atomic_int_get(&s->source.active)) {
 		cusemu_waiters_end(&s->waiters);
-		if (s->started)
-			pthread_kill(s->loop_thread, WAKE_SIGNAL);
-		if (!g_cond_wait_until(&s->cond, &s->lock,
-				       g_get_monotonic_time() +
-					       20 * G_TIME_SPAN_MILLISECOND) &&
-		    g_get_monotonic_time() > deadline) {
-			g_warning("%s: session loop does not end; leaving it",
+		if (g_get_monotonic_time() > deadline) {
+			g_warning("%s: requests do not end; leaving them",
 				  s->dev->name);
-			g_mutex_unlock(&s->lock);
-			return;
+			return false;
 		}
+		poll(NULL, 0, 1);	/* not nanosleep: the sandbox has poll */
 	}
+	g_mutex_lock(&s->lock);
+	s->ended = true;
 	g_mutex_unlock(&s->lock);
-	g_thread_join(s->thread);
-	s->thread = NULL;
+	return true;
 }
 
 void cusemu_session_stop(struct cusemu_session *s)
 {
 	GList *files;
 
-	end_loop(s);
-	if (s->thread)
-		return;	/* still running: freeing under it would be worse */
+	if (!end_requests(s)) {
+		s->stuck = true;	/* freeing under it would be worse */
+		return;
+	}
 	/*
 	 * Closing /dev/cuse removes the node; clients get errors, not hangs.
 	 * Not cuse_lowlevel_teardown(): it would remove libfuse's signal
@@ -714,7 +776,6 @@ void cusemu_session_stop(struct cusemu_session *s)
 	 */
 	fuse_session_destroy(s->se);
 	s->se = NULL;
-	fuse_loop_cfg_destroy(s->loop_config);
 	/* The kernel sends no release for files open at shutdown. */
 	g_mutex_lock(&s->lock);
 	files = s->files;
@@ -725,12 +786,47 @@ void cusemu_session_stop(struct cusemu_session *s)
 	g_list_free(files);
 }
 
+/*
+ * A worker may still hold an event for a stopped session: its memory
+ * lives until the pool has stopped.
+ */
 void cusemu_session_free(struct cusemu_session *s)
 {
-	if (s->thread)
-		return;	/* a loop that never ended still uses it */
-	g_mutex_clear(&s->lock);
-	cusemu_waiters_clear(&s->waiters);
-	g_cond_clear(&s->cond);
-	g_free(s);
+	if (s->stuck)
+		return;
+	if (cusemu_pool_running())
+		s->free_later = true;
+	else
+		session_free_now(s);
+}
+
+static void end_all_waits(void *data)
+{
+	(void)data;
+	g_mutex_lock(&sessions_lock);
+	for (GList *l = sessions; l; l = l->next) {
+		struct cusemu_session *s = l->data;
+
+		cusemu_waiters_end(&s->waiters);
+	}
+	g_mutex_unlock(&sessions_lock);
+}
+
+void cusemu_transport_stop(void)
+{
+	GList *left;
+
+	if (!cusemu_pool_stop(end_all_waits, NULL))
+		return;
+	/* Freed by now unless a worker could still reach them. */
+	g_mutex_lock(&sessions_lock);
+	left = g_list_copy(sessions);
+	g_mutex_unlock(&sessions_lock);
+	for (GList *l = left; l; l = l->next) {
+		struct cusemu_session *s = l->data;
+
+		if (s->free_later)
+			session_free_now(s);
+	}
+	g_list_free(left);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The CUSE transport: one session per device instance, its worker threads,
- * and the translation of FUSE requests into call records and back.
+ * The CUSE transport: one session per device instance, served by the
+ * workers of pool.h, and the translation of FUSE requests into call records and back.
  */
 #ifndef CUSEMU_TRANSPORT_H
 #define CUSEMU_TRANSPORT_H
@@ -15,13 +15,17 @@
 struct cusemu_session;
 
 struct cusemu_session_options {
-	unsigned int max_threads;	/* worker threads per device */
 	bool debug;			/* libfuse's request trace */
 	unsigned int major, minor;	/* the node's number; major 0: dynamic */
 };
 
-/* Called once before the first session: the signal that wakes loops. */
-void cusemu_transport_init(void);
+/* Called once before the first session: the size of the worker pool. */
+void cusemu_transport_init(unsigned int workers);
+/*
+ * After every session has stopped: end the workers, and free what
+ * cusemu_session_free() had to keep for them.
+ */
+void cusemu_transport_stop(void);
 
 /* Open /dev/cuse for dev and start serving it; the node appears soon after. */
 struct cusemu_session *

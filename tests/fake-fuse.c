@@ -28,8 +28,6 @@ struct fuse_session {
 	const struct cuse_lowlevel_ops *ops;
 	void *userdata;
 	unsigned int ci_flags;
-	GMutex lock;
-	GCond cond;
 	bool exited;
 };
 
@@ -92,49 +90,20 @@ void fuse_remove_signal_handlers(struct fuse_session *se)
 {
 }
 
-/* The loop serves nothing: the test calls the operations itself. */
-int fuse_session_loop_mt(struct fuse_session *se,
-			 struct fuse_loop_config *config)
+/* Never called: the session has no descriptor for the workers to read. */
+int fuse_session_receive_buf(struct fuse_session *se, struct fuse_buf *buf)
 {
-	g_mutex_lock(&se->lock);
-	while (!se->exited)
-		g_cond_wait(&se->cond, &se->lock);
-	g_mutex_unlock(&se->lock);
 	return 0;
+}
+
+void fuse_session_process_buf(struct fuse_session *se,
+			      const struct fuse_buf *buf)
+{
 }
 
 void fuse_session_exit(struct fuse_session *se)
 {
-	g_mutex_lock(&se->lock);
 	se->exited = true;
-	g_cond_broadcast(&se->cond);
-	g_mutex_unlock(&se->lock);
-}
-
-static struct fuse_loop_config *the_config = (struct fuse_loop_config *)&the_config;
-
-struct fuse_loop_config *fuse_loop_cfg_create(void)
-{
-	return the_config;
-}
-
-void fuse_loop_cfg_destroy(struct fuse_loop_config *config)
-{
-}
-
-void fuse_loop_cfg_set_idle_threads(struct fuse_loop_config *config,
-				    unsigned int value)
-{
-}
-
-void fuse_loop_cfg_set_max_threads(struct fuse_loop_config *config,
-				   unsigned int value)
-{
-}
-
-void fuse_loop_cfg_set_clone_fd(struct fuse_loop_config *config,
-				unsigned int value)
-{
 }
 
 void *fuse_req_userdata(fuse_req_t req)
@@ -232,12 +201,10 @@ void fuse_pollhandle_destroy(struct fuse_pollhandle *ph)
 
 struct fake_cuse *fake_cuse_start(struct cusemu_device *dev)
 {
-	static const struct cusemu_session_options opts = { .max_threads = 4 };
+	static const struct cusemu_session_options opts = { 0 };
 	struct fake_cuse *fc = g_new0(struct fake_cuse, 1);
 	g_autoptr(GError) error = NULL;
 
-	g_mutex_init(&fc->se.lock);
-	g_cond_init(&fc->se.cond);
 	starting = fc;
 	fc->session = cusemu_session_start(dev, &opts, &error);
 	starting = NULL;
@@ -249,8 +216,6 @@ void fake_cuse_stop(struct fake_cuse *fc)
 {
 	cusemu_session_stop(fc->session);
 	cusemu_session_free(fc->session);
-	g_mutex_clear(&fc->se.lock);
-	g_cond_clear(&fc->se.cond);
 	g_free(fc);
 }
 

@@ -107,8 +107,8 @@ static void test_file_errors(void)
 		     "write a byte count");
 	expect_error("[device a]\nmodel=fioc\n\nmaxsize=1\n", 4,
 		     "unknown key 'maxsize' for device model fioc");
-	expect_error("[daemon]\nmodel=modern\nthreads=3\n", 3,
-		     "unknown key 'threads'");
+	expect_error("[daemon]\nmodel=modern\nworkers=3\n", 3,
+		     "unknown key 'workers'");
 	expect_error("[device a]\nmax_size=1\n", 1, "has no 'model' key");
 	expect_error("[device a]\nmodel=nosuch\n", 1,
 		     "unknown device model 'nosuch'; available: fioc");
@@ -214,7 +214,8 @@ static void test_sandbox_keys(void)
 	g_unlink(path);
 	expect_error("[daemon]\nseccomp=log\nsandbox=strict\n", 3,
 		     "the daemon settings are model, lock, control, "
-		     "control_group, seccomp, user, plugins and major");
+		     "control_group, seccomp, user, plugins, major and "
+		     "threads");
 }
 
 static void test_device_args(void)

@@ -579,7 +579,7 @@ static void test_allocations(gconstpointer data)
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
-	cusemu_transport_init();
+	cusemu_transport_init(4);
 	g_test_add_data_func("/transport/fioc/x86_64", GINT_TO_POINTER(0),
 			     test_fioc);
 	g_test_add_data_func("/transport/fioc/i386", GINT_TO_POINTER(1),

@@ -276,7 +276,7 @@ warm_up() { load_both open-close 1000 warm-oc && load_both fioc-size 8000 warm-i
 seconds() { echo "$(($1 / 1000)).$((($1 % 1000) / 100))"; }
 
 log=$work/load.log
-python3 -c "$without_thp" "$cusemud" --foreground --control "$fault_ctl" --max-threads 4 \
+python3 -c "$without_thp" "$cusemud" --foreground --control "$fault_ctl" --threads 4 \
 	--device fioc:name=fioc-load >"$log" 2>&1 &
 daemon_pid=$!
 if wait_for 15 is_char_node /dev/fioc-load; then

@@ -55,7 +55,7 @@ static struct fake_client compat = {
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	fuzz_log_init();
-	cusemu_transport_init();
+	cusemu_transport_init(4);
 	return 0;
 }
 

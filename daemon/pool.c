@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The worker pool of pool.h. Accounting is three counters: threads (all
+ * workers), idle (those in epoll_wait) and, under the lock, whether the
+ * pool is ending. A worker that waits in a handler while none is idle
+ * adds one; a worker past the configured size that finds no work for
+ * IDLE_RETIRE_MS leaves. Nothing is created or freed per request.
+ */
+#define G_LOG_DOMAIN "cusemu-pool"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "pool.h"
+
+/* An added worker without work for this long leaves. */
+#define IDLE_RETIRE_MS 5000
+#define STOP_ROUND_MS 20
+#define STOP_TIMEOUT_S 10
+
+static struct {
+	GMutex lock;		/* guards started, exiting and the cond */
+	GCond cond;		/* a worker left */
+	bool started;
+	gint exiting;
+	int epfd;
+	int stopfd;		/* readable once the pool ends: wakes every worker */
+	unsigned int size;
+	gint threads;
+	gint idle;
+	gint warned;		/* the limit of threads was met once */
+} pool = { .epfd = -1, .stopfd = -1 };
+
+static __thread bool is_worker;
+
+static gpointer worker(gpointer data);
+
+/* One more worker, unless the pool ends or is at its limit. */
+static void spawn(void)
+{
+	g_autoptr(GError) error = NULL;
+	GThread *thread;
+
+	g_mutex_lock(&pool.lock);
+	if (g_atomic_int_get(&pool.exiting) ||
+	    g_atomic_int_get(&pool.threads) >= CUSEMU_POOL_MAX_THREADS) {
+		g_mutex_unlock(&pool.lock);
+		if (!g_atomic_int_get(&pool.exiting) &&
+		    g_atomic_int_compare_and_exchange(&pool.warned, 0, 1))
+			g_warning("%d workers, all busy or waiting in handlers: "
+				  "requests wait for one to be free",
+				  CUSEMU_POOL_MAX_THREADS);
+		return;
+	}
+	g_atomic_int_inc(&pool.threads);
+	g_mutex_unlock(&pool.lock);
+	thread = g_thread_try_new("cusemu-worker", worker, NULL, &error);
+	if (thread) {
+		g_thread_unref(thread);
+		return;
+	}
+	g_warning("cannot add a worker: %s", error->message);
+	g_mutex_lock(&pool.lock);
+	g_atomic_int_add(&pool.threads, -1);
+	g_cond_broadcast(&pool.cond);
+	g_mutex_unlock(&pool.lock);
+}
+
+/* Leave, if the pool has more workers than its size: true if so. */
+static bool retire(void)
+{
+	bool leave;
+
+	g_mutex_lock(&pool.lock);
+	leave = g_atomic_int_get(&pool.threads) > (gint)pool.size;
+	if (leave)
+		g_atomic_int_add(&pool.threads, -1);
+	g_cond_broadcast(&pool.cond);
+	g_mutex_unlock(&pool.lock);
+	return leave;
+}
+
+static void serve(struct cusemu_pool_source *src)
+{
+	/* Counted before gone is read: remove() then waits for us. */
+	g_atomic_int_inc(&src->active);
+	if (!g_atomic_int_get(&src->gone))
+		src->ready(src);
+	g_atomic_int_add(&src->active, -1);
+}
+
+static gpointer worker(gpointer data)
+{
+	(void)data;
+	is_worker = true;
+	for (;;) {
+		struct epoll_event ev;
+		int timeout = g_atomic_int_get(&pool.threads) > (gint)pool.size
+				      ? IDLE_RETIRE_MS
+				      : -1;
+		int n;
+
+		g_atomic_int_inc(&pool.idle);
+		n = epoll_wait(pool.epfd, &ev, 1, timeout);
+		g_atomic_int_add(&pool.idle, -1);
+		if (g_atomic_int_get(&pool.exiting))
+			break;
+		if (n == 0 && retire())
+			return NULL;
+		if (n == 1 && ev.data.ptr)
+			serve(ev.data.ptr);
+	}
+	g_mutex_lock(&pool.lock);
+	g_atomic_int_add(&pool.threads, -1);
+	g_cond_broadcast(&pool.cond);
+	g_mutex_unlock(&pool.lock);
+	return NULL;
+}
+
+gboolean cusemu_pool_start(unsigned int size, GError **error)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+
+	g_mutex_lock(&pool.lock);
+	if (pool.started) {
+		g_mutex_unlock(&pool.lock);
+		return TRUE;
+	}
+	pool.epfd = epoll_create1(EPOLL_CLOEXEC);
+	pool.stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (pool.epfd < 0 || pool.stopfd < 0 ||
+	    epoll_ctl(pool.epfd, EPOLL_CTL_ADD, pool.stopfd, &ev)) {
+		int err = errno;
+
+		if (pool.epfd >= 0)
+			close(pool.epfd);
+		if (pool.stopfd >= 0)
+			close(pool.stopfd);
+		pool.epfd = pool.stopfd = -1;
+		g_mutex_unlock(&pool.lock);
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(err),
+			    "cannot make the workers' event loop: %s",
+			    g_strerror(err));
+		return FALSE;
+	}
+	pool.size = size;
+	pool.started = true;
+	g_atomic_int_set(&pool.exiting, 0);
+	g_atomic_int_set(&pool.warned, 0);
+	g_mutex_unlock(&pool.lock);
+	for (unsigned int i = 0; i < size; i++)
+		spawn();
+	if (!g_atomic_int_get(&pool.threads)) {
+		g_set_error(error, G_THREAD_ERROR, G_THREAD_ERROR_AGAIN,
+			    "cannot start any worker thread");
+		return FALSE;
+	}
+	return TRUE;
+}
+
+bool cusemu_pool_running(void)
+{
+	bool started;
+
+	g_mutex_lock(&pool.lock);
+	started = pool.started;
+	g_mutex_unlock(&pool.lock);
+	return started;
+}
+
+gboolean cusemu_pool_add(struct cusemu_pool_source *src, GError **error)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT,
+				  .data.ptr = src };
+
+	g_atomic_int_set(&src->gone, 0);
+	if (epoll_ctl(pool.epfd, EPOLL_CTL_ADD, src->fd, &ev)) {
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
+			    "cannot watch descriptor %d: %s", src->fd,
+			    g_strerror(errno));
+		return FALSE;
+	}
+	return TRUE;
+}
+
+void cusemu_pool_rearm(struct cusemu_pool_source *src)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT,
+				  .data.ptr = src };
+
+	/* ENOENT once removed: nothing to arm. */
+	if (!g_atomic_int_get(&src->gone))
+		epoll_ctl(pool.epfd, EPOLL_CTL_MOD, src->fd, &ev);
+}
+
+void cusemu_pool_remove(struct cusemu_pool_source *src)
+{
+	g_atomic_int_set(&src->gone, 1);
+	epoll_ctl(pool.epfd, EPOLL_CTL_DEL, src->fd, NULL);
+}
+
+bool cusemu_pool_stop(void (*wake)(void *data), void *data)
+{
+	gint64 deadline = g_get_monotonic_time() +
+			  STOP_TIMEOUT_S * G_TIME_SPAN_SECOND;
+
+	g_mutex_lock(&pool.lock);
+	if (!pool.started) {
+		g_mutex_unlock(&pool.lock);
+		return true;
+	}
+	g_atomic_int_set(&pool.exiting, 1);
+	if (eventfd_write(pool.stopfd, 1))
+		g_warning("cannot wake the workers: %s", g_strerror(errno));
+	while (g_atomic_int_get(&pool.threads)) {
+		g_mutex_unlock(&pool.lock);
+		if (wake)
+			wake(data);
+		g_mutex_lock(&pool.lock);
+		if (!g_cond_wait_until(&pool.cond, &pool.lock,
+				       g_get_monotonic_time() +
+					       STOP_ROUND_MS *
+						       G_TIME_SPAN_MILLISECOND) &&
+		    g_get_monotonic_time() > deadline) {
+			g_warning("%d workers do not end; leaving them",
+				  g_atomic_int_get(&pool.threads));
+			g_mutex_unlock(&pool.lock);
+			return false;
+		}
+	}
+	close(pool.epfd);
+	close(pool.stopfd);
+	pool.epfd = pool.stopfd = -1;
+	pool.started = false;
+	g_mutex_unlock(&pool.lock);
+	return true;
+}
+
+unsigned int cusemu_pool_threads(void)
+{
+	return (unsigned int)g_atomic_int_get(&pool.threads);
+}
+
+void cusemu_pool_will_wait(void)
+{
+	if (is_worker && !g_atomic_int_get(&pool.idle))
+		spawn();
+}

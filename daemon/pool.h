@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One event loop and one worker pool for every device: the workers wait
+ * together on one epoll set holding each session's descriptor, so the
+ * threads do not grow with the devices. A descriptor is armed one-shot:
+ * the worker it wakes reads one request, arms it again (another worker
+ * may take the next request of the same node) and serves what it read.
+ *
+ * A handler that waits (a read with nothing to read, a sleep, a lock
+ * another call holds) keeps its worker; when it starts waiting and no
+ * worker is left to take requests, one is added. Added workers leave
+ * after a while without work, down to the configured size.
+ */
+#ifndef CUSEMU_POOL_H
+#define CUSEMU_POOL_H
+
+#include <stdbool.h>
+
+#include <glib.h>
+
+/* Workers the pool never goes beyond, waiting handlers included. */
+#define CUSEMU_POOL_MAX_THREADS 4096
+
+struct cusemu_pool_source {
+	int fd;
+	/*
+	 * Called by a worker when fd is readable: take what is there, then
+	 * cusemu_pool_rearm() (before the long part, to let other workers
+	 * in) or cusemu_pool_remove() when the source has ended.
+	 */
+	void (*ready)(struct cusemu_pool_source *src);
+	gint active;		/* workers inside ready() */
+	gint gone;		/* removed: events still in flight are dropped */
+};
+
+/* Start size workers, once; later calls do nothing. */
+gboolean cusemu_pool_start(unsigned int size, GError **error);
+/* Serve src from now on; it must stay valid until cusemu_pool_stop(). */
+gboolean cusemu_pool_add(struct cusemu_pool_source *src, GError **error);
+void cusemu_pool_rearm(struct cusemu_pool_source *src);
+/*
+ * No more events for src; workers inside ready() may still be there
+ * (src->active): wait for them before closing its descriptor.
+ */
+void cusemu_pool_remove(struct cusemu_pool_source *src);
+/* Whether the pool was started: sources added, workers running. */
+bool cusemu_pool_running(void);
+
+/*
+ * End every worker. Workers held by waiting handlers are let go through
+ * wake(data), called every 20 ms until they are; false if some still
+ * had not after 10 s (they are left running, and the pool with them).
+ */
+bool cusemu_pool_stop(void (*wake)(void *data), void *data);
+
+/* The workers now, waiting handlers' included. */
+unsigned int cusemu_pool_threads(void);
+
+/*
+ * The calling thread is about to wait in a handler: if it is a worker
+ * and no other is free to take requests, one is added.
+ */
+void cusemu_pool_will_wait(void);
+
+#endif
