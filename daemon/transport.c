@@ -35,6 +35,12 @@
 
 /* Pending retries a file may hold: one per client thread in an ioctl. */
 #define RETRY_SLOTS 64
+/*
+ * Requests a worker takes from one node in a row, without going back to
+ * the event loop, while the node has more waiting: a busy node is served
+ * without a wake-up per request, and other nodes still get their turn.
+ */
+#define DRAIN_MAX 16
 /* How long a stop waits for the workers inside a session's requests. */
 #define STOP_TIMEOUT_S 10
 
@@ -622,25 +628,37 @@ static void session_ended(struct cusemu_session *s, int res)
 /*
  * A worker's turn at the session's descriptor: one request read, the
  * descriptor armed for the next (which another worker may take), then
- * this one served. 0 from libfuse: the kernel dropped the connection
- * (ENODEV), or the session was told to exit.
+ * this one served. While other workers are on the node too, it is busy:
+ * the worker reads again at once (up to DRAIN_MAX), which the armed
+ * descriptor allows, instead of a wake-up per request. 0 from libfuse:
+ * the kernel dropped the connection (ENODEV), or the session was told
+ * to exit.
  */
 static void session_ready(struct cusemu_pool_source *src)
 {
 	struct cusemu_session *s = (struct cusemu_session *)src;
 	struct fuse_buf *buf = worker_buf();
-	int res = fuse_session_receive_buf(s->se, buf);
 
-	if (res == -EAGAIN || res == -EINTR) {
-		cusemu_pool_rearm(src);
-		return;
+	for (unsigned int i = 0; i < DRAIN_MAX; i++) {
+		int res = fuse_session_receive_buf(s->se, buf);
+
+		if (res == -EAGAIN || res == -EINTR) {
+			if (!i)
+				cusemu_pool_rearm(src);
+			return;
+		}
+		if (res <= 0) {
+			session_ended(s, res);
+			return;
+		}
+		if (!i)
+			cusemu_pool_rearm(src);
+		fuse_session_process_buf(s->se, buf);
+		/* Alone on the node: its next request is not there yet. */
+		if (g_atomic_int_get(&src->gone) ||
+		    g_atomic_int_get(&src->active) < 2)
+			return;
 	}
-	if (res <= 0) {
-		session_ended(s, res);
-		return;
-	}
-	cusemu_pool_rearm(src);
-	fuse_session_process_buf(s->se, buf);
 }
 
 /* libfuse's messages, in the daemon's log under the domain "libfuse". */
