@@ -353,54 +353,52 @@ static gboolean resolve_sandbox(struct daemon *d, const struct options *o,
 	       cusemu_sandbox_set_user(&d->sandbox, user, origin, error);
 }
 
-/* The kernel's majors are below CHRDEV_MAJOR_MAX; 0 asks for a dynamic one. */
-#define MAJOR_MAX 511
-
-static gboolean resolve_major(struct daemon *d, const struct options *o,
-			      const struct cusemu_config *config,
-			      GError **error)
+/*
+ * A count from 1 to max, the command line's over the file's; *n keeps its
+ * default when neither gives one. hint says what to write instead.
+ */
+static gboolean resolve_count(const char *arg, const char *option,
+			      const char *value, const char *value_origin,
+			      const char *what, guint64 max, const char *hint,
+			      guint64 *n, GError **error)
 {
 	const char *origin;
-	const char *major = pick(o->major, "--major", config->major,
-				 config->major_origin, &origin);
-	guint64 n;
+	const char *text = pick(arg, option, value, value_origin, &origin);
 
-	if (!major)
+	if (!text || g_ascii_string_to_unsigned(text, 10, 1, max, n, NULL))
 		return TRUE;
-	if (!g_ascii_string_to_unsigned(major, 10, 1, MAJOR_MAX, &n, NULL)) {
-		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-			    "%s: major '%s' is not a number from 1 to %d; "
-			    "pick one that /proc/devices does not list, or "
-			    "leave it out for a dynamic one",
-			    origin, major, MAJOR_MAX);
-		return FALSE;
-	}
-	d->major = (unsigned int)n;
-	return TRUE;
+	g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+		    "%s: %s '%s' is not a number from 1 to %" G_GUINT64_FORMAT
+		    "; %s",
+		    origin, what, text, max, hint);
+	return FALSE;
 }
 
+/* The kernel's majors are below CHRDEV_MAJOR_MAX; 0 asks for a dynamic one. */
+#define MAJOR_MAX 511
 #define THREADS_DEFAULT 8
 #define THREADS_MAX 1024
 
-static gboolean resolve_threads(struct daemon *d, const struct options *o,
+static gboolean resolve_numbers(struct daemon *d, const struct options *o,
 				const struct cusemu_config *config,
 				GError **error)
 {
-	const char *origin;
-	const char *threads = pick(o->threads, "--threads", config->threads,
-				   config->threads_origin, &origin);
-	guint64 n = THREADS_DEFAULT;
+	guint64 major = 0, threads = THREADS_DEFAULT;
 
-	if (threads &&
-	    !g_ascii_string_to_unsigned(threads, 10, 1, THREADS_MAX, &n, NULL)) {
-		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-			    "%s: threads '%s' is not a number from 1 to %d; "
-			    "the pool adds workers for waiting handlers by "
-			    "itself, so a few are enough (default %d)",
-			    origin, threads, THREADS_MAX, THREADS_DEFAULT);
+	if (!resolve_count(o->major, "--major", config->major,
+			   config->major_origin, "major", MAJOR_MAX,
+			   "pick one that /proc/devices does not list, or "
+			   "leave it out for a dynamic one",
+			   &major, error) ||
+	    !resolve_count(o->threads, "--threads", config->threads,
+			   config->threads_origin, "threads", THREADS_MAX,
+			   "the pool adds workers for waiting handlers by "
+			   "itself, so a few are enough (default "
+			   G_STRINGIFY(THREADS_DEFAULT) ")",
+			   &threads, error))
 		return FALSE;
-	}
-	d->threads = (unsigned int)n;
+	d->major = (unsigned int)major;
+	d->threads = (unsigned int)threads;
 	return TRUE;
 }
 
@@ -412,8 +410,7 @@ static gboolean resolve_settings(struct daemon *d, const struct options *o,
 	return resolve_control(d, o, config, error) &&
 	       resolve_dispatch(d, o, config, error) &&
 	       resolve_sandbox(d, o, config, error) &&
-	       resolve_major(d, o, config, error) &&
-	       resolve_threads(d, o, config, error);
+	       resolve_numbers(d, o, config, error);
 }
 
 static gboolean create_devices(struct daemon *d,

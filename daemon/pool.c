@@ -5,6 +5,13 @@
  * pool is ending. A worker that waits in a handler while none is idle
  * adds one; a worker past the configured size that finds no work for
  * IDLE_RETIRE_MS leaves. Nothing is created or freed per request.
+ *
+ * The workers wait on up to MAX_SETS epoll sets, each holding every
+ * node's descriptor, level-triggered and EPOLLEXCLUSIVE: a new request
+ * wakes one worker, in the first set that has one waiting, as libfuse's
+ * own threads blocked in read() are woken one per request. Nothing is
+ * armed again per request, and a worker that comes back to its set while
+ * the node still has requests finds them at once.
  */
 #define G_LOG_DOMAIN "cusemu-pool"
 
@@ -20,26 +27,30 @@
 #define IDLE_RETIRE_MS 5000
 #define STOP_ROUND_MS 20
 #define STOP_TIMEOUT_S 10
+/* Epoll sets: beyond a few, one per worker gains nothing. */
+#define MAX_SETS 16
 
 static struct {
 	GMutex lock;		/* guards started, exiting and the cond */
 	GCond cond;		/* a worker left */
 	bool started;
 	gint exiting;
-	int epfd;
+	int epfds[MAX_SETS];
+	unsigned int sets;
 	int stopfd;		/* readable once the pool ends: wakes every worker */
 	unsigned int size;
 	gint threads;
 	gint idle;
 	gint warned;		/* the limit of threads was met once */
-} pool = { .epfd = -1, .stopfd = -1 };
+} pool = { .stopfd = -1 };
 
-static __thread bool is_worker;
+/* The set a worker waits on; -1 in other threads. */
+static __thread int worker_set = -1;
 
 static gpointer worker(gpointer data);
 
-/* One more worker, unless the pool ends or is at its limit. */
-static void spawn(void)
+/* One more worker on set, unless the pool ends or is at its limit. */
+static void spawn(unsigned int set)
 {
 	g_autoptr(GError) error = NULL;
 	GThread *thread;
@@ -57,7 +68,8 @@ static void spawn(void)
 	}
 	g_atomic_int_inc(&pool.threads);
 	g_mutex_unlock(&pool.lock);
-	thread = g_thread_try_new("cusemu-worker", worker, NULL, &error);
+	thread = g_thread_try_new("cusemu-worker", worker,
+				  GUINT_TO_POINTER(set), &error);
 	if (thread) {
 		g_thread_unref(thread);
 		return;
@@ -94,8 +106,10 @@ static void serve(struct cusemu_pool_source *src)
 
 static gpointer worker(gpointer data)
 {
-	(void)data;
-	is_worker = true;
+	int epfd;
+
+	worker_set = (int)GPOINTER_TO_UINT(data);
+	epfd = pool.epfds[worker_set];
 	for (;;) {
 		struct epoll_event ev;
 		int timeout = g_atomic_int_get(&pool.threads) > (gint)pool.size
@@ -104,13 +118,13 @@ static gpointer worker(gpointer data)
 		int n;
 
 		g_atomic_int_inc(&pool.idle);
-		n = epoll_wait(pool.epfd, &ev, 1, timeout);
+		n = epoll_wait(epfd, &ev, 1, timeout);
 		g_atomic_int_add(&pool.idle, -1);
 		if (g_atomic_int_get(&pool.exiting))
 			break;
 		if (n == 0 && retire())
 			return NULL;
-		if (n == 1 && ev.data.ptr)
+		if (n == 1 && ev.data.ptr != &pool)
 			serve(ev.data.ptr);
 	}
 	g_mutex_lock(&pool.lock);
@@ -120,26 +134,49 @@ static gpointer worker(gpointer data)
 	return NULL;
 }
 
+static void close_sets(void)
+{
+	for (unsigned int i = 0; i < pool.sets; i++)
+		close(pool.epfds[i]);
+	pool.sets = 0;
+	if (pool.stopfd >= 0)
+		close(pool.stopfd);
+	pool.stopfd = -1;
+}
+
+/* The sets, each with the stop descriptor (which wakes all): errno or 0. */
+static int open_sets(unsigned int sets)
+{
+	/* Not exclusive: a stop wakes every worker of every set. */
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &pool };
+
+	pool.stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (pool.stopfd < 0)
+		return errno;
+	while (pool.sets < sets) {
+		int epfd = epoll_create1(EPOLL_CLOEXEC);
+
+		if (epfd < 0)
+			return errno;
+		pool.epfds[pool.sets++] = epfd;
+		if (epoll_ctl(epfd, EPOLL_CTL_ADD, pool.stopfd, &ev))
+			return errno;
+	}
+	return 0;
+}
+
 gboolean cusemu_pool_start(unsigned int size, GError **error)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+	int err;
 
 	g_mutex_lock(&pool.lock);
 	if (pool.started) {
 		g_mutex_unlock(&pool.lock);
 		return TRUE;
 	}
-	pool.epfd = epoll_create1(EPOLL_CLOEXEC);
-	pool.stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (pool.epfd < 0 || pool.stopfd < 0 ||
-	    epoll_ctl(pool.epfd, EPOLL_CTL_ADD, pool.stopfd, &ev)) {
-		int err = errno;
-
-		if (pool.epfd >= 0)
-			close(pool.epfd);
-		if (pool.stopfd >= 0)
-			close(pool.stopfd);
-		pool.epfd = pool.stopfd = -1;
+	err = open_sets(MIN(size, MAX_SETS));
+	if (err) {
+		close_sets();
 		g_mutex_unlock(&pool.lock);
 		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(err),
 			    "cannot make the workers' event loop: %s",
@@ -152,7 +189,7 @@ gboolean cusemu_pool_start(unsigned int size, GError **error)
 	g_atomic_int_set(&pool.warned, 0);
 	g_mutex_unlock(&pool.lock);
 	for (unsigned int i = 0; i < size; i++)
-		spawn();
+		spawn(i % pool.sets);
 	if (!g_atomic_int_get(&pool.threads)) {
 		g_set_error(error, G_THREAD_ERROR, G_THREAD_ERROR_AGAIN,
 			    "cannot start any worker thread");
@@ -173,33 +210,30 @@ bool cusemu_pool_running(void)
 
 gboolean cusemu_pool_add(struct cusemu_pool_source *src, GError **error)
 {
-	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT,
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLEXCLUSIVE,
 				  .data.ptr = src };
 
 	g_atomic_int_set(&src->gone, 0);
-	if (epoll_ctl(pool.epfd, EPOLL_CTL_ADD, src->fd, &ev)) {
+	for (unsigned int i = 0; i < pool.sets; i++) {
+		if (!epoll_ctl(pool.epfds[i], EPOLL_CTL_ADD, src->fd, &ev))
+			continue;
 		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
 			    "cannot watch descriptor %d: %s", src->fd,
 			    g_strerror(errno));
+		while (i--)
+			epoll_ctl(pool.epfds[i], EPOLL_CTL_DEL, src->fd, NULL);
 		return FALSE;
 	}
 	return TRUE;
 }
 
-void cusemu_pool_rearm(struct cusemu_pool_source *src)
-{
-	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT,
-				  .data.ptr = src };
-
-	/* ENOENT once removed: nothing to arm. */
-	if (!g_atomic_int_get(&src->gone))
-		epoll_ctl(pool.epfd, EPOLL_CTL_MOD, src->fd, &ev);
-}
-
 void cusemu_pool_remove(struct cusemu_pool_source *src)
 {
-	g_atomic_int_set(&src->gone, 1);
-	epoll_ctl(pool.epfd, EPOLL_CTL_DEL, src->fd, NULL);
+	/* Once only: the descriptor may be closed and its number reused. */
+	if (!g_atomic_int_compare_and_exchange(&src->gone, 0, 1))
+		return;
+	for (unsigned int i = 0; i < pool.sets; i++)
+		epoll_ctl(pool.epfds[i], EPOLL_CTL_DEL, src->fd, NULL);
 }
 
 bool cusemu_pool_stop(void (*wake)(void *data), void *data)
@@ -231,9 +265,7 @@ bool cusemu_pool_stop(void (*wake)(void *data), void *data)
 			return false;
 		}
 	}
-	close(pool.epfd);
-	close(pool.stopfd);
-	pool.epfd = pool.stopfd = -1;
+	close_sets();
 	pool.started = false;
 	g_mutex_unlock(&pool.lock);
 	return true;
@@ -246,6 +278,6 @@ unsigned int cusemu_pool_threads(void)
 
 void cusemu_pool_will_wait(void)
 {
-	if (is_worker && !g_atomic_int_get(&pool.idle))
-		spawn();
+	if (worker_set >= 0 && !g_atomic_int_get(&pool.idle))
+		spawn((unsigned int)worker_set);
 }

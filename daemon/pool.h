@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * One event loop and one worker pool for every device: the workers wait
- * together on one epoll set holding each session's descriptor, so the
- * threads do not grow with the devices. A descriptor is armed one-shot:
- * the worker it wakes reads one request, arms it again (another worker
- * may take the next request of the same node) and serves what it read.
+ * on epoll sets that each hold every session's descriptor, so the
+ * threads do not grow with the devices. A new request wakes one waiting
+ * worker, which reads it and serves it; another worker may take the
+ * node's next request meanwhile.
  *
  * A handler that waits (a read with nothing to read, a sleep, a lock
  * another call holds) keeps its worker; when it starts waiting and no
@@ -24,9 +24,9 @@
 struct cusemu_pool_source {
 	int fd;
 	/*
-	 * Called by a worker when fd is readable: take what is there, then
-	 * cusemu_pool_rearm() (before the long part, to let other workers
-	 * in) or cusemu_pool_remove() when the source has ended.
+	 * Called by a worker when fd may be readable: take what is there
+	 * (fd is non-blocking: another worker may have taken it), and
+	 * cusemu_pool_remove() the source once it has ended.
 	 */
 	void (*ready)(struct cusemu_pool_source *src);
 	gint active;		/* workers inside ready() */
@@ -37,7 +37,6 @@ struct cusemu_pool_source {
 gboolean cusemu_pool_start(unsigned int size, GError **error);
 /* Serve src from now on; it must stay valid until cusemu_pool_stop(). */
 gboolean cusemu_pool_add(struct cusemu_pool_source *src, GError **error);
-void cusemu_pool_rearm(struct cusemu_pool_source *src);
 /*
  * No more events for src; workers inside ready() may still be there
  * (src->active): wait for them before closing its descriptor.

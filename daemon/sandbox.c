@@ -113,8 +113,8 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 	ALLOW(poll, "glib's main loop"),
 	ALLOW(epoll_wait, "the workers wait for requests on every node"),
 	ALLOW(epoll_pwait, "the same, where glibc uses it for epoll_wait"),
-	ALLOW(epoll_ctl, "a node's descriptor armed for its next request, "
-			 "or removed when it ends"),
+	ALLOW(epoll_ctl, "a node's descriptor leaves the workers' epoll sets "
+			 "when it ends"),
 	/* Sockets */
 	ALLOW(accept4, "control socket connections"),
 	ALLOW(recvfrom, "control requests; the /proc helper's answers"),

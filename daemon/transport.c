@@ -626,13 +626,12 @@ static void session_ended(struct cusemu_session *s, int res)
 }
 
 /*
- * A worker's turn at the session's descriptor: one request read, the
- * descriptor armed for the next (which another worker may take), then
- * this one served. While other workers are on the node too, it is busy:
- * the worker reads again at once (up to DRAIN_MAX), which the armed
- * descriptor allows, instead of a wake-up per request. 0 from libfuse:
- * the kernel dropped the connection (ENODEV), or the session was told
- * to exit.
+ * A worker's turn at the session's descriptor: one request read and
+ * served; other workers may take the node's next ones meanwhile. While
+ * other workers are on the node too, it is busy: the worker reads again
+ * at once (up to DRAIN_MAX) instead of going back to wait. 0 from
+ * libfuse: the kernel dropped the connection (ENODEV), or the session was
+ * told to exit.
  */
 static void session_ready(struct cusemu_pool_source *src)
 {
@@ -642,17 +641,13 @@ static void session_ready(struct cusemu_pool_source *src)
 	for (unsigned int i = 0; i < DRAIN_MAX; i++) {
 		int res = fuse_session_receive_buf(s->se, buf);
 
-		if (res == -EAGAIN || res == -EINTR) {
-			if (!i)
-				cusemu_pool_rearm(src);
+		/* EAGAIN: another worker took it. */
+		if (res == -EAGAIN || res == -EINTR)
 			return;
-		}
 		if (res <= 0) {
 			session_ended(s, res);
 			return;
 		}
-		if (!i)
-			cusemu_pool_rearm(src);
 		fuse_session_process_buf(s->se, buf);
 		/* Alone on the node: its next request is not there yet. */
 		if (g_atomic_int_get(&src->gone) ||
