@@ -94,18 +94,21 @@ struct open_file {
 	struct fuse_pollhandle *poll;	/* guarded by the session's lock */
 };
 
+/*
+ * Per worker thread, found through __thread at each call; the GPrivate
+ * only frees it when the thread ends.
+ */
 static GPrivate out_buffer_key = G_PRIVATE_INIT(g_free);
+static __thread uint8_t *worker_out_buffer;
 
 /* One reply buffer per worker thread: nothing allocated per call for it. */
 static uint8_t *out_buffer(void)
 {
-	uint8_t *buf = g_private_get(&out_buffer_key);
-
-	if (!buf) {
-		buf = g_malloc(CUSEMU_USER_MAX_BYTES);
-		g_private_set(&out_buffer_key, buf);
+	if (G_UNLIKELY(!worker_out_buffer)) {
+		worker_out_buffer = g_malloc(CUSEMU_USER_MAX_BYTES);
+		g_private_set(&out_buffer_key, worker_out_buffer);
 	}
-	return buf;
+	return worker_out_buffer;
 }
 
 static struct open_file *file_of(struct fuse_file_info *fi)
@@ -602,16 +605,16 @@ static void free_fuse_buf(gpointer data)
 }
 
 static GPrivate fuse_buf_key = G_PRIVATE_INIT(free_fuse_buf);
+static __thread struct fuse_buf *worker_fuse_buf;
 
+/* The buffer a worker reads requests into, as out_buffer(). */
 static struct fuse_buf *worker_buf(void)
 {
-	struct fuse_buf *buf = g_private_get(&fuse_buf_key);
-
-	if (!buf) {
-		buf = g_new0(struct fuse_buf, 1);
-		g_private_set(&fuse_buf_key, buf);
+	if (G_UNLIKELY(!worker_fuse_buf)) {
+		worker_fuse_buf = g_new0(struct fuse_buf, 1);
+		g_private_set(&fuse_buf_key, worker_fuse_buf);
 	}
-	return buf;
+	return worker_fuse_buf;
 }
 
 static void session_ended(struct cusemu_session *s, int res)
