@@ -9,7 +9,7 @@
  * writing side instead of the newline), then reads the answer until the
  * daemon closes the connection. The requests:
  *
- *     list            devices, nodes, model, kernel model, lock; sandbox
+ *     list            devices, nodes, model, kernel model, lock; pool, sandbox
  *     list --json     the same as one JSON document
  *     stats           statistics per device and command, as tables
  *     stats --json    the same as one JSON document

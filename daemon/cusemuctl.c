@@ -35,7 +35,7 @@
 	"Commands:\n"                                                        \
 	"  list    the devices (node, device model and the plugin it\n"    \
 	"          came from, kernel model, lock), every device model,\n" \
-	"          and the daemon's sandbox\n"                             \
+	"          the worker pool and the daemon's sandbox\n"             \
 	"  stats   per device, per command and ABI (native or compat):\n"   \
 	"          calls, retries (round trips), errors by errno, lock\n"   \
 	"          acquisitions, contended ones, wait and hold times\n"     \

@@ -771,11 +771,18 @@ static int control_list(void *data, gboolean json, GString *out)
 	if (json) {
 		g_string_append(out, "],\"models\":");
 		describe_models(out, TRUE);
+		g_string_append_printf(out,
+				       ",\"pool\":{\"threads\":%u,\"running\":%u}",
+				       d->threads, cusemu_pool_threads());
 		g_string_append(out, ",\"sandbox\":");
 		cusemu_sandbox_describe_json(&d->sandbox, out);
 		g_string_append(out, "}\n");
 	} else {
 		describe_models(out, FALSE);
+		g_string_append_printf(out,
+				       "pool: %u worker threads, %u running "
+				       "now (more while handlers wait)\n",
+				       d->threads, cusemu_pool_threads());
 		cusemu_sandbox_describe(&d->sandbox, out);
 		g_string_append_c(out, '\n');
 	}
