@@ -1,0 +1,633 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A device's open files and their requests, for every transport. An ioctl
+ * becomes one call record; when the handler needs client memory the reply
+ * is FUSE_IOCTL_RETRY with every range known so far, and the ranges are
+ * kept per open file and thread so that the data of the retried request
+ * can be laid back onto them.
+ *
+ * In steady state an ioctl allocates nothing here and takes no lock: the
+ * reply buffer is per worker thread, a retry's ranges go into a slot of
+ * the file claimed with a compare-and-swap, and the statistics count with
+ * atomics. The only locks are the ones the kernel model prescribes.
+ */
+#define G_LOG_DOMAIN "cusemu-transport"
+
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include <glib.h>
+
+#include "call.h"
+#include "device.h"
+#include "dispatch.h"
+#include "lock.h"
+#include "node.h"
+#include "pool.h"
+#include "stats.h"
+
+/* Pending retries a file may hold: one per client thread in an ioctl. */
+#define RETRY_SLOTS 64
+/*
+ * Requests a worker takes from one session in a row, without going back
+ * to the event loop, while the session has more waiting: a busy node is
+ * served without a wake-up per request, and other nodes still get their
+ * turn.
+ */
+#define DRAIN_MAX 16
+
+/* A slot's owner when it holds no retry, or while a thread fills or takes it. */
+#define SLOT_FREE 0
+#define SLOT_BUSY (-1)
+
+/* The ranges of the retry a client thread's ioctl is waiting for. */
+struct retry {
+	/* SLOT_FREE, SLOT_BUSY, or the thread id of a waiting retry. */
+	gint owner;
+	unsigned int cmd;
+	unsigned long arg;
+	guint64 age;		/* when it was kept: the oldest goes first */
+	bool away;		/* kept elsewhere than its thread's home slot */
+	/* in and out; allocated on the slot's first use and kept. */
+	struct cusemu_user_ranges *ranges;
+};
+
+/*
+ * A thread's retry lives in its home slot (its id modulo RETRY_SLOTS)
+ * unless another thread's holds it; the two counters let a call with no
+ * retry waiting, and one found at home, look at no other slot.
+ */
+struct open_file {
+	struct cusemu_file file;
+	struct retry retries[RETRY_SLOTS];
+	guint64 retries_kept;
+	gint waiting;		/* slots holding a retry */
+	gint away;		/* of those, outside their home slot */
+	struct fuse_pollhandle *poll;	/* guarded by the session's lock */
+};
+
+/*
+ * Per worker thread, found through __thread at each call; the GPrivate
+ * only frees it when the thread ends.
+ */
+static GPrivate out_buffer_key = G_PRIVATE_INIT(g_free);
+static __thread uint8_t *worker_out_buffer;
+
+/* One reply buffer per worker thread: nothing allocated per call for it. */
+static uint8_t *out_buffer(void)
+{
+	if (G_UNLIKELY(!worker_out_buffer)) {
+		worker_out_buffer = g_malloc(CUSEMU_USER_MAX_BYTES);
+		g_private_set(&out_buffer_key, worker_out_buffer);
+	}
+	return worker_out_buffer;
+}
+
+static struct open_file *file_of(struct fuse_file_info *fi)
+{
+	return (struct open_file *)(uintptr_t)fi->fh;
+}
+
+/* A positive errno the kernel accepts; anything else is a model bug. */
+static int reply_errno(long result)
+{
+	if (result < 0 && result > -4096)
+		return (int)-result;
+	g_warning("handler returned %ld, not a -errno; replying EIO", result);
+	return EIO;
+}
+
+static unsigned int home_slot(pid_t tid)
+{
+	return (unsigned int)tid % RETRY_SLOTS;
+}
+
+/* Take slot r from its waiting thread; false if another thread got it. */
+static bool grab(struct open_file *of, struct retry *r, gint owner)
+{
+	if (!g_atomic_int_compare_and_exchange(&r->owner, owner, SLOT_BUSY))
+		return false;
+	g_atomic_int_dec_and_test(&of->waiting);
+	if (r->away)
+		g_atomic_int_dec_and_test(&of->away);
+	return true;
+}
+
+/* The slot that holds tid's retry, marked busy, or NULL. */
+static struct retry *find_retry(struct open_file *of, pid_t tid)
+{
+	struct retry *r = &of->retries[home_slot(tid)];
+
+	if (!g_atomic_int_get(&of->waiting))
+		return NULL;
+	if (g_atomic_int_get(&r->owner) == tid && grab(of, r, tid))
+		return r;
+	if (!g_atomic_int_get(&of->away))
+		return NULL;
+	for (unsigned int i = 0; i < RETRY_SLOTS; i++) {
+		r = &of->retries[i];
+		if (g_atomic_int_get(&r->owner) == tid && grab(of, r, tid))
+			return r;
+	}
+	return NULL;
+}
+
+/*
+ * Lay the data of a retried request onto the ranges of the retry it
+ * answers, and free the slot. A request without data starts a call: a
+ * stale retry of the same thread is dropped (its client gave up, e.g. on
+ * EFAULT while the kernel copied). A client thread has one ioctl in flight
+ * at a time, so it owns at most one slot.
+ */
+static bool take_retry(struct open_file *of, struct cusemu_call *call,
+		       const void *in_buf, size_t in_len, uint8_t *out,
+		       size_t out_len)
+{
+	struct retry *r = find_retry(of, call->tid);
+	bool match;
+
+	if (!r)
+		return false;
+	match = r->cmd == call->cmd && r->arg == call->arg &&
+		r->ranges[0].bytes == in_len && r->ranges[1].bytes == out_len &&
+		(in_len || out_len);
+	if (match)
+		cusemu_call_set_data(call, &r->ranges[0], &r->ranges[1], in_buf,
+				     (uint32_t)in_len, out, (uint32_t)out_len);
+	g_atomic_int_set(&r->owner, SLOT_FREE);
+	return match;
+}
+
+/*
+ * The thread's home slot, else a free one, else the oldest retry's (its
+ * client most likely died), marked busy; NULL if none can be had.
+ */
+static struct retry *claim_slot(struct open_file *of, pid_t tid)
+{
+	struct retry *oldest = NULL, *home = &of->retries[home_slot(tid)];
+	gint owner;
+
+	if (g_atomic_int_compare_and_exchange(&home->owner, SLOT_FREE,
+					      SLOT_BUSY))
+		return home;
+	for (unsigned int i = 0; i < RETRY_SLOTS; i++) {
+		struct retry *r = &of->retries[i];
+
+		if (g_atomic_int_compare_and_exchange(&r->owner, SLOT_FREE,
+						      SLOT_BUSY))
+			return r;
+		if (g_atomic_int_get(&r->owner) > 0 &&
+		    (!oldest || r->age < oldest->age))
+			oldest = r;
+	}
+	owner = oldest ? g_atomic_int_get(&oldest->owner) : SLOT_FREE;
+	if (owner > 0 && grab(of, oldest, owner))
+		return oldest;
+	return NULL;
+}
+
+static void keep_retry(struct open_file *of, const struct cusemu_call *call)
+{
+	struct retry *r = claim_slot(of, call->tid);
+
+	if (!r) {
+		/* The retried request runs as a fresh call, and asks again. */
+		g_warning("%s: more than %d threads of one file in an ioctl",
+			  call->dev->name, RETRY_SLOTS);
+		return;
+	}
+	if (!r->ranges)
+		r->ranges = g_new(struct cusemu_user_ranges, 2);
+	r->cmd = call->cmd;
+	r->arg = call->arg;
+	r->age = __atomic_add_fetch(&of->retries_kept, 1, __ATOMIC_RELAXED);
+	cusemu_user_ranges_copy(&r->ranges[0], &call->in);
+	cusemu_user_ranges_copy(&r->ranges[1], &call->out);
+	r->away = r != &of->retries[home_slot(call->tid)];
+	/* Counted before it can be found: a count is never short. */
+	g_atomic_int_inc(&of->waiting);
+	if (r->away)
+		g_atomic_int_inc(&of->away);
+	g_atomic_int_set(&r->owner, call->tid);
+}
+
+static void to_iovec(struct iovec *iov, const struct cusemu_user_ranges *set)
+{
+	for (unsigned int i = 0; i < set->count; i++) {
+		iov[i].iov_base = (void *)(uintptr_t)set->r[i].addr;
+		iov[i].iov_len = set->r[i].len;
+	}
+}
+
+static void reply_retry(fuse_req_t req, struct open_file *of,
+			const struct cusemu_call *call)
+{
+	struct iovec in[CUSEMU_USER_MAX_RANGES], out[CUSEMU_USER_MAX_RANGES];
+
+	to_iovec(in, &call->in);
+	to_iovec(out, &call->out);
+	keep_retry(of, call);
+	fuse_reply_ioctl_retry(req, in, call->in.count, out, call->out.count);
+}
+
+static void on_interrupt(fuse_req_t req, void *data)
+{
+	cusemu_wait_ctx_interrupt(data);
+}
+
+/*
+ * Around a model's handler: the file's flags as of this request (fcntl may
+ * have changed O_NONBLOCK since open; only read and write requests carry
+ * them, so fi is NULL for the others), and a way for the client's
+ * interrupt to wake a handler that waits.
+ */
+static void request_begin(struct cusemu_node *n, fuse_req_t req,
+			  struct cusemu_request *r, struct open_file *of,
+			  struct fuse_file_info *fi, struct cusemu_call *call)
+{
+	if (fi)
+		of->file.flags = fi->flags;
+	/* The session's end interrupts it too, if it comes to wait. */
+	cusemu_request_init(r, &n->waiters, call);
+	cusemu_request_set_current(r);
+	fuse_req_interrupt_func(req, on_interrupt, &r->wait);
+}
+
+static void request_end(fuse_req_t req, struct cusemu_request *r)
+{
+	fuse_req_interrupt_func(req, NULL, NULL);
+	cusemu_request_set_current(NULL);
+	cusemu_request_clear(r);
+}
+
+/*
+ * The command's name for the statistics: the dispatcher names the rows it
+ * runs; look up those of commands that failed before, or of hand-written
+ * methods.
+ */
+static void record_name(struct cusemu_call *call)
+{
+	const struct cusemu_device_model *m = call->dev->model;
+	const struct cusemu_ioctl *row;
+
+	if (call->stats.name)
+		return;
+	row = cusemu_ioctl_lookup(call->compat ? m->compat_table
+					       : m->native_table,
+				  call->cmd);
+	if (!row)
+		row = cusemu_ioctl_lookup(call->compat ? m->native_table
+						       : m->compat_table,
+					  call->cmd);
+	call->stats.name = row ? row->name : NULL;
+}
+
+static void record(struct cusemu_call *call)
+{
+	record_name(call);
+	cusemu_stats_record(cusemu_instance(call->dev)->stats, &call->stats);
+}
+
+/*
+ * A restricted request carries exactly what the _IOC bits of the command
+ * say: the kernel copies by them. Anything else is not from the kernel.
+ */
+static bool ioc_sizes(unsigned int cmd, size_t in_len, size_t out_len)
+{
+	size_t size = _IOC_SIZE(cmd);
+
+	return in_len == (_IOC_DIR(cmd) & _IOC_WRITE ? size : 0) &&
+	       out_len == (_IOC_DIR(cmd) & _IOC_READ ? size : 0);
+}
+
+/*
+ * A file on a FUSE mount asked for memory its _IOC bits do not describe:
+ * the kernel copies only those, and takes no retry. Said once per
+ * command and device.
+ */
+static void refuse_outside_payload(struct cusemu_node *n,
+				   const struct cusemu_call *call)
+{
+	bool first;
+
+	g_mutex_lock(&n->lock);
+	if (!n->refused)
+		n->refused = g_hash_table_new(NULL, NULL);
+	first = g_hash_table_add(n->refused, GUINT_TO_POINTER(call->cmd));
+	g_mutex_unlock(&n->lock);
+	if (first)
+		g_warning("%s: %s (%s%08x) needs memory outside the payload its "
+			  "_IOC bits describe (a pointer inside, or data the "
+			  "other way): files on a FUSE mount cannot fetch it, "
+			  "so the caller gets EOPNOTSUPP; serve this device "
+			  "over CUSE for it",
+			  n->dev->name,
+			  call->stats.name ? call->stats.name : "the command",
+			  call->compat ? "32-bit, " : "", call->cmd);
+}
+
+void cusemu_node_ioctl(struct cusemu_node *n, fuse_req_t req, unsigned int cmd,
+		       void *arg, struct fuse_file_info *fi, unsigned int flags,
+		       const void *in_buf, size_t in_bufsz, size_t out_bufsz)
+{
+	struct open_file *of = file_of(fi);
+	struct cusemu_request r;
+	struct cusemu_call call;
+	uint8_t *out = out_buffer();
+	long result;
+
+	cusemu_call_init(&call, n->dev, &of->file, cmd,
+			 (unsigned long)(uintptr_t)arg,
+			 flags & FUSE_IOCTL_COMPAT, fuse_req_ctx(req)->pid);
+	/*
+	 * Restricted: the kernel already copied what the _IOC bits describe,
+	 * and takes no retry. Unrestricted: the data, if any, answers a retry.
+	 */
+	if (n->ioctls != CUSEMU_NODE_UNRESTRICTED) {
+		if (!ioc_sizes(call.cmd, in_bufsz, out_bufsz)) {
+			call.stats.error = EIO;
+			fuse_reply_err(req, EIO);
+			record(&call);
+			return;
+		}
+		cusemu_call_set_ioc_data(&call, in_buf, (uint32_t)in_bufsz, out,
+					 (uint32_t)out_bufsz);
+	} else {
+		take_retry(of, &call, in_buf, in_bufsz, out, out_bufsz);
+	}
+	request_begin(n, req, &r, of, NULL, &call);
+	result = cusemu_dispatch(&call);
+	request_end(req, &r);
+	switch (cusemu_call_outcome(&call, &result)) {
+	case CUSEMU_CALL_RETRY:
+		if (n->ioctls == CUSEMU_NODE_RESTRICTED) {
+			g_warning_once("%s: a handler asked for memory outside "
+				       "its _IOC payload in restricted mode "
+				       "(a table row's payload is wrong); the "
+				       "caller gets EIO",
+				       n->dev->name);
+			call.stats.error = EIO;
+			fuse_reply_err(req, EIO);
+			break;
+		}
+		if (n->ioctls == CUSEMU_NODE_FILE) {
+			record_name(&call);
+			refuse_outside_payload(n, &call);
+			call.stats.error = EOPNOTSUPP;
+			fuse_reply_err(req, EOPNOTSUPP);
+			break;
+		}
+		call.stats.retry = true;
+		reply_retry(req, of, &call);
+		break;
+	case CUSEMU_CALL_ERROR:
+		call.stats.error = reply_errno(result);
+		fuse_reply_err(req, call.stats.error);
+		break;
+	case CUSEMU_CALL_REPLY:
+		fuse_reply_ioctl(req, (int)result, out, call.out_used);
+		break;
+	}
+	record(&call);
+}
+
+void cusemu_node_open(struct cusemu_node *n, fuse_req_t req,
+		      struct fuse_file_info *fi)
+{
+	struct cusemu_device *dev = n->dev;
+	struct open_file *of = g_new0(struct open_file, 1);
+	int err;
+
+	of->file.dev = dev;
+	of->file.flags = fi->flags;
+	of->file.opener = fuse_req_ctx(req)->pid;
+	err = dev->model->open ? dev->model->open(dev, &of->file) : 0;
+	if (err) {
+		g_free(of);
+		fuse_reply_err(req, reply_errno(err));
+		return;
+	}
+	g_mutex_lock(&n->lock);
+	n->files = g_list_prepend(n->files, of);
+	g_mutex_unlock(&n->lock);
+	fi->fh = (uintptr_t)of;
+	fi->direct_io = 1;
+	fi->nonseekable = 1;
+	fuse_reply_open(req, fi);
+}
+
+static void free_file(struct cusemu_device *dev, struct open_file *of)
+{
+	if (of->poll)
+		fuse_pollhandle_destroy(of->poll);
+	if (dev->model->release)
+		dev->model->release(dev, &of->file);
+	for (unsigned int i = 0; i < RETRY_SLOTS; i++)
+		g_free(of->retries[i].ranges);
+	g_free(of);
+}
+
+void cusemu_node_release(struct cusemu_node *n, fuse_req_t req,
+			 struct fuse_file_info *fi)
+{
+	struct open_file *of = file_of(fi);
+
+	g_mutex_lock(&n->lock);
+	n->files = g_list_remove(n->files, of);
+	g_mutex_unlock(&n->lock);
+	free_file(n->dev, of);
+	fuse_reply_err(req, 0);
+}
+
+void cusemu_node_read(struct cusemu_node *n, fuse_req_t req, size_t size,
+		      struct fuse_file_info *fi)
+{
+	struct cusemu_device *dev = n->dev;
+	struct open_file *of = file_of(fi);
+	g_autofree char *big = NULL;
+	struct cusemu_request r;
+	char *buf;
+	ssize_t ret;
+
+	if (!dev->model->read) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	/* The kernel bounds size by max_read, which is what the buffer holds. */
+	if (size <= CUSEMU_USER_MAX_BYTES)
+		buf = (char *)out_buffer();
+	else
+		buf = big = g_malloc(size);
+	request_begin(n, req, &r, of, fi, NULL);
+	ret = dev->model->read(dev, &of->file, buf, size);
+	request_end(req, &r);
+	if (ret < 0)
+		fuse_reply_err(req, reply_errno(ret));
+	else
+		fuse_reply_buf(req, buf, MIN((size_t)ret, size));
+}
+
+void cusemu_node_write(struct cusemu_node *n, fuse_req_t req, const char *buf,
+		       size_t size, struct fuse_file_info *fi)
+{
+	struct cusemu_device *dev = n->dev;
+	struct open_file *of = file_of(fi);
+	struct cusemu_request r;
+	ssize_t ret;
+
+	if (!dev->model->write) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	request_begin(n, req, &r, of, fi, NULL);
+	ret = dev->model->write(dev, &of->file, buf, size);
+	request_end(req, &r);
+	if (ret < 0)
+		fuse_reply_err(req, reply_errno(ret));
+	else
+		fuse_reply_write(req, MIN((size_t)ret, size));
+}
+
+/* Without a poll slot a node is always ready, as the kernel's default. */
+#define DEFAULT_POLLMASK (POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM)
+
+void cusemu_node_poll(struct cusemu_node *n, fuse_req_t req,
+		      struct fuse_file_info *fi, struct fuse_pollhandle *ph)
+{
+	struct cusemu_device *dev = n->dev;
+	struct open_file *of = file_of(fi);
+	struct fuse_pollhandle *old = NULL;
+	unsigned int mask = DEFAULT_POLLMASK;
+
+	/* Kept before asking the model, so no wake-up falls in between. */
+	if (ph) {
+		g_mutex_lock(&n->lock);
+		old = of->poll;
+		of->poll = ph;
+		g_mutex_unlock(&n->lock);
+	}
+	if (old)
+		fuse_pollhandle_destroy(old);
+	if (dev->model->poll)
+		mask = dev->model->poll(dev, &of->file);
+	fuse_reply_poll(req, mask);
+}
+
+/* The model's cusemu_device_wake_up(): the kernel polls every waiter again. */
+static void wake_pollers(void *data)
+{
+	struct cusemu_node *n = data;
+
+	g_mutex_lock(&n->lock);
+	for (GList *l = n->files; l; l = l->next) {
+		struct open_file *of = l->data;
+
+		if (!of->poll)
+			continue;
+		fuse_lowlevel_notify_poll(of->poll);
+		fuse_pollhandle_destroy(of->poll);
+		of->poll = NULL;
+	}
+	g_mutex_unlock(&n->lock);
+}
+
+/* libfuse's receive buffer, one per worker: they are all se->bufsize. */
+static void free_fuse_buf(gpointer data)
+{
+	struct fuse_buf *buf = data;
+
+	free(buf->mem);
+	g_free(buf);
+}
+
+static GPrivate fuse_buf_key = G_PRIVATE_INIT(free_fuse_buf);
+static __thread struct fuse_buf *worker_fuse_buf;
+
+/* The buffer a worker reads requests into, as out_buffer(). */
+static struct fuse_buf *worker_buf(void)
+{
+	if (G_UNLIKELY(!worker_fuse_buf)) {
+		worker_fuse_buf = g_new0(struct fuse_buf, 1);
+		g_private_set(&fuse_buf_key, worker_fuse_buf);
+	}
+	return worker_fuse_buf;
+}
+
+/*
+ * One request read and served; other workers may take the session's next
+ * ones meanwhile. While other workers are on it too, it is busy: the
+ * worker reads again at once (up to DRAIN_MAX) instead of going back to
+ * wait.
+ */
+bool cusemu_node_serve(struct fuse_session *se, struct cusemu_pool_source *src,
+		       int *res)
+{
+	struct fuse_buf *buf = worker_buf();
+
+	for (unsigned int i = 0; i < DRAIN_MAX; i++) {
+		*res = fuse_session_receive_buf(se, buf);
+		/* EAGAIN: another worker took it. */
+		if (*res == -EAGAIN || *res == -EINTR)
+			return true;
+		if (*res <= 0)
+			return false;
+		fuse_session_process_buf(se, buf);
+		/* Alone on the session: its next request is not there yet. */
+		if (g_atomic_int_get(&src->gone) ||
+		    g_atomic_int_get(&src->active) < 2)
+			return true;
+	}
+	return true;
+}
+
+/* libfuse's messages, in the daemon's log under the domain "libfuse". */
+static void libfuse_log(enum fuse_log_level level, const char *fmt,
+			va_list ap)
+{
+	g_autofree char *message = g_strdup_vprintf(fmt, ap);
+	GLogLevelFlags flags = level <= FUSE_LOG_ERR ? G_LOG_LEVEL_WARNING :
+			       level <= FUSE_LOG_NOTICE ? G_LOG_LEVEL_MESSAGE :
+			       level == FUSE_LOG_INFO ? G_LOG_LEVEL_INFO :
+							G_LOG_LEVEL_DEBUG;
+
+	g_strchomp(message);
+	g_log("libfuse", flags, "libfuse: %s", message);
+}
+
+void cusemu_node_log_libfuse(void)
+{
+	fuse_set_log_func(libfuse_log);
+}
+
+void cusemu_node_init(struct cusemu_node *n, struct cusemu_device *dev,
+		      enum cusemu_node_ioctls ioctls)
+{
+	n->dev = dev;
+	n->ioctls = ioctls;
+	cusemu_waiters_init(&n->waiters);
+	g_mutex_init(&n->lock);
+	cusemu_instance(dev)->wake_up = wake_pollers;
+	cusemu_instance(dev)->wake_up_data = n;
+}
+
+void cusemu_node_close_files(struct cusemu_node *n)
+{
+	GList *files;
+
+	g_mutex_lock(&n->lock);
+	files = n->files;
+	n->files = NULL;
+	g_mutex_unlock(&n->lock);
+	for (GList *l = files; l; l = l->next)
+		free_file(n->dev, l->data);
+	g_list_free(files);
+}
+
+void cusemu_node_clear(struct cusemu_node *n)
+{
+	g_clear_pointer(&n->refused, g_hash_table_unref);
+	g_mutex_clear(&n->lock);
+	cusemu_waiters_clear(&n->waiters);
+}
