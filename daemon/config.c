@@ -92,6 +92,10 @@ void cusemu_config_free(struct cusemu_config *config)
 	g_free(config->major_origin);
 	g_free(config->threads);
 	g_free(config->threads_origin);
+	g_free(config->fuse);
+	g_free(config->fuse_origin);
+	g_free(config->allow_other);
+	g_free(config->allow_other_origin);
 	g_free(config->plugins);
 	g_free(config->plugins_origin);
 	g_free(config->seccomp);
@@ -245,6 +249,9 @@ static gboolean load_daemon_group(struct cusemu_config *config,
 		{ "plugins", &config->plugins, &config->plugins_origin },
 		{ "major", &config->major, &config->major_origin },
 		{ "threads", &config->threads, &config->threads_origin },
+		{ "fuse", &config->fuse, &config->fuse_origin },
+		{ "allow_other", &config->allow_other,
+		  &config->allow_other_origin },
 	};
 
 	for (guint i = 0; keys && keys[i]; i++) {
@@ -265,7 +272,7 @@ static gboolean load_daemon_group(struct cusemu_config *config,
 				    "%s: unknown key '%s' in [%s]; the daemon "
 				    "settings are model, lock, control, "
 				    "control_group, seccomp, user, plugins, "
-				    "major and threads",
+				    "major, threads, fuse and allow_other",
 				    at, keys[i], DAEMON_GROUP);
 			return FALSE;
 		}

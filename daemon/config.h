@@ -42,6 +42,10 @@ struct cusemu_config {
 	char *major_origin;
 	char *threads;		/* workers of the pool; NULL: the default */
 	char *threads_origin;
+	char *fuse;		/* a FUSE mount for the files; NULL: CUSE nodes */
+	char *fuse_origin;
+	char *allow_other;	/* "true": other users may use the mount */
+	char *allow_other_origin;
 	GPtrArray *devices;	/* of struct cusemu_device_spec */
 };
 

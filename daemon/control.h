@@ -7,10 +7,28 @@
 #define CUSEMU_CONTROL_H
 
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <glib.h>
 
 #define CUSEMU_CONTROL_DEFAULT_PATH "/run/cusemu/control"
+
+/*
+ * The socket when none is given: root's CUSEMU_CONTROL_DEFAULT_PATH; an
+ * ordinary user's (a --fuse daemon) in $XDG_RUNTIME_DIR/cusemu, else in
+ * /tmp/cusemu-UID. Free it with g_free().
+ */
+static inline char *cusemu_control_default_path(void)
+{
+	const char *runtime = g_getenv("XDG_RUNTIME_DIR");
+
+	if (geteuid() == 0)
+		return g_strdup(CUSEMU_CONTROL_DEFAULT_PATH);
+	if (runtime && *runtime)
+		return g_build_filename(runtime, "cusemu", "control", NULL);
+	return g_strdup_printf("/tmp/cusemu-%u/control",
+			       (unsigned int)geteuid());
+}
 
 /*
  * What the daemon answers. Each callback appends its answer to out and

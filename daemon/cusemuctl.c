@@ -574,7 +574,7 @@ int main(int argc, char **argv)
 			    command);
 	if (json && strcmp(command, "list") && strcmp(command, "stats"))
 		return fail("--json applies to list and stats only");
-	path = socket_path ? socket_path : CUSEMU_CONTROL_DEFAULT_PATH;
+	path = socket_path ? socket_path : cusemu_control_default_path();
 	if (!strcmp(command, "inject"))
 		return run_inject(path, args, n_args);
 	if (!strcmp(command, "replay"))

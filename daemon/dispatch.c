@@ -9,6 +9,9 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+
 #include <glib.h>
 
 #include "cusemu/report.h"
@@ -177,6 +180,98 @@ bool cusemu_dispatch_restricted(const struct cusemu_device_model *m)
 		if (row->handler && !row_restricted(row))
 			return false;
 	return true;
+}
+
+/*
+ * On a FUSE file the kernel copies what the _IOC bits describe, whatever
+ * the row says: a row that takes arg as a value is served too unless the
+ * kernel would read from it as an address first (_IOC_WRITE).
+ */
+static bool row_fits_fuse(const struct cusemu_ioctl *row)
+{
+	if (row->payload == CUSEMU_PAYLOAD_NONE)
+		return !(_IOC_DIR(row->cmd) & _IOC_WRITE) ||
+		       !_IOC_SIZE(row->cmd);
+	return row_restricted(row);
+}
+
+int cusemu_dispatch_fuse_gaps(const struct cusemu_device_model *m,
+			      GString *names)
+{
+	int gaps = 0;
+
+	if (has_hand_methods(m))
+		return -1;
+	for (const struct cusemu_ioctl *row = m->native_table; row && row->name;
+	     row++) {
+		if (row_fits_fuse(row))
+			continue;
+		g_string_append_printf(names, "%s%s", gaps++ ? ", " : "",
+				       row->name);
+	}
+	for (const struct cusemu_ioctl *row = m->compat_table; row && row->name;
+	     row++) {
+		if (!row->handler || row_fits_fuse(row))
+			continue;
+		g_string_append_printf(names, "%s%s (32-bit)",
+				       gaps++ ? ", " : "", row->name);
+	}
+	return gaps;
+}
+
+/*
+ * What the kernel's VFS answers itself for a regular file (fs/ioctl.c:
+ * do_vfs_ioctl, file_ioctl, and compat_sys_ioctl for 32-bit callers),
+ * as of Linux 6.18. Five of them it answers for device nodes too.
+ */
+static const struct {
+	unsigned int cmd;
+	const char *name;
+	bool any_file;
+} vfs_commands[] = {
+	{ FIOCLEX, "FIOCLEX", true },
+	{ FIONCLEX, "FIONCLEX", true },
+	{ FIONBIO, "FIONBIO", true },
+	{ FIOASYNC, "FIOASYNC", true },
+	{ FIOQSIZE, "FIOQSIZE", true },
+	{ FIONREAD, "FIONREAD", false },
+	{ FIBMAP, "FIBMAP", false },
+	{ FIGETBSZ, "FIGETBSZ", false },
+	{ FIFREEZE, "FIFREEZE", false },
+	{ FITHAW, "FITHAW", false },
+	{ FICLONE, "FICLONE", false },
+	{ FICLONERANGE, "FICLONERANGE", false },
+	{ FIDEDUPERANGE, "FIDEDUPERANGE", false },
+	{ FS_IOC_FIEMAP, "FS_IOC_FIEMAP", false },
+	{ FS_IOC_GETFLAGS, "FS_IOC_GETFLAGS", false },
+	{ FS_IOC_SETFLAGS, "FS_IOC_SETFLAGS", false },
+	{ _IOR('f', 1, int), "FS_IOC32_GETFLAGS", false },
+	{ _IOW('f', 2, int), "FS_IOC32_SETFLAGS", false },
+	{ FS_IOC_FSGETXATTR, "FS_IOC_FSGETXATTR", false },
+	{ FS_IOC_FSSETXATTR, "FS_IOC_FSSETXATTR", false },
+	/* struct space_resv: 48 bytes, 44 packed for i386 callers */
+	{ _IOC(_IOC_WRITE, 'X', 40, 48), "FS_IOC_RESVSP", false },
+	{ _IOC(_IOC_WRITE, 'X', 42, 48), "FS_IOC_RESVSP64", false },
+	{ _IOC(_IOC_WRITE, 'X', 41, 48), "FS_IOC_UNRESVSP", false },
+	{ _IOC(_IOC_WRITE, 'X', 43, 48), "FS_IOC_UNRESVSP64", false },
+	{ _IOC(_IOC_WRITE, 'X', 57, 48), "FS_IOC_ZERO_RANGE", false },
+	{ _IOC(_IOC_WRITE, 'X', 40, 44), "FS_IOC_RESVSP_32", false },
+	{ _IOC(_IOC_WRITE, 'X', 42, 44), "FS_IOC_RESVSP64_32", false },
+	{ _IOC(_IOC_WRITE, 'X', 41, 44), "FS_IOC_UNRESVSP_32", false },
+	{ _IOC(_IOC_WRITE, 'X', 43, 44), "FS_IOC_UNRESVSP64_32", false },
+	{ _IOC(_IOC_WRITE, 'X', 57, 44), "FS_IOC_ZERO_RANGE_32", false },
+	/* struct fsuuid2 (17 bytes), struct fs_sysfs_path (129) */
+	{ _IOC(_IOC_READ, 0x15, 0, 17), "FS_IOC_GETFSUUID", false },
+	{ _IOC(_IOC_READ, 0x15, 1, 129), "FS_IOC_GETFSSYSFSPATH", false },
+};
+
+const char *cusemu_vfs_command(unsigned int cmd, bool regular_file)
+{
+	for (unsigned int i = 0; i < G_N_ELEMENTS(vfs_commands); i++)
+		if (vfs_commands[i].cmd == cmd &&
+		    (regular_file || vfs_commands[i].any_file))
+			return vfs_commands[i].name;
+	return NULL;
 }
 
 /* The method for bit, by hand or from the tables, if the instance has it. */

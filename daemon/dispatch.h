@@ -49,6 +49,18 @@ void cusemu_dispatch_unbind(struct cusemu_device *dev);
  */
 bool cusemu_dispatch_restricted(const struct cusemu_device_model *m);
 
+/*
+ * The commands of m that need more than their _IOC payload, so cannot
+ * serve on a FUSE file: their names appended to names (", " between),
+ * and their count; -1 for hand-written methods, which tables do not tell.
+ */
+int cusemu_dispatch_fuse_gaps(const struct cusemu_device_model *m,
+			      GString *names);
+
+/* The kernel name of cmd if the VFS answers it itself, for a regular
+ * file (a FUSE mount's) or for every file; else NULL. */
+const char *cusemu_vfs_command(unsigned int cmd, bool regular_file);
+
 /* Serve one call: the result, or anything with call->pending set. */
 long cusemu_dispatch(struct cusemu_call *call);
 

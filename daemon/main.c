@@ -27,6 +27,7 @@
 #include "control.h"
 #include "device.h"
 #include "dispatch.h"
+#include "fusefs.h"
 #include "plugin.h"
 #include "sandbox.h"
 #include "stats.h"
@@ -50,6 +51,8 @@ struct options {
 	char *seccomp;
 	char *user;
 	char *major;
+	char *fuse;
+	gboolean allow_other;
 	char **plugins;		/* loaded before the options are parsed */
 };
 
@@ -60,6 +63,9 @@ struct daemon {
 	unsigned int threads;	/* the pool's workers */
 	GPtrArray *devices;	/* struct cusemu_device */
 	GPtrArray *sessions;	/* struct cusemu_session, same order */
+	char *fuse_dir;		/* files on a FUSE mount instead of nodes */
+	gboolean allow_other;
+	struct cusemu_mount *mount;
 	char *control_path;
 	gid_t control_group;
 	struct cusemu_control *control;
@@ -112,6 +118,26 @@ static void describe_params(GString *s, const struct cusemu_param *params)
 	}
 }
 
+/* Whether the model serves fully as a file on a FUSE mount (--fuse). */
+static char *fuse_fitness(const struct cusemu_device_model *m)
+{
+	g_autoptr(GString) names = g_string_new(NULL);
+	int gaps = cusemu_dispatch_fuse_gaps(m, names);
+
+	if (gaps < 0)
+		return g_strdup("hand-written methods: only _IOC payloads");
+	if (!gaps)
+		return g_strdup("serves fully");
+	return g_strdup_printf("all but %s (need CUSE)", names->str);
+}
+
+static void describe_fuse(GString *s, const struct cusemu_device_model *m)
+{
+	g_autofree char *fitness = fuse_fitness(m);
+
+	g_string_append_printf(s, "    %-16s %s\n", "over --fuse:", fitness);
+}
+
 static char *models_description(void)
 {
 	GString *s = g_string_new("Device models (--device MODEL[:key=value,...]):\n");
@@ -121,6 +147,7 @@ static char *models_description(void)
 		const struct cusemu_device_model *m = cusemu_device_models[i];
 
 		g_string_append_printf(s, "  %-10s %s\n", m->name, m->summary);
+		describe_fuse(s, m);
 		describe_params(s, m->params);
 	}
 	cusemu_plugin_models(&plugins);
@@ -130,6 +157,7 @@ static char *models_description(void)
 		g_string_append_printf(s, "  %-10s %s (from %s)\n", m->name,
 				       m->summary ? m->summary : "",
 				       cusemu_plugin_origin(m));
+		describe_fuse(s, m);
 		describe_params(s, m->params);
 	}
 	g_string_append_printf(s, "  More models: MODEL.so in %s, or --plugin "
@@ -158,8 +186,12 @@ static char *models_description(void)
 		"  off        no filter\n"
 		"\nWithout --device and --config, one fioc device is created: "
 		"/dev/fioc0.\n"
+		"With --fuse DIR the devices are files DIR/NAME on a FUSE mount, "
+		"without CUSE\nand without root; the kernel then passes only "
+		"what _IOC bits describe.\n"
 		"The configuration file has a [daemon] group (model=, lock=, "
-		"control=,\ncontrol_group=, seccomp=, user=) and one [device "
+		"control=,\ncontrol_group=, seccomp=, user=, threads=, major=, "
+		"fuse=,\nallow_other=) and one [device "
 		"NAME] group per node\n(model=fioc, then the keys above). The "
 		"command line wins over the file.\n");
 	return g_string_free(s, FALSE);
@@ -239,6 +271,13 @@ static gboolean parse_options(int *argc, char ***argv, struct options *o,
 		{ "major", 0, 0, G_OPTION_ARG_STRING, &o->major,
 		  "Char-device major of every node, their minors 0, 1, ... "
 		  "(default: a dynamic major, the first node's)", "N" },
+		{ "fuse", 0, 0, G_OPTION_ARG_FILENAME, &o->fuse,
+		  "Serve the devices as files DIR/NAME on a FUSE mount instead "
+		  "of CUSE nodes: no /dev/cuse, no root needed", "DIR" },
+		{ "allow-other", 0, 0, G_OPTION_ARG_NONE, &o->allow_other,
+		  "With --fuse: let other users reach the files (as an "
+		  "ordinary user, needs user_allow_other in /etc/fuse.conf)",
+		  NULL },
 		{ "plugin", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->plugins,
 		  "Load the device models of the shared object FILE; repeat "
 		  "for more", "FILE" },
@@ -301,7 +340,8 @@ static gboolean resolve_control(struct daemon *d, const struct options *o,
 				 config->control_group_origin, &origin);
 	struct group *gr;
 
-	d->control_path = g_strdup(path ? path : CUSEMU_CONTROL_DEFAULT_PATH);
+	d->control_path = path ? g_strdup(path)
+			       : cusemu_control_default_path();
 	d->control_group = (gid_t)-1;
 	if (!group)
 		return TRUE;
@@ -402,6 +442,44 @@ static gboolean resolve_numbers(struct daemon *d, const struct options *o,
 	return TRUE;
 }
 
+static gboolean resolve_transport(struct daemon *d, const struct options *o,
+				  const struct cusemu_config *config,
+				  GError **error)
+{
+	const char *origin;
+	const char *dir = pick(o->fuse, "--fuse", config->fuse,
+			       config->fuse_origin, &origin);
+	const char *other = config->allow_other;
+
+	d->fuse_dir = dir && *dir ? g_strdup(dir) : NULL;
+	d->allow_other = o->allow_other;
+	if (!o->allow_other && other) {
+		if (!g_ascii_strcasecmp(other, "true") || !strcmp(other, "1") ||
+		    !g_ascii_strcasecmp(other, "yes"))
+			d->allow_other = TRUE;
+		else if (g_ascii_strcasecmp(other, "false") &&
+			 strcmp(other, "0") && g_ascii_strcasecmp(other, "no"))
+			return unknown_value(error, config->allow_other_origin,
+					     "allow_other value", other,
+					     "; use true or false");
+	}
+	if (d->allow_other && !d->fuse_dir) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s: allow_other is for a FUSE mount; give --fuse "
+			    "DIR (or fuse= in [daemon]) too",
+			    o->allow_other ? "--allow-other"
+					   : config->allow_other_origin);
+		return FALSE;
+	}
+	if (d->fuse_dir && d->sandbox.user && geteuid() != 0) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "user= needs a daemon started as root; an ordinary "
+			    "user's daemon already runs as that user");
+		return FALSE;
+	}
+	return TRUE;
+}
+
 /* Command line over configuration file over defaults. */
 static gboolean resolve_settings(struct daemon *d, const struct options *o,
 				 const struct cusemu_config *config,
@@ -410,7 +488,8 @@ static gboolean resolve_settings(struct daemon *d, const struct options *o,
 	return resolve_control(d, o, config, error) &&
 	       resolve_dispatch(d, o, config, error) &&
 	       resolve_sandbox(d, o, config, error) &&
-	       resolve_numbers(d, o, config, error);
+	       resolve_numbers(d, o, config, error) &&
+	       resolve_transport(d, o, config, error);
 }
 
 static gboolean create_devices(struct daemon *d,
@@ -449,15 +528,49 @@ static gboolean create_devices(struct daemon *d,
 	return TRUE;
 }
 
+/* --fuse: the kernel's FUSE, and a directory to mount on. */
+static gboolean check_fuse_host(const struct daemon *d, GError **error)
+{
+	int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+	struct stat st = { 0 };
+
+	if (fd < 0) {
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
+			    "cannot open /dev/fuse: %s; --fuse needs the "
+			    "kernel's FUSE (modprobe fuse, or give a container "
+			    "the device /dev/fuse)",
+			    g_strerror(errno));
+		return FALSE;
+	}
+	close(fd);
+	if (stat(d->fuse_dir, &st) || !S_ISDIR(st.st_mode)) {
+		const char *why = S_ISDIR(st.st_mode) || errno
+					  ? g_strerror(errno)
+					  : "not a directory";
+
+		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NOTDIR,
+			    "--fuse %s: %s; give an existing directory to "
+			    "mount the device files on (mkdir -p %s)",
+			    d->fuse_dir, why, d->fuse_dir);
+		return FALSE;
+	}
+	return TRUE;
+}
+
 static gboolean check_host(const struct daemon *d, GError **error)
 {
-	int fd = open(CUSE_PATH, O_RDWR | O_CLOEXEC);
+	int fd;
+
+	if (d->fuse_dir)
+		return check_fuse_host(d, error);
+	fd = open(CUSE_PATH, O_RDWR | O_CLOEXEC);
 
 	if (fd < 0 && errno == ENOENT) {
 		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
 			    CUSE_PATH " does not exist: this kernel has no "
 			    "CUSE loaded. Run 'modprobe cuse' as root; on a "
-			    "kernel without CUSE, run cusemud in the VM: "
+			    "kernel without CUSE, serve files on a FUSE mount "
+			    "instead (--fuse DIR), or run cusemud in the VM: "
 			    "client-tests/vm-run -- build/daemon/cusemud "
 			    "--foreground ...");
 		return FALSE;
@@ -679,6 +792,70 @@ static gboolean start_sessions(struct daemon *d, const struct options *o,
 	return TRUE;
 }
 
+/* Warn of the model's commands that the VFS answers for a FUSE file. */
+static void warn_vfs_commands(const struct cusemu_device *dev)
+{
+	const struct cusemu_ioctl *tables[] = { dev->model->native_table,
+						dev->model->compat_table };
+
+	for (unsigned int t = 0; t < G_N_ELEMENTS(tables); t++) {
+		for (const struct cusemu_ioctl *row = tables[t];
+		     row && row->name; row++) {
+			const char *vfs = cusemu_vfs_command(row->cmd, true);
+
+			if (vfs && !cusemu_vfs_command(row->cmd, false))
+				g_warning("%s: %s (%08x) never reaches the model "
+					  "on a FUSE mount: the kernel answers "
+					  "%s itself for regular files",
+					  dev->name, row->name, row->cmd, vfs);
+		}
+	}
+}
+
+/*
+ * --fuse: one mount with a file per device; each file is there once the
+ * kernel answers a stat of it (the mount's INIT done by a worker).
+ */
+static gboolean start_mount(struct daemon *d, const struct options *o,
+			    GError **error)
+{
+	struct cusemu_mount_options mo = {
+		.dir = d->fuse_dir,
+		.allow_other = d->allow_other,
+		.debug = o->debug,
+	};
+
+	raise_fd_limit(1);
+	cusemu_transport_init(d->threads);
+	for (guint i = 0; i < d->devices->len; i++)
+		cusemu_dispatch_bind(d->devices->pdata[i], d->lock_mode);
+	d->mount = cusemu_mount_start(d->devices, &mo, error);
+	if (!d->mount)
+		return FALSE;
+	for (guint i = 0; i < d->devices->len; i++) {
+		struct cusemu_device *dev = d->devices->pdata[i];
+		g_autofree char *path = g_build_filename(d->fuse_dir, dev->name,
+							 NULL);
+		g_autofree char *fitness = fuse_fitness(dev->model);
+		struct stat st;
+
+		if (stat(path, &st)) {
+			g_set_error(error, G_FILE_ERROR,
+				    g_file_error_from_errno(errno),
+				    "%s did not appear on the mount: %s", path,
+				    g_strerror(errno));
+			return FALSE;
+		}
+		g_message("serving %s: %s, kernel model %s, mode %04o, over "
+			  "FUSE: %s",
+			  path, dev->model->name,
+			  cusemu_instance(dev)->kmodel->name,
+			  (unsigned int)(st.st_mode & 07777), fitness);
+		warn_vfs_commands(dev);
+	}
+	return TRUE;
+}
+
 static void stop(struct daemon *d)
 {
 	if (d->control)
@@ -686,7 +863,11 @@ static void stop(struct daemon *d)
 	d->control = NULL;
 	for (guint i = 0; i < d->sessions->len; i++)
 		cusemu_session_stop(d->sessions->pdata[i]);
+	if (d->mount)
+		cusemu_mount_stop(d->mount);
 	cusemu_transport_stop();
+	cusemu_mount_free(d->mount);
+	d->mount = NULL;
 	for (guint i = 0; i < d->devices->len; i++) {
 		struct cusemu_device *dev = d->devices->pdata[i];
 
@@ -932,6 +1113,13 @@ static gboolean check_sessions(gpointer data)
 {
 	struct daemon *d = data;
 
+	if (d->mount && cusemu_mount_ended(d->mount)) {
+		g_critical("the FUSE mount at %s ended (unmounted?); stopping",
+			   d->fuse_dir);
+		d->exit_status = EXIT_FAILURE;
+		g_main_loop_quit(d->loop);
+		return G_SOURCE_REMOVE;
+	}
 	for (guint i = 0; i < d->sessions->len; i++) {
 		if (cusemu_session_ended(d->sessions->pdata[i])) {
 			const struct cusemu_device *dev = d->devices->pdata[i];
@@ -1037,6 +1225,7 @@ static void options_clear(struct options *o)
 	g_free(o->user);
 	g_free(o->major);
 	g_free(o->threads);
+	g_free(o->fuse);
 }
 
 int main(int argc, char **argv)
@@ -1076,7 +1265,9 @@ int main(int argc, char **argv)
 		if (!d.control)
 			goto fail;
 	}
-	if (!start_sessions(&d, &o, &error) || !enter_sandbox(&d, &error))
+	if (!(d.fuse_dir ? start_mount(&d, &o, &error)
+			 : start_sessions(&d, &o, &error)) ||
+	    !enter_sandbox(&d, &error))
 		goto fail;
 
 	g_timeout_add(200, check_sessions, &d);
@@ -1093,6 +1284,7 @@ int main(int argc, char **argv)
 		d.exit_status = EXIT_FAILURE;
 	}
 	g_free(d.control_path);
+	g_free(d.fuse_dir);
 	options_clear(&o);
 	return d.exit_status;
 
@@ -1103,6 +1295,7 @@ fail:
 		g_main_loop_unref(d.loop);
 	report_ready(ready_fd, 1);
 	g_free(d.control_path);
+	g_free(d.fuse_dir);
 	options_clear(&o);
 	return EXIT_FAILURE;
 }

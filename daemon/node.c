@@ -313,9 +313,10 @@ static void refuse_outside_payload(struct cusemu_node *n,
 	bool first;
 
 	g_mutex_lock(&n->lock);
-	if (!n->refused)
-		n->refused = g_hash_table_new(NULL, NULL);
-	first = g_hash_table_add(n->refused, GUINT_TO_POINTER(call->cmd));
+	if (!n->refused[call->compat])
+		n->refused[call->compat] = g_hash_table_new(NULL, NULL);
+	first = g_hash_table_add(n->refused[call->compat],
+				 GUINT_TO_POINTER(call->cmd));
 	g_mutex_unlock(&n->lock);
 	if (first)
 		g_warning("%s: %s (%s%08x) needs memory outside the payload its "
@@ -627,7 +628,8 @@ void cusemu_node_close_files(struct cusemu_node *n)
 
 void cusemu_node_clear(struct cusemu_node *n)
 {
-	g_clear_pointer(&n->refused, g_hash_table_unref);
+	g_clear_pointer(&n->refused[0], g_hash_table_unref);
+	g_clear_pointer(&n->refused[1], g_hash_table_unref);
 	g_mutex_clear(&n->lock);
 	cusemu_waiters_clear(&n->waiters);
 }

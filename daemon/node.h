@@ -39,7 +39,8 @@ struct cusemu_node {
 	struct cusemu_waiters waiters;	/* its waiting requests */
 	GMutex lock;			/* guards files and refused */
 	GList *files;			/* struct open_file, still open */
-	GHashTable *refused;		/* FILE: commands already logged */
+	/* FILE: commands already logged, of native and of 32-bit callers */
+	GHashTable *refused[2];
 };
 
 /* Also sets the device's wake_up to notify the node's pollers. */

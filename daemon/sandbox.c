@@ -211,6 +211,7 @@ gboolean cusemu_sandbox_set_user(struct cusemu_sandbox *sb, const char *name,
 void cusemu_sandbox_clear(struct cusemu_sandbox *sb)
 {
 	g_clear_pointer(&sb->user, g_free);
+	g_clear_pointer(&sb->own_user, g_free);
 	g_clear_pointer(&sb->groups, g_array_unref);
 }
 
@@ -228,6 +229,12 @@ static gboolean fail_errno(GError **error, int err, const char *what,
 /* The highest capability this kernel knows, and what threads keep. */
 static int last_cap;
 static uint64_t keep_caps;
+/*
+ * Started as root: the bounding set can be emptied. An ordinary user's
+ * daemon holds no capability to begin with, and cannot change that set
+ * (CAP_SETPCAP); with no_new_privs it can gain nothing from it.
+ */
+static bool privileged = true;
 
 /* Async-signal-safe: every thread runs it in its own signal handler. */
 static int drop_own_caps(void)
@@ -243,7 +250,7 @@ static int drop_own_caps(void)
 	 */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		return -errno;
-	for (int cap = 0; cap <= last_cap; cap++)
+	for (int cap = 0; privileged && cap <= last_cap; cap++)
 		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0))
 			return -errno;
 	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
@@ -296,7 +303,7 @@ static gboolean thread_dropped(pid_t tid, guint64 keep, char **name)
 	    status_hex(status, "\nCapInh:") == 0 &&
 	    status_hex(status, "\nCapPrm:") == keep &&
 	    status_hex(status, "\nCapEff:") == keep &&
-	    status_hex(status, "\nCapBnd:") == 0 &&
+	    (!privileged || status_hex(status, "\nCapBnd:") == 0) &&
 	    (!strstr(status, "\nCapAmb:") ||
 	     status_hex(status, "\nCapAmb:") == 0))
 		return TRUE;
@@ -545,7 +552,9 @@ static int seal_helper(uint32_t mode)
 	int err;
 
 	last_cap = find_last_cap();
-	keep_caps = 1ull << CAP_SYS_PTRACE;
+	privileged = geteuid() == 0;
+	/* An ordinary user's clients are its own: no capability needed. */
+	keep_caps = privileged ? 1ull << CAP_SYS_PTRACE : 0;
 	err = drop_own_caps();
 	if (err || mode == CUSEMU_SECCOMP_OFF)
 		return err;
@@ -571,8 +580,6 @@ gboolean cusemu_sandbox_start_helper(struct cusemu_sandbox *sb,
 	pid_t daemon = getpid();
 	int sv[2];
 
-	if (geteuid() != 0)
-		return TRUE;	/* the sandbox will say what is wrong */
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
 		return fail_errno(error, errno,
 				  "cannot make the /proc helper's socket",
@@ -602,6 +609,17 @@ gboolean cusemu_sandbox_apply(struct cusemu_sandbox *sb, GError **error)
 				: 0;
 	int err;
 
+	privileged = geteuid() == 0;
+	sb->unprivileged = !privileged;
+	if (sb->unprivileged) {
+		struct passwd *pw = getpwuid(geteuid());
+
+		sb->uid = geteuid();
+		sb->gid = getegid();
+		g_free(sb->own_user);
+		sb->own_user = pw ? g_strdup(pw->pw_name)
+				  : g_strdup_printf("%u", (unsigned int)sb->uid);
+	}
 	if (!sb->helper_pid) {
 		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_PERM,
 			    "no /proc helper: cusemud must start as root");
@@ -617,6 +635,19 @@ gboolean cusemu_sandbox_apply(struct cusemu_sandbox *sb, GError **error)
 	return sb->seccomp == CUSEMU_SECCOMP_OFF || load_filter(sb, error);
 }
 
+/* Whom the daemon runs as, and what the /proc helper keeps. */
+static const char *sandbox_user(const struct cusemu_sandbox *sb)
+{
+	return sb->unprivileged ? sb->own_user : sb->user ? sb->user : "root";
+}
+
+static const char *helper_caps(const struct cusemu_sandbox *sb, bool json)
+{
+	if (sb->unprivileged)
+		return json ? "" : "none";
+	return json ? "\"cap_sys_ptrace\"" : "cap_sys_ptrace only";
+}
+
 void cusemu_sandbox_describe(const struct cusemu_sandbox *sb, GString *out)
 {
 	g_string_append_printf(out, "sandbox: seccomp %s",
@@ -624,13 +655,16 @@ void cusemu_sandbox_describe(const struct cusemu_sandbox *sb, GString *out)
 	if (sb->seccomp != CUSEMU_SECCOMP_OFF)
 		g_string_append_printf(out, " (%u system calls allowed)",
 				       sb->allowed_calls);
-	g_string_append_printf(out, ", capabilities kept: none (every one "
-				    "dropped, in every thread), user %s "
+	g_string_append_printf(out, ", capabilities kept: none (%s), user %s "
 				    "(uid %u, gid %u); /proc helper pid %d: "
-				    "cap_sys_ptrace only",
-			       sb->user ? sb->user : "root",
-			       (unsigned int)sb->uid, (unsigned int)sb->gid,
-			       (int)sb->helper_pid);
+				    "%s",
+			       sb->unprivileged ? "started as an ordinary "
+						  "user, it held none"
+						: "every one dropped, in "
+						  "every thread",
+			       sandbox_user(sb), (unsigned int)sb->uid,
+			       (unsigned int)sb->gid, (int)sb->helper_pid,
+			       helper_caps(sb, false));
 }
 
 void cusemu_sandbox_describe_json(const struct cusemu_sandbox *sb,
@@ -641,10 +675,9 @@ void cusemu_sandbox_describe_json(const struct cusemu_sandbox *sb,
 			       "\"capabilities\":[],\"user\":\"%s\","
 			       "\"uid\":%u,\"gid\":%u,"
 			       "\"proc_helper\":{\"pid\":%d,"
-			       "\"capabilities\":[\"cap_sys_ptrace\"]}}",
+			       "\"capabilities\":[%s]}}",
 			       cusemu_seccomp_mode_name(sb->seccomp),
-			       sb->allowed_calls,
-			       sb->user ? sb->user : "root",
+			       sb->allowed_calls, sandbox_user(sb),
 			       (unsigned int)sb->uid, (unsigned int)sb->gid,
-			       (int)sb->helper_pid);
+			       (int)sb->helper_pid, helper_caps(sb, true));
 }

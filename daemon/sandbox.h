@@ -31,6 +31,9 @@ struct cusemu_sandbox {
 	GArray *groups;		/* of gid_t: the user's groups */
 	/* Filled by cusemu_sandbox_apply(). */
 	unsigned int allowed_calls;
+	/* Started as an ordinary user (own_user): it held no capability. */
+	bool unprivileged;
+	char *own_user;
 	/* The /proc helper, from cusemu_sandbox_start_helper(). */
 	pid_t helper_pid;
 };

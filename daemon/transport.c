@@ -154,6 +154,11 @@ void cusemu_transport_init(unsigned int workers)
 	pool_size = workers;
 }
 
+gboolean cusemu_transport_pool_start(GError **error)
+{
+	return cusemu_pool_start(pool_size, error);
+}
+
 static void session_ended(struct cusemu_session *s, int res)
 {
 	cusemu_pool_remove(&s->source);

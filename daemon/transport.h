@@ -21,6 +21,8 @@ struct cusemu_session_options {
 
 /* Called once before the first session: the size of the worker pool. */
 void cusemu_transport_init(unsigned int workers);
+/* Start the pool of that size, for a transport of another kind. */
+gboolean cusemu_transport_pool_start(GError **error);
 /*
  * After every session has stopped: end the workers, and free what
  * cusemu_session_free() had to keep for them.

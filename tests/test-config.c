@@ -214,8 +214,8 @@ static void test_sandbox_keys(void)
 	g_unlink(path);
 	expect_error("[daemon]\nseccomp=log\nsandbox=strict\n", 3,
 		     "the daemon settings are model, lock, control, "
-		     "control_group, seccomp, user, plugins, major and "
-		     "threads");
+		     "control_group, seccomp, user, plugins, major, "
+		     "threads, fuse and allow_other");
 }
 
 static void test_device_args(void)
