@@ -687,9 +687,21 @@ static gboolean wait_for_node(struct cusemu_device *dev,
 }
 
 /* Whether the kernel copies ioctl payloads itself (see cuse_ioctl()). */
-static const char *ioctl_mode(const struct cusemu_device *dev)
+static const char *ioctl_mode(const struct daemon *d,
+			      const struct cusemu_device *dev)
 {
+	if (d->fuse_dir)
+		return "fuse";
 	return cusemu_instance(dev)->restricted ? "restricted" : "unrestricted";
+}
+
+/* Where clients find the device: its node, or its file on the mount. */
+static char *device_path(const struct daemon *d,
+			 const struct cusemu_device *dev)
+{
+	if (d->fuse_dir)
+		return g_build_filename(d->fuse_dir, dev->name, NULL);
+	return g_strconcat("/dev/", dev->name, NULL);
 }
 
 /* Descriptors besides one /dev/cuse per device: logs, the control socket
@@ -745,7 +757,7 @@ static gboolean serve_node(struct daemon *d, guint i,
 		  "%s ioctls",
 		  dev->name, major(*rdev), minor(*rdev), dev->model->name,
 		  cusemu_instance(dev)->kmodel->name,
-		  (unsigned int)cusemu_instance(dev)->mode, ioctl_mode(dev));
+		  (unsigned int)cusemu_instance(dev)->mode, ioctl_mode(d, dev));
 	return TRUE;
 }
 
@@ -882,35 +894,49 @@ static void stop(struct daemon *d)
 }
 
 /* One model and where it came from: in JSON, or for people. */
-static void describe_model(GString *out, gboolean json, gboolean first,
-			   const char *name, const char *origin)
+/* One model, where it came from and how it serves over FUSE: in JSON, or
+ * for people (the name on the models line, the rest on a line of its own
+ * in fitness). */
+static void describe_model(GString *out, GString *fitness, gboolean json,
+			   gboolean first, const struct cusemu_device_model *m,
+			   const char *origin)
 {
+	g_autofree char *fuse = fuse_fitness(m);
+
 	if (json) {
 		g_string_append_printf(out, "%s{\"name\":\"%s\",\"origin\":",
-				       first ? "" : ",", name);
+				       first ? "" : ",", m->name);
 		cusemu_json_append_string(out, origin ? origin : "built-in");
+		g_string_append(out, ",\"fuse\":");
+		cusemu_json_append_string(out, fuse);
 		g_string_append_c(out, '}');
-	} else {
-		g_string_append_printf(out, "%s%s", first ? " " : ", ", name);
-		if (origin)
-			g_string_append_printf(out, " (from %s)", origin);
+		return;
 	}
+	g_string_append_printf(out, "%s%s", first ? " " : ", ", m->name);
+	if (origin)
+		g_string_append_printf(out, " (from %s)", origin);
+	g_string_append_printf(fitness, "  %-16s %s\n", m->name, fuse);
 }
 
-/* Every device model this daemon has, and where it came from. */
+/* Every device model this daemon has, where it came from, and whether it
+ * serves fully over --fuse. */
 static void describe_models(GString *out, gboolean json)
 {
 	g_autofree const struct cusemu_device_model **plugins = NULL;
+	g_autoptr(GString) fitness = g_string_new("over --fuse:\n");
 	guint n = cusemu_plugin_models(&plugins);
 
 	g_string_append(out, json ? "[" : "models:");
 	for (unsigned int i = 0; cusemu_device_models[i]; i++)
-		describe_model(out, json, i == 0,
-			       cusemu_device_models[i]->name, NULL);
+		describe_model(out, fitness, json, i == 0,
+			       cusemu_device_models[i], NULL);
 	for (guint i = 0; i < n; i++)
-		describe_model(out, json, FALSE, plugins[i]->name,
+		describe_model(out, fitness, json, FALSE, plugins[i],
 			       cusemu_plugin_origin(plugins[i]));
-	g_string_append(out, json ? "]" : "\n");
+	if (json)
+		g_string_append_c(out, ']');
+	else
+		g_string_append_printf(out, "\n%s", fitness->str);
 }
 
 static int control_list(void *data, gboolean json, GString *out)
@@ -925,27 +951,30 @@ static int control_list(void *data, gboolean json, GString *out)
 		const char *lock = cusemu_lock_mode_name(d->lock_mode);
 		const char *plugin = cusemu_plugin_origin(dev->model);
 		const char *origin = plugin ? plugin : "built-in";
+		g_autofree char *path = device_path(d, dev);
 
 		if (!json) {
 			g_string_append_printf(out,
-					       "%-16s /dev/%-16s model %-8s "
+					       "%-16s %-21s model %-8s "
 					       "kernel %-8s lock %-6s "
 					       "ioctls %s%s%s\n",
-					       dev->name, dev->name,
+					       dev->name, path,
 					       dev->model->name, kernel, lock,
-					       ioctl_mode(dev),
+					       ioctl_mode(d, dev),
 					       plugin ? " from " : "",
 					       plugin ? plugin : "");
 			continue;
 		}
 		g_string_append_printf(out,
-				       "%s{\"name\":\"%s\",\"node\":\"/dev/%s\","
-				       "\"model\":\"%s\",\"kernel\":\"%s\","
+				       "%s{\"name\":\"%s\",\"node\":",
+				       i ? "," : "", dev->name);
+		cusemu_json_append_string(out, path);
+		g_string_append_printf(out,
+				       ",\"model\":\"%s\",\"kernel\":\"%s\","
 				       "\"lock\":\"%s\",\"ioctls\":\"%s\","
 				       "\"origin\":",
-				       i ? "," : "", dev->name, dev->name,
 				       dev->model->name, kernel, lock,
-				       ioctl_mode(dev));
+				       ioctl_mode(d, dev));
 		cusemu_json_append_string(out, origin);
 		g_string_append_c(out, '}');
 	}
@@ -978,6 +1007,7 @@ static int control_stats(void *data, gboolean json, GString *out)
 		g_string_append(out, "{\"devices\":[");
 	for (guint i = 0; i < d->devices->len; i++) {
 		const struct cusemu_device *dev = d->devices->pdata[i];
+		g_autofree char *path = device_path(d, dev);
 
 		if (json) {
 			g_string_append_printf(out,
@@ -987,9 +1017,9 @@ static int control_stats(void *data, gboolean json, GString *out)
 			g_string_append(out, "}");
 		} else {
 			g_string_append_printf(
-				out, "%sdevice %s (/dev/%s) model %s kernel %s "
+				out, "%sdevice %s (%s) model %s kernel %s "
 				     "lock %s\n",
-				i ? "\n" : "", dev->name, dev->name,
+				i ? "\n" : "", dev->name, path,
 				dev->model->name, cusemu_instance(dev)->kmodel->name,
 				cusemu_lock_mode_name(d->lock_mode));
 			cusemu_stats_append_text(cusemu_instance(dev)->stats, out);
@@ -1021,23 +1051,28 @@ static int control_device(void *data, char **argv, GString *out)
 
 	if (g_str_has_prefix(node, "/dev/"))
 		node += strlen("/dev/");
+	else if (d->fuse_dir && g_str_has_prefix(node, d->fuse_dir) &&
+		 node[strlen(d->fuse_dir)] == '/')
+		node += strlen(d->fuse_dir) + 1;
 	for (guint i = 0; i < d->devices->len; i++) {
 		struct cusemu_device *dev = d->devices->pdata[i];
 
 		if (strcmp(dev->name, node))
 			continue;
 		if (!dev->model->control) {
-			g_string_append_printf(out, "/dev/%s (%s) takes no "
+			g_autofree char *path = device_path(d, dev);
+
+			g_string_append_printf(out, "%s (%s) takes no "
 						    "requests",
-					       dev->name, dev->model->name);
+					       path, dev->model->name);
 			return EOPNOTSUPP;
 		}
 		/* The control socket answers positive errnos. */
 		return -dev->model->control(dev, argv + 1, out);
 	}
-	g_string_append_printf(out, "no device /dev/%s here; cusemuctl list "
+	g_string_append_printf(out, "no device %s here; cusemuctl list "
 				    "shows the devices",
-			       node);
+			       argv[0]);
 	return ENODEV;
 }
 
@@ -1069,7 +1104,11 @@ static gboolean on_signal(int fd, GIOCondition condition, gpointer data)
 
 	if (read(fd, &si, sizeof(si)) != sizeof(si))
 		return G_SOURCE_CONTINUE;
-	g_message("stopping: removing %u node(s)", d->devices->len);
+	if (d->fuse_dir)
+		g_message("stopping: unmounting %s (%u file(s))", d->fuse_dir,
+			  d->devices->len);
+	else
+		g_message("stopping: removing %u node(s)", d->devices->len);
 	g_main_loop_quit(d->loop);
 	return G_SOURCE_REMOVE;
 }
