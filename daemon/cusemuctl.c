@@ -20,6 +20,7 @@
 
 #include <glib.h>
 
+#include "config.h"
 #include "control.h"
 
 /* A daemon that does not answer in this time is stuck, not busy. */
@@ -59,9 +60,14 @@
 	"          under /dev, with or without /dev/) and print its answer"
 
 #define DESCRIPTION                                                          \
-	"cusemuctl talks to cusemud over its control socket, by default\n"  \
-	CUSEMU_CONTROL_DEFAULT_PATH ". Only root, and members of the group\n" \
-	"given to cusemud with --control-group, may use it.\n"              \
+	"cusemuctl talks to cusemud over its control socket: by default\n"  \
+	CUSEMU_CONTROL_DEFAULT_PATH " as root; as another user, where that\n" \
+	"user's cusemud --fuse listens, $XDG_RUNTIME_DIR/cusemu/control,\n" \
+	"or /tmp/cusemu-UID/control without XDG_RUNTIME_DIR.\n"           \
+	"Yours: %s\n"                                                        \
+	"Only root, the daemon's own user and members of the group given\n" \
+	"to cusemud with --control-group may use it. -s, --socket PATH is\n" \
+	"the older name of --control PATH.\n"                                \
 	"\n"                                                                 \
 	"Exit status: 0 on success, 1 on any error, the daemon's error\n"  \
 	"answers included.\n"
@@ -74,15 +80,39 @@ static const char *const commands_with_args[] = { "inject", "replay",
 						  "device" };
 
 static char *socket_path;
+static const char *socket_option = "--control";	/* the one given */
 static gboolean json;
+static gboolean version;
+
+static gboolean on_socket(const char *name, const char *value, gpointer data,
+			  GError **error)
+{
+	g_free(socket_path);
+	socket_path = g_strdup(value);
+	/* name is glib's for the call: keep a constant. */
+	if (!strcmp(name, "--socket"))
+		socket_option = "--socket";
+	else if (!strcmp(name, "-s"))
+		socket_option = "-s";
+	else
+		socket_option = "--control";
+	return TRUE;
+}
 
 static const GOptionEntry entries[] = {
-	{ "socket", 's', 0, G_OPTION_ARG_FILENAME, &socket_path,
-	  "Control socket of cusemud (default " CUSEMU_CONTROL_DEFAULT_PATH
-	  ")",
+	{ "control", 0, G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK,
+	  on_socket,
+	  "Control socket of cusemud (default: " CUSEMU_CONTROL_DEFAULT_PATH
+	  " as root, else $XDG_RUNTIME_DIR/cusemu/control or "
+	  "/tmp/cusemu-UID/control)",
 	  "PATH" },
+	/* Its older name, in many scripts. */
+	{ "socket", 's', G_OPTION_FLAG_FILENAME | G_OPTION_FLAG_HIDDEN,
+	  G_OPTION_ARG_CALLBACK, on_socket, NULL, "PATH" },
 	{ "json", 'j', 0, G_OPTION_ARG_NONE, &json,
 	  "Answer list and stats as one JSON document", NULL },
+	{ "version", 'V', 0, G_OPTION_ARG_NONE, &version,
+	  "Print the version and exit", NULL },
 	G_OPTION_ENTRY_NULL
 };
 
@@ -115,8 +145,8 @@ static int fail_connect(const char *path, int err)
 	case ENOENT:
 	case ECONNREFUSED:
 		return fail("cannot reach cusemud at %s: %s; is cusemud "
-			    "running? (--socket PATH)",
-			    path, g_strerror(err));
+			    "running? (%s PATH)",
+			    path, g_strerror(err), socket_option);
 	case EACCES:
 	case EPERM:
 		return fail("cannot reach cusemud at %s: %s; run as root or as "
@@ -273,7 +303,8 @@ static int command_args_start(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--"))
 			break;
-		if (!strcmp(argv[i], "-s") || !strcmp(argv[i], "--socket")) {
+		if (!strcmp(argv[i], "-s") || !strcmp(argv[i], "--socket") ||
+		    !strcmp(argv[i], "--control")) {
 			i++;
 			continue;
 		}
@@ -543,12 +574,30 @@ static int run_replay(const char *path, char **args, int n)
 	return EXIT_SUCCESS;
 }
 
+/* A bad command line: what is wrong, and where to read how it goes. */
+static int usage_error(const char *format, ...) G_GNUC_PRINTF(1, 2);
+
+static int usage_error(const char *format, ...)
+{
+	g_autofree char *self = cusemu_self_command("cusemuctl", CUSEMU_BINDIR);
+	va_list args;
+
+	fputs("cusemuctl: ", stderr);
+	va_start(args, format);
+	vfprintf(stderr, format, args);
+	va_end(args);
+	fprintf(stderr, "\nTry '%s --help'.\n", self);
+	return EXIT_FAILURE;
+}
+
 int main(int argc, char **argv)
 {
 	g_autoptr(GOptionContext) context = g_option_context_new(
 		"list|stats|reset|inject|replay|device [ARGS...]");
 	g_autoptr(GError) error = NULL;
 	g_autofree char *request = NULL;
+	g_autofree char *default_path = cusemu_control_default_path();
+	g_autofree char *description = NULL;
 	const char *path;
 	const char *command;
 	int args_start = command_args_start(argc, argv);
@@ -559,11 +608,16 @@ int main(int argc, char **argv)
 					   (n_args + 1) * sizeof(*argv));
 
 	setlocale(LC_ALL, "");
+	description = g_strdup_printf(DESCRIPTION, default_path);
 	g_option_context_set_summary(context, SUMMARY);
-	g_option_context_set_description(context, DESCRIPTION);
+	g_option_context_set_description(context, description);
 	g_option_context_add_main_entries(context, entries, NULL);
 	if (!g_option_context_parse(context, &parse_argc, &argv, &error))
-		return fail("%s; see cusemuctl --help", error->message);
+		return usage_error("%s", error->message);
+	if (version) {
+		printf("cusemuctl %s\n", CUSEMU_VERSION);
+		return EXIT_SUCCESS;
+	}
 	if (parse_argc != 2)
 		return fail("give one command: list, stats, reset, inject, "
 			    "replay or device; see cusemuctl --help");
@@ -574,7 +628,7 @@ int main(int argc, char **argv)
 			    command);
 	if (json && strcmp(command, "list") && strcmp(command, "stats"))
 		return fail("--json applies to list and stats only");
-	path = socket_path ? socket_path : cusemu_control_default_path();
+	path = socket_path ? socket_path : default_path;
 	if (!strcmp(command, "inject"))
 		return run_inject(path, args, n_args);
 	if (!strcmp(command, "replay"))

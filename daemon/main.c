@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <locale.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -54,6 +55,9 @@ struct options {
 	char *fuse;
 	gboolean allow_other;
 	char **plugins;		/* loaded before the options are parsed */
+	gboolean version;
+	gboolean check;		/* --check-config: check, then exit */
+	char *check_file;	/* its FILE, if given */
 };
 
 struct daemon {
@@ -190,10 +194,15 @@ static char *models_description(void)
 		"without CUSE\nand without root; the kernel then passes only "
 		"what _IOC bits describe.\n"
 		"The configuration file has a [daemon] group (model=, lock=, "
-		"control=,\ncontrol_group=, seccomp=, user=, threads=, major=, "
-		"fuse=,\nallow_other=) and one [device "
+		"control=,\ncontrol_group=, seccomp=, user=, plugins=, threads=, "
+		"major=, fuse=,\nallow_other=) and one [device "
 		"NAME] group per node\n(model=fioc, then the keys above). The "
-		"command line wins over the file.\n");
+		"command line wins over the file.\n"
+		"--check-config reads and checks what a start would before it "
+		"opens /dev/cuse:\nthe file, the rest of the command line, "
+		"plugins, devices and their keys. It\nneeds no root and "
+		"creates nothing; it says 'FILE: OK, N devices' (exit status\n"
+		"0) or the errors (exit status 1).\n");
 	return g_string_free(s, FALSE);
 }
 
@@ -234,8 +243,24 @@ static gboolean load_config_plugins(const struct cusemu_config *config,
 	return TRUE;
 }
 
+/* --check-config[=FILE]; FILE may also follow as an argument. */
+static gboolean on_check_config(const char *name, const char *value,
+				gpointer data, GError **error)
+{
+	struct options *o = data;
+
+	o->check = TRUE;
+	g_free(o->check_file);
+	o->check_file = g_strdup(value);
+	return TRUE;
+}
+
+/*
+ * FALSE with *usage set for a bad command line, which the caller follows
+ * with a pointer to --help; with it clear for a plugin refused.
+ */
 static gboolean parse_options(int *argc, char ***argv, struct options *o,
-			      GError **error)
+			      gboolean *usage, GError **error)
 {
 	GOptionEntry entries[] = {
 		{ "config", 'c', 0, G_OPTION_ARG_FILENAME, &o->config_file,
@@ -257,8 +282,10 @@ static gboolean parse_options(int *argc, char ***argv, struct options *o,
 		{ "verbose", 'v', 0, G_OPTION_ARG_NONE, &o->verbose,
 		  "Log debug messages", NULL },
 		{ "control", 0, 0, G_OPTION_ARG_FILENAME, &o->control,
-		  "Control socket for cusemuctl (default: "
-		  CUSEMU_CONTROL_DEFAULT_PATH "); 'none' for none", "PATH" },
+		  "Control socket for cusemuctl, or 'none' (default: "
+		  CUSEMU_CONTROL_DEFAULT_PATH " as root, else "
+		  "$XDG_RUNTIME_DIR/cusemu/control or /tmp/cusemu-UID/control)",
+		  "PATH" },
 		{ "control-group", 0, 0, G_OPTION_ARG_STRING, &o->control_group,
 		  "Group that may use the control socket besides root",
 		  "GROUP" },
@@ -283,26 +310,45 @@ static gboolean parse_options(int *argc, char ***argv, struct options *o,
 		  "for more", "FILE" },
 		{ "fuse-debug", 0, 0, G_OPTION_ARG_NONE, &o->debug,
 		  "Trace every FUSE request (libfuse's -d)", NULL },
+		{ "check-config", 0,
+		  G_OPTION_FLAG_OPTIONAL_ARG | G_OPTION_FLAG_FILENAME,
+		  G_OPTION_ARG_CALLBACK, on_check_config,
+		  "Check FILE (default: --config's, else " CUSEMU_CONFIG_FILE
+		  ") as a start would, without root or /dev/cuse, and exit",
+		  "FILE" },
+		{ "version", 'V', 0, G_OPTION_ARG_NONE, &o->version,
+		  "Print the version and exit", NULL },
 		{ NULL }
 	};
 	g_autoptr(GOptionContext) ctx =
 		g_option_context_new("- emulated character devices over CUSE");
+	GOptionGroup *group = g_option_group_new(NULL, NULL, NULL, o, NULL);
 	g_autofree char *description = NULL;
 
+	*usage = FALSE;
 	/* Before --help is written, so that it lists their models too. */
-	if (!load_plugin_args(*argc, *argv, error))
-		return FALSE;
-	description = models_description();
-
-	g_option_context_add_main_entries(ctx, entries, NULL);
-	g_option_context_set_description(ctx, description);
-	if (!g_option_context_parse(ctx, argc, argv, error))
-		return FALSE;
-	if (*argc > 1) {
-		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED,
-			    "unexpected argument '%s'; see --help", (*argv)[1]);
+	if (!load_plugin_args(*argc, *argv, error)) {
+		g_option_group_unref(group);
 		return FALSE;
 	}
+	description = models_description();
+
+	/* The callbacks' data: o. */
+	g_option_group_add_entries(group, entries);
+	g_option_context_set_main_group(ctx, group);
+	g_option_context_set_description(ctx, description);
+	*usage = TRUE;
+	if (!g_option_context_parse(ctx, argc, argv, error))
+		return FALSE;
+	/* --check-config FILE, as well as --check-config=FILE */
+	if (o->check && !o->check_file && *argc == 2)
+		o->check_file = g_strdup((*argv)[--*argc]);
+	if (*argc > 1) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED,
+			    "unexpected argument '%s'", (*argv)[1]);
+		return FALSE;
+	}
+	*usage = FALSE;
 	return TRUE;
 }
 
@@ -557,6 +603,27 @@ static gboolean check_fuse_host(const struct daemon *d, GError **error)
 	return TRUE;
 }
 
+/* No /dev/cuse: what to do, with the VM of the source tree for a build
+ * tree's daemon. */
+static void set_no_cuse_error(GError **error)
+{
+	g_autofree char *self = NULL;
+	g_autofree char *vm = NULL;
+
+	if (!cusemu_runs_installed(CUSEMU_SBINDIR)) {
+		self = cusemu_self_command("cusemud", CUSEMU_SBINDIR);
+		vm = g_strdup_printf(", or run cusemud in the VM of the source "
+				     "tree: client-tests/vm-run -- %s "
+				     "--foreground ...",
+				     self);
+	}
+	g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
+		    CUSE_PATH " does not exist: this kernel has no CUSE "
+		    "loaded. Run 'modprobe cuse' as root; on a kernel without "
+		    "CUSE, serve files on a FUSE mount instead (--fuse DIR)%s",
+		    vm ? vm : "");
+}
+
 static gboolean check_host(const struct daemon *d, GError **error)
 {
 	int fd;
@@ -566,13 +633,7 @@ static gboolean check_host(const struct daemon *d, GError **error)
 	fd = open(CUSE_PATH, O_RDWR | O_CLOEXEC);
 
 	if (fd < 0 && errno == ENOENT) {
-		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
-			    CUSE_PATH " does not exist: this kernel has no "
-			    "CUSE loaded. Run 'modprobe cuse' as root; on a "
-			    "kernel without CUSE, serve files on a FUSE mount "
-			    "instead (--fuse DIR), or run cusemud in the VM: "
-			    "client-tests/vm-run -- build/daemon/cusemud "
-			    "--foreground ...");
+		set_no_cuse_error(error);
 		return FALSE;
 	}
 	if (fd < 0) {
@@ -1265,6 +1326,36 @@ static void options_clear(struct options *o)
 	g_free(o->major);
 	g_free(o->threads);
 	g_free(o->fuse);
+	g_free(o->check_file);
+}
+
+/*
+ * --check-config: what a start reads and checks before it opens /dev/cuse
+ * (configure()), as any user, and nothing after it: no detach, /proc
+ * helper, node, mount, control socket or sandbox. The devices' models
+ * are probed, and removed again.
+ */
+static int check_config(struct daemon *d, struct options *o)
+{
+	g_autoptr(GError) error = NULL;
+	const char *file = o->check_file ? o->check_file : o->config_file;
+	int status = EXIT_SUCCESS;
+
+	if (!file)
+		file = CUSEMU_CONFIG_FILE;
+	if (file != o->config_file) {
+		g_free(o->config_file);
+		o->config_file = g_strdup(file);
+	}
+	if (configure(d, o, &error))
+		printf("%s: OK, %u device%s\n", o->config_file,
+		       d->devices->len, d->devices->len == 1 ? "" : "s");
+	else {
+		g_critical("%s", error->message);
+		status = EXIT_FAILURE;
+	}
+	stop(d);
+	return status;
 }
 
 int main(int argc, char **argv)
@@ -1272,15 +1363,30 @@ int main(int argc, char **argv)
 	struct options o = { 0 };
 	struct daemon d = { 0 };
 	g_autoptr(GError) error = NULL;
+	gboolean usage = FALSE;
 	sigset_t stop_signals;
 	int ready_fd = -1;
 
+	/* The user's language and characters for messages and --help; numbers
+	 * as C writes them, in logs and in the control socket's JSON. */
+	setlocale(LC_ALL, "");
+	setlocale(LC_NUMERIC, "C");
 	g_log_set_writer_func(log_writer, NULL, NULL);
 	d.devices = g_ptr_array_new();
 	d.sessions = g_ptr_array_new();
-	if (!parse_options(&argc, &argv, &o, &error))
+	if (!parse_options(&argc, &argv, &o, &usage, &error))
 		goto fail;
 	verbose = o.verbose;
+	if (o.version) {
+		printf("cusemud %s\n", CUSEMU_VERSION);
+		d.exit_status = EXIT_SUCCESS;
+		goto out;
+	}
+	/* Before any of what follows: detach, helper, /dev/cuse. */
+	if (o.check) {
+		d.exit_status = check_config(&d, &o);
+		goto out;
+	}
 	/* Before the models start their threads: a fork keeps none. */
 	if (!o.foreground && detach(&ready_fd)) {
 		g_set_error(&error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
@@ -1322,6 +1428,9 @@ int main(int argc, char **argv)
 			  "above)");
 		d.exit_status = EXIT_FAILURE;
 	}
+out:
+	g_ptr_array_unref(d.devices);
+	g_ptr_array_unref(d.sessions);
 	g_free(d.control_path);
 	g_free(d.fuse_dir);
 	options_clear(&o);
@@ -1329,6 +1438,12 @@ int main(int argc, char **argv)
 
 fail:
 	g_critical("%s", error->message);
+	if (usage) {
+		g_autofree char *self = cusemu_self_command("cusemud",
+							    CUSEMU_SBINDIR);
+
+		fprintf(stderr, "Try '%s --help'.\n", self);
+	}
 	stop(&d);
 	if (d.loop)
 		g_main_loop_unref(d.loop);
