@@ -619,15 +619,15 @@ int main(int argc, char **argv)
 		return EXIT_SUCCESS;
 	}
 	if (parse_argc != 2)
-		return fail("give one command: list, stats, reset, inject, "
-			    "replay or device; see cusemuctl --help");
+		return usage_error("give one command: list, stats, reset, "
+				   "inject, replay or device");
 	command = argv[1];
 	if (!in_list(commands, G_N_ELEMENTS(commands), command))
-		return fail("unknown command '%s'; commands: list, stats, "
-			    "reset, inject, replay, device",
-			    command);
+		return usage_error("unknown command '%s'; commands: list, "
+				   "stats, reset, inject, replay, device",
+				   command);
 	if (json && strcmp(command, "list") && strcmp(command, "stats"))
-		return fail("--json applies to list and stats only");
+		return usage_error("--json applies to list and stats only");
 	path = socket_path ? socket_path : default_path;
 	if (!strcmp(command, "inject"))
 		return run_inject(path, args, n_args);
@@ -635,8 +635,8 @@ int main(int argc, char **argv)
 		return run_replay(path, args, n_args);
 	if (!strcmp(command, "device")) {
 		if (n_args < 1)
-			return fail("device takes NODE and the words to pass "
-				    "to its model; see cusemuctl --help");
+			return usage_error("device takes NODE and the words "
+					   "to pass to its model");
 		return run_device(path, args[0], args + 1, n_args - 1);
 	}
 	request = g_strconcat(command, json ? " --json" : "", NULL);

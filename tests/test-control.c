@@ -759,6 +759,18 @@ static int ctl(const char *path, char **out, char **err, ...)
 		g_assert_cmpstr(e_, ==, err);                              \
 	} while (0)
 
+/* A bad command line: the message, then a pointer to --help. */
+#define CTL_EXPECT_USAGE(f, message, ...)                                  \
+	do {                                                               \
+		g_autofree char *o_ = NULL;                                \
+		g_autofree char *e_ = NULL;                                \
+		g_assert_cmpint(ctl((f)->path, &o_, &e_, __VA_ARGS__, NULL), \
+				==, 1);                                    \
+		g_assert_cmpstr(o_, ==, "");                               \
+		g_assert_true(g_str_has_prefix(e_, message "\nTry '"));    \
+		g_assert_true(g_str_has_suffix(e_, "cusemuctl --help'.\n")); \
+	} while (0)
+
 static void test_cusemuctl(struct fixture *f, gconstpointer unused)
 {
 	g_autofree char *missing = NULL;
@@ -777,16 +789,14 @@ static void test_cusemuctl(struct fixture *f, gconstpointer unused)
 	CTL_EXPECT(f, 0, "statistics reset\n", "", "reset");
 	g_assert_cmpint(f->stub.resets, ==, 1);
 
-	CTL_EXPECT(f, 1, "", "cusemuctl: --json applies to list and stats "
-			     "only\n",
-		   "--json", "reset");
-	CTL_EXPECT(f, 1, "", "cusemuctl: unknown command 'frob'; commands: "
-			     "list, stats, reset, inject, replay, device\n",
-		   "frob");
-	CTL_EXPECT(f, 1, "", "cusemuctl: give one command: list, stats, "
-			     "reset, inject, replay or device; see cusemuctl "
-			     "--help\n",
-		   "list", "stats");
+	CTL_EXPECT_USAGE(f, "cusemuctl: --json applies to list and stats only",
+			 "--json", "reset");
+	CTL_EXPECT_USAGE(f, "cusemuctl: unknown command 'frob'; commands: "
+			    "list, stats, reset, inject, replay, device",
+			 "frob");
+	CTL_EXPECT_USAGE(f, "cusemuctl: give one command: list, stats, "
+			    "reset, inject, replay or device",
+			 "list", "stats");
 	f->stub.stats_error = EBUSY;
 	CTL_EXPECT(f, 1, "", "cusemuctl: statistics are off\n", "stats");
 	f->stub.stats_error_quiet = TRUE;
@@ -842,9 +852,8 @@ static void test_cusemuctl_device(struct fixture *f, gconstpointer unused)
 		   "inject", "event-kbd", "EV_KEY", "KEY_A");
 	CTL_EXPECT(f, 0, "ok\n", "", "device", "event-kbd", "frob", "1");
 	g_assert_cmpstr(f->stub.device_words, ==, "event-kbd frob 1");
-	CTL_EXPECT(f, 1, "", "cusemuctl: --json applies to list and stats "
-			     "only\n",
-		   "--json", "device", "event-kbd", "frob");
+	CTL_EXPECT_USAGE(f, "cusemuctl: --json applies to list and stats only",
+			 "--json", "device", "event-kbd", "frob");
 	g_assert_cmpint(f->stub.device_requests, ==, 3);
 
 	/* Two groups, the second 0.2 s after the start. */
