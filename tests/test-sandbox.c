@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of the sandbox: the allow-list against this architecture and
- * the README's table; capabilities dropped in every thread, the user
- * switch and the seccomp filter, each in a subprocess of its own (they
+ * the tables of docs/security.md; capabilities dropped in every thread, the
+ * user switch and the seccomp filter, each in a subprocess of its own (they
  * cannot be undone), and skipped where the test does not run as root.
  */
 #include <elf.h>
@@ -160,12 +160,12 @@ static void test_rules(void)
 }
 
 /*
- * The "| `call` |" rows of the index-th table (from 0) of README.md's
- * Security section.
+ * The "| `call` |" rows of the index-th table (from 0) of the section
+ * "The allow-lists" of docs/security.md.
  */
 static GHashTable *readme_calls(guint index)
 {
-	const char *path = g_getenv("CUSEMU_README");
+	const char *path = g_getenv("CUSEMU_SECURITY_DOC");
 	GHashTable *calls = g_hash_table_new_full(g_str_hash, g_str_equal,
 						  g_free, NULL);
 	g_autofree char *text = NULL;
@@ -174,11 +174,11 @@ static GHashTable *readme_calls(guint index)
 	guint table = 0;
 
 	if (!path || !g_file_get_contents(path, &text, NULL, NULL))
-		g_error("set CUSEMU_README to the README.md to check");
+		g_error("set CUSEMU_SECURITY_DOC to the docs/security.md to check");
 	lines = g_strsplit(text, "\n", -1);
 	for (char **l = lines; *l; l++) {
 		if (g_str_has_prefix(*l, "## "))
-			in_section = !strcmp(*l, "## Security");
+			in_section = !strcmp(*l, "## The allow-lists");
 		if (!in_section)
 			continue;
 		if (in_table && !g_str_has_prefix(*l, "|"))
@@ -200,7 +200,7 @@ static void assert_readme_table(guint index,
 
 	for (const struct cusemu_syscall_rule *r = rules; r->name; r++, n++)
 		if (!g_hash_table_contains(calls, r->name))
-			g_error("README's Security table %u lacks %s",
+			g_error("docs/security.md's allow-list table %u lacks %s",
 				index + 1, r->name);
 	g_assert_cmpuint(g_hash_table_size(calls), ==, n);
 }
