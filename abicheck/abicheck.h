@@ -88,7 +88,7 @@ enum finding_kind {
 	FINDING_KIND_COUNT,
 };
 
-/* "layout", "long"...: the names --json and the README use. */
+/* "layout", "long"...: the names --json and docs/models.md use. */
 const char *finding_kind_name(enum finding_kind kind);
 /* The kernel guide's reason for the rule, in one sentence. */
 const char *finding_kind_reason(enum finding_kind kind);

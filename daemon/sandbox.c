@@ -52,8 +52,8 @@
  * What the daemon does after start-up, and nothing more: serve FUSE
  * requests in libfuse's worker threads, which come and go; run the models'
  * handlers and timers; answer the control socket; log; save EEPROM files;
- * ask the /proc helper; stop. The README's Security
- * section has the same table.
+ * ask the /proc helper; stop. docs/security.md
+ * has the same table.
  */
 const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 	/* Memory */

@@ -87,7 +87,7 @@ struct cusemu_syscall_rule {
 	const char *why;
 };
 
-/* The allow-list, ended by a rule without a name (README lists it too). */
+/* The allow-list, ended by a rule without a name (docs/security.md lists it too). */
 extern const struct cusemu_syscall_rule cusemu_sandbox_rules[];
 /* The /proc helper's, the same way. */
 extern const struct cusemu_syscall_rule cusemu_sandbox_helper_rules[];

@@ -271,7 +271,7 @@ struct cusemu_device_model {
 
 	/*
 	 * Called once at start-up, when every node exists and the daemon has
-	 * entered its sandbox (README, "Security"): no capability, perhaps
+	 * entered its sandbox (docs/security.md): no capability, perhaps
 	 * another user, a system call filter. The model checks, with the
 	 * rights it has from now on, what it needs later, e.g. that a file
 	 * it saves can still be written. Returns 0 or -errno with a message
