@@ -358,7 +358,6 @@ struct cusemu_mount *cusemu_mount_start(GPtrArray *devices,
 			 opts->debug ? "-d" : NULL, NULL };
 	struct fuse_args args = FUSE_ARGS_INIT(opts->debug ? 4 : 3, argv);
 	struct cusemu_mount *m = g_new0(struct cusemu_mount, 1);
-	int fd;
 
 	m->dir = g_strdup(opts->dir);
 	m->uid = geteuid();
@@ -395,17 +394,9 @@ struct cusemu_mount *cusemu_mount_start(GPtrArray *devices,
 		free_mount(m);
 		return NULL;
 	}
-	fd = fuse_session_fd(m->se);
-	m->source.fd = fd;
 	m->source.ready = mount_ready;
-	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) ||
-	    !cusemu_transport_pool_start(error) ||
-	    !cusemu_pool_add(&m->source, error)) {
-		if (error && !*error)
-			g_set_error(error, G_FILE_ERROR,
-				    g_file_error_from_errno(errno),
-				    "%s: cannot make /dev/fuse non-blocking: %s",
-				    m->dir, g_strerror(errno));
+	if (!cusemu_transport_serve(&m->source, fuse_session_fd(m->se), m->dir,
+				    error)) {
 		fuse_session_destroy(m->se);
 		free_mount(m);
 		return NULL;

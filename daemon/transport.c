@@ -154,9 +154,22 @@ void cusemu_transport_init(unsigned int workers)
 	pool_size = workers;
 }
 
-gboolean cusemu_transport_pool_start(GError **error)
+gboolean cusemu_transport_serve(struct cusemu_pool_source *src, int fd,
+				const char *what, GError **error)
 {
-	return cusemu_pool_start(pool_size, error);
+	src->fd = fd;
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)) {
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
+			    "%s: cannot make its descriptor non-blocking: %s",
+			    what, g_strerror(errno));
+		return FALSE;
+	}
+	if (!cusemu_pool_start(pool_size, error) ||
+	    !cusemu_pool_add(src, error)) {
+		g_prefix_error(error, "%s: ", what);
+		return FALSE;
+	}
+	return TRUE;
 }
 
 static void session_ended(struct cusemu_session *s, int res)
@@ -186,6 +199,7 @@ cusemu_session_start(struct cusemu_device *dev,
 		     const struct cusemu_session_options *opts, GError **error)
 {
 	g_autofree char *devname = g_strdup_printf("DEVNAME=%s", dev->name);
+	g_autofree char *node = NULL;
 	const char *dev_info[] = { devname };
 	struct cuse_info ci = {
 		.dev_info_argc = 1,
@@ -226,19 +240,9 @@ cusemu_session_start(struct cusemu_device *dev,
 	fd = fuse_session_fd(s->se);
 	if (fd < 0)
 		return s;
-	s->source.fd = fd;
 	s->source.ready = session_ready;
-	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) ||
-	    !cusemu_pool_start(pool_size, error) ||
-	    !cusemu_pool_add(&s->source, error)) {
-		if (error && *error)
-			g_prefix_error(error, "/dev/%s: ", dev->name);
-		else
-			g_set_error(error, G_FILE_ERROR,
-				    g_file_error_from_errno(errno),
-				    "/dev/%s: cannot make /dev/cuse "
-				    "non-blocking: %s",
-				    dev->name, g_strerror(errno));
+	node = g_strconcat("/dev/", dev->name, NULL);
+	if (!cusemu_transport_serve(&s->source, fd, node, error)) {
 		fuse_session_destroy(s->se);
 		session_free_now(s);
 		return NULL;

@@ -21,8 +21,14 @@ struct cusemu_session_options {
 
 /* Called once before the first session: the size of the worker pool. */
 void cusemu_transport_init(unsigned int workers);
-/* Start the pool of that size, for a transport of another kind. */
-gboolean cusemu_transport_pool_start(GError **error);
+/*
+ * Serve a session's descriptor fd from the pool (started on first use):
+ * src->ready is set; fd becomes non-blocking. FALSE with an error that
+ * begins with what, the node or mount it serves.
+ */
+struct cusemu_pool_source;
+gboolean cusemu_transport_serve(struct cusemu_pool_source *src, int fd,
+				const char *what, GError **error);
 /*
  * After every session has stopped: end the workers, and free what
  * cusemu_session_free() had to keep for them.
