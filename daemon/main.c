@@ -23,6 +23,9 @@
 
 #include <glib-unix.h>
 #include <glib.h>
+#ifdef HAVE_LIBSYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
 
 #include "config.h"
 #include "control.h"
@@ -1262,6 +1265,25 @@ static int detach(int *ready_fd)
 	return 0;
 }
 
+/*
+ * Under systemd (Type=notify, $NOTIFY_SOCKET set): every node or file
+ * exists. Said before the sandbox, whose filter has no sendmsg; a sandbox
+ * that fails still ends the daemon, and the service with it.
+ */
+static void notify_ready(const struct daemon *d)
+{
+#ifdef HAVE_LIBSYSTEMD
+	int err = sd_notifyf(1, "READY=1\nSTATUS=serving %u device(s)",
+			     d->devices->len);
+
+	if (err < 0)
+		g_warning("cannot tell systemd that the devices are ready: %s",
+			  g_strerror(-err));
+#else
+	(void)d;
+#endif
+}
+
 static void report_ready(int ready_fd, char status)
 {
 	int devnull;
@@ -1411,8 +1433,10 @@ int main(int argc, char **argv)
 			goto fail;
 	}
 	if (!(d.fuse_dir ? start_mount(&d, &o, &error)
-			 : start_sessions(&d, &o, &error)) ||
-	    !enter_sandbox(&d, &error))
+			 : start_sessions(&d, &o, &error)))
+		goto fail;
+	notify_ready(&d);
+	if (!enter_sandbox(&d, &error))
 		goto fail;
 
 	g_timeout_add(200, check_sessions, &d);
