@@ -38,6 +38,10 @@ struct cusemu_instance {
 	bool restricted;
 	/* How the model broke the handler contract, each said once. */
 	guint contract_broken;
+	/* The transport's: ioctls dispatched, and whether the last one timed
+	 * took long (its worker then shares its source before each one). */
+	gint dispatched;
+	gint long_handlers;
 	/* Set by the transport: wakes the pollers of the node. */
 	void (*wake_up)(void *data);
 	void *wake_up_data;

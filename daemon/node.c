@@ -36,7 +36,19 @@
  * served without a wake-up per request, and other nodes still get their
  * turn.
  */
-#define DRAIN_MAX 16
+#define DRAIN_MAX 64
+
+/*
+ * An ioctl whose handler took longer than this, the last time one was
+ * timed, shares its worker's source before it runs: the node's next
+ * requests go to other workers, as the kernel runs them on other CPUs
+ * meanwhile. Quicker ones are served one after the other by the worker
+ * that owns the source, cheaper than a wake-up each.
+ */
+#define SHARE_AFTER_US 30
+/* One ioctl in this many is timed: on some machines the clock is a
+ * system call. */
+#define SHARE_SAMPLE 16
 
 /* A slot's owner when it holds no retry, or while a thread fills or takes it. */
 #define SLOT_FREE 0
@@ -329,6 +341,24 @@ static void refuse_outside_payload(struct cusemu_node *n,
 			  call->compat ? "32-bit, " : "", call->cmd);
 }
 
+static long dispatch(struct cusemu_call *call)
+{
+	struct cusemu_instance *inst = cusemu_instance(call->dev);
+	guint nth = (guint)g_atomic_int_add(&inst->dispatched, 1);
+	gint64 start;
+	long result;
+
+	if (g_atomic_int_get(&inst->long_handlers))
+		cusemu_pool_share();
+	if (nth % SHARE_SAMPLE)
+		return cusemu_dispatch(call);
+	start = g_get_monotonic_time();
+	result = cusemu_dispatch(call);
+	g_atomic_int_set(&inst->long_handlers,
+			 g_get_monotonic_time() - start > SHARE_AFTER_US);
+	return result;
+}
+
 void cusemu_node_ioctl(struct cusemu_node *n, fuse_req_t req, unsigned int cmd,
 		       void *arg, struct fuse_file_info *fi, unsigned int flags,
 		       const void *in_buf, size_t in_bufsz, size_t out_bufsz)
@@ -359,7 +389,7 @@ void cusemu_node_ioctl(struct cusemu_node *n, fuse_req_t req, unsigned int cmd,
 		take_retry(of, &call, in_buf, in_bufsz, out, out_bufsz);
 	}
 	request_begin(n, req, &r, of, NULL, &call);
-	result = cusemu_dispatch(&call);
+	result = dispatch(&call);
 	request_end(req, &r);
 	switch (cusemu_call_outcome(&call, &result)) {
 	case CUSEMU_CALL_RETRY:
@@ -557,10 +587,9 @@ static struct fuse_buf *worker_buf(void)
 }
 
 /*
- * One request read and served; other workers may take the session's next
- * ones meanwhile. While other workers are on it too, it is busy: the
- * worker reads again at once (up to DRAIN_MAX) instead of going back to
- * wait.
+ * The source's requests read and served one after the other while this
+ * worker owns it, up to DRAIN_MAX before others get a turn; once it is
+ * shared (a handler waited, or takes long), other workers read them.
  */
 bool cusemu_node_serve(struct fuse_session *se, struct cusemu_pool_source *src,
 		       int *res)
@@ -569,15 +598,13 @@ bool cusemu_node_serve(struct fuse_session *se, struct cusemu_pool_source *src,
 
 	for (unsigned int i = 0; i < DRAIN_MAX; i++) {
 		*res = fuse_session_receive_buf(se, buf);
-		/* EAGAIN: another worker took it. */
+		/* EAGAIN: none left, or another worker took it. */
 		if (*res == -EAGAIN || *res == -EINTR)
 			return true;
 		if (*res <= 0)
 			return false;
 		fuse_session_process_buf(se, buf);
-		/* Alone on the session: its next request is not there yet. */
-		if (g_atomic_int_get(&src->gone) ||
-		    g_atomic_int_get(&src->active) < 2)
+		if (g_atomic_int_get(&src->gone) || !cusemu_pool_owns())
 			return true;
 	}
 	return true;

@@ -6,12 +6,16 @@
  * adds one; a worker past the configured size that finds no work for
  * IDLE_RETIRE_MS leaves. Nothing is created or freed per request.
  *
- * The workers wait on up to MAX_SETS epoll sets, each holding every
- * node's descriptor, level-triggered and EPOLLEXCLUSIVE: a new request
- * wakes one worker, in the first set that has one waiting, as libfuse's
- * own threads blocked in read() are woken one per request. Nothing is
- * armed again per request, and a worker that comes back to its set while
- * the node still has requests finds them at once.
+ * The workers wait on one epoll set that holds every source one-shot: a
+ * source's event goes to one worker, which then owns the source and reads
+ * its requests one after the other until none is left, and arms it again.
+ * No other worker is woken for a source whose owner is about to come back
+ * to it: on a node that many clients call, one worker serves them in a
+ * row instead of a wake-up and a context switch per request. The owner
+ * shares the source (arms it at once) when it stops being quick: its
+ * handler waits or is known to take long (cusemu_pool_share()), so that
+ * the other requests of the node go to other workers, as they run in
+ * parallel on other CPUs in the kernel.
  */
 #define G_LOG_DOMAIN "cusemu-pool"
 
@@ -27,30 +31,29 @@
 #define IDLE_RETIRE_MS 5000
 #define STOP_ROUND_MS 20
 #define STOP_TIMEOUT_S 10
-/* Epoll sets: beyond a few, one per worker gains nothing. */
-#define MAX_SETS 16
 
 static struct {
 	GMutex lock;		/* guards started, exiting and the cond */
 	GCond cond;		/* a worker left */
 	bool started;
 	gint exiting;
-	int epfds[MAX_SETS];
-	unsigned int sets;
+	int epfd;
 	int stopfd;		/* readable once the pool ends: wakes every worker */
 	unsigned int size;
 	gint threads;
 	gint idle;
 	gint warned;		/* the limit of threads was met once */
-} pool = { .stopfd = -1 };
+} pool = { .epfd = -1, .stopfd = -1 };
 
-/* The set a worker waits on; -1 in other threads. */
-static __thread int worker_set = -1;
+/* Whether this thread is a worker; the source it serves, while it owns
+ * it (nobody else is woken for it). */
+static __thread bool is_worker;
+static __thread struct cusemu_pool_source *owned;
 
 static gpointer worker(gpointer data);
 
-/* One more worker on set, unless the pool ends or is at its limit. */
-static void spawn(unsigned int set)
+/* One more worker, unless the pool ends or is at its limit. */
+static void spawn(void)
 {
 	g_autoptr(GError) error = NULL;
 	GThread *thread;
@@ -68,8 +71,7 @@ static void spawn(unsigned int set)
 	}
 	g_atomic_int_inc(&pool.threads);
 	g_mutex_unlock(&pool.lock);
-	thread = g_thread_try_new("cusemu-worker", worker,
-				  GUINT_TO_POINTER(set), &error);
+	thread = g_thread_try_new("cusemu-worker", worker, NULL, &error);
 	if (thread) {
 		g_thread_unref(thread);
 		return;
@@ -95,21 +97,39 @@ static bool retire(void)
 	return leave;
 }
 
+/* Events for src again: its next request wakes a worker. */
+static void arm(struct cusemu_pool_source *src)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT,
+				  .data.ptr = src };
+
+	/* Removed meanwhile: ENOENT, and the descriptor is still open. */
+	if (!g_atomic_int_get(&src->gone) &&
+	    epoll_ctl(pool.epfd, EPOLL_CTL_MOD, src->fd, &ev) &&
+	    errno != ENOENT)
+		g_warning("cannot watch descriptor %d again: %s", src->fd,
+			  g_strerror(errno));
+}
+
 static void serve(struct cusemu_pool_source *src)
 {
 	/* Counted before gone is read: remove() then waits for us. */
 	g_atomic_int_inc(&src->active);
-	if (!g_atomic_int_get(&src->gone))
+	if (!g_atomic_int_get(&src->gone)) {
+		owned = src;
 		src->ready(src);
+		/* Not shared meanwhile: nobody has been woken for it. */
+		if (owned)
+			arm(src);
+		owned = NULL;
+	}
 	g_atomic_int_add(&src->active, -1);
 }
 
 static gpointer worker(gpointer data)
 {
-	int epfd;
-
-	worker_set = (int)GPOINTER_TO_UINT(data);
-	epfd = pool.epfds[worker_set];
+	(void)data;
+	is_worker = true;
 	for (;;) {
 		struct epoll_event ev;
 		int timeout = g_atomic_int_get(&pool.threads) > (gint)pool.size
@@ -118,7 +138,7 @@ static gpointer worker(gpointer data)
 		int n;
 
 		g_atomic_int_inc(&pool.idle);
-		n = epoll_wait(epfd, &ev, 1, timeout);
+		n = epoll_wait(pool.epfd, &ev, 1, timeout);
 		g_atomic_int_add(&pool.idle, -1);
 		if (g_atomic_int_get(&pool.exiting))
 			break;
@@ -134,34 +154,30 @@ static gpointer worker(gpointer data)
 	return NULL;
 }
 
-static void close_sets(void)
+static void close_set(void)
 {
-	for (unsigned int i = 0; i < pool.sets; i++)
-		close(pool.epfds[i]);
-	pool.sets = 0;
+	if (pool.epfd >= 0)
+		close(pool.epfd);
+	pool.epfd = -1;
 	if (pool.stopfd >= 0)
 		close(pool.stopfd);
 	pool.stopfd = -1;
 }
 
-/* The sets, each with the stop descriptor (which wakes all): errno or 0. */
-static int open_sets(unsigned int sets)
+/* The set, with the stop descriptor (which wakes all): errno or 0. */
+static int open_set(void)
 {
-	/* Not exclusive: a stop wakes every worker of every set. */
+	/* Level-triggered, not one-shot: a stop wakes every worker. */
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &pool };
 
 	pool.stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (pool.stopfd < 0)
 		return errno;
-	while (pool.sets < sets) {
-		int epfd = epoll_create1(EPOLL_CLOEXEC);
-
-		if (epfd < 0)
-			return errno;
-		pool.epfds[pool.sets++] = epfd;
-		if (epoll_ctl(epfd, EPOLL_CTL_ADD, pool.stopfd, &ev))
-			return errno;
-	}
+	pool.epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (pool.epfd < 0)
+		return errno;
+	if (epoll_ctl(pool.epfd, EPOLL_CTL_ADD, pool.stopfd, &ev))
+		return errno;
 	return 0;
 }
 
@@ -174,9 +190,9 @@ gboolean cusemu_pool_start(unsigned int size, GError **error)
 		g_mutex_unlock(&pool.lock);
 		return TRUE;
 	}
-	err = open_sets(MIN(size, MAX_SETS));
+	err = open_set();
 	if (err) {
-		close_sets();
+		close_set();
 		g_mutex_unlock(&pool.lock);
 		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(err),
 			    "cannot make the workers' event loop: %s",
@@ -189,7 +205,7 @@ gboolean cusemu_pool_start(unsigned int size, GError **error)
 	g_atomic_int_set(&pool.warned, 0);
 	g_mutex_unlock(&pool.lock);
 	for (unsigned int i = 0; i < size; i++)
-		spawn(i % pool.sets);
+		spawn();
 	if (!g_atomic_int_get(&pool.threads)) {
 		g_set_error(error, G_THREAD_ERROR, G_THREAD_ERROR_AGAIN,
 			    "cannot start any worker thread");
@@ -210,21 +226,15 @@ bool cusemu_pool_running(void)
 
 gboolean cusemu_pool_add(struct cusemu_pool_source *src, GError **error)
 {
-	struct epoll_event ev = { .events = EPOLLIN | EPOLLEXCLUSIVE,
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT,
 				  .data.ptr = src };
 
 	g_atomic_int_set(&src->gone, 0);
-	for (unsigned int i = 0; i < pool.sets; i++) {
-		if (!epoll_ctl(pool.epfds[i], EPOLL_CTL_ADD, src->fd, &ev))
-			continue;
-		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
-			    "cannot watch descriptor %d: %s", src->fd,
-			    g_strerror(errno));
-		while (i--)
-			epoll_ctl(pool.epfds[i], EPOLL_CTL_DEL, src->fd, NULL);
-		return FALSE;
-	}
-	return TRUE;
+	if (!epoll_ctl(pool.epfd, EPOLL_CTL_ADD, src->fd, &ev))
+		return TRUE;
+	g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
+		    "cannot watch descriptor %d: %s", src->fd, g_strerror(errno));
+	return FALSE;
 }
 
 void cusemu_pool_remove(struct cusemu_pool_source *src)
@@ -232,8 +242,7 @@ void cusemu_pool_remove(struct cusemu_pool_source *src)
 	/* Once only: the descriptor may be closed and its number reused. */
 	if (!g_atomic_int_compare_and_exchange(&src->gone, 0, 1))
 		return;
-	for (unsigned int i = 0; i < pool.sets; i++)
-		epoll_ctl(pool.epfds[i], EPOLL_CTL_DEL, src->fd, NULL);
+	epoll_ctl(pool.epfd, EPOLL_CTL_DEL, src->fd, NULL);
 }
 
 bool cusemu_pool_stop(void (*wake)(void *data), void *data)
@@ -265,7 +274,7 @@ bool cusemu_pool_stop(void (*wake)(void *data), void *data)
 			return false;
 		}
 	}
-	close_sets();
+	close_set();
 	pool.started = false;
 	g_mutex_unlock(&pool.lock);
 	return true;
@@ -276,8 +285,24 @@ unsigned int cusemu_pool_threads(void)
 	return (unsigned int)g_atomic_int_get(&pool.threads);
 }
 
+bool cusemu_pool_owns(void)
+{
+	return owned != NULL;
+}
+
+void cusemu_pool_share(void)
+{
+	struct cusemu_pool_source *src = owned;
+
+	if (!src)
+		return;
+	owned = NULL;
+	arm(src);
+}
+
 void cusemu_pool_will_wait(void)
 {
-	if (worker_set >= 0 && !g_atomic_int_get(&pool.idle))
-		spawn((unsigned int)worker_set);
+	cusemu_pool_share();
+	if (is_worker && !g_atomic_int_get(&pool.idle))
+		spawn();
 }

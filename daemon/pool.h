@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * One event loop and one worker pool for every device: the workers wait
- * on epoll sets that each hold every session's descriptor, so the
- * threads do not grow with the devices. A new request wakes one waiting
- * worker, which reads it and serves it; another worker may take the
- * node's next request meanwhile.
+ * on one epoll set that holds every session's descriptor, so the threads
+ * do not grow with the devices. A request on a source nobody serves wakes
+ * one waiting worker, which owns the source from then on: it reads and
+ * serves the source's requests one after the other, and lets it go when
+ * none is left. While it owns the source no other worker is woken for
+ * it, unless it shares it (cusemu_pool_share()).
  *
  * A handler that waits (a read with nothing to read, a sleep, a lock
  * another call holds) keeps its worker; when it starts waiting and no
@@ -24,8 +26,9 @@
 struct cusemu_pool_source {
 	int fd;
 	/*
-	 * Called by a worker when fd may be readable: take what is there
-	 * (fd is non-blocking: another worker may have taken it), and
+	 * Called by a worker when fd may be readable: take what is there,
+	 * one request after the other while cusemu_pool_owns() (fd is
+	 * non-blocking: once shared, another worker may take it), and
 	 * cusemu_pool_remove() the source once it has ended.
 	 */
 	void (*ready)(struct cusemu_pool_source *src);
@@ -56,8 +59,23 @@ bool cusemu_pool_stop(void (*wake)(void *data), void *data);
 unsigned int cusemu_pool_threads(void);
 
 /*
- * The calling thread is about to wait in a handler: if it is a worker
- * and no other is free to take requests, one is added.
+ * Whether the calling thread is a worker inside ready() that owns its
+ * source: nobody else takes the source's requests, so it may read the
+ * next one when it is done with this one.
+ */
+bool cusemu_pool_owns(void);
+
+/*
+ * The calling worker's request may take long: the source's next requests
+ * go to other workers from now on (its owner reads no more after this
+ * one). Nothing if the thread owns no source.
+ */
+void cusemu_pool_share(void);
+
+/*
+ * The calling thread is about to wait in a handler: it shares its source,
+ * and if it is a worker and no other is free to take requests, one is
+ * added.
  */
 void cusemu_pool_will_wait(void);
 

@@ -113,7 +113,8 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 	ALLOW(poll, "glib's main loop"),
 	ALLOW(epoll_wait, "the workers wait for requests on every node"),
 	ALLOW(epoll_pwait, "the same, where glibc uses it for epoll_wait"),
-	ALLOW(epoll_ctl, "a node's descriptor leaves the workers' epoll sets "
+	ALLOW(epoll_ctl, "a node's descriptor is armed again after each burst "
+			 "of its requests, and leaves the workers' epoll set "
 			 "when it ends"),
 	/* Sockets */
 	ALLOW(accept4, "control socket connections"),

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The worker pool (daemon/pool.c) on pipes, without CUSE: every source is
- * served, by a few threads; a handler that waits gets a worker added so
- * that the other sources go on; a removed source is not served; a stop
- * ends every worker, also one waiting in a handler.
+ * served, by a few threads; a source's requests go to the worker that owns
+ * it, one after the other, until it shares it; a handler that waits gets
+ * a worker added so that the other sources go on; a removed source is not
+ * served; a stop ends every worker, also one waiting in a handler.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -124,6 +125,73 @@ static void test_serves_all(void)
 		pipe_close(&p[i]);
 }
 
+/* Requests waiting on a source at once. */
+#define IN_A_ROW 20
+
+struct row_source {
+	struct pipe_source p;
+	bool share;			/* share before each request */
+	GMutex lock;
+	GHashTable *threads;
+};
+
+static void row_ready(struct cusemu_pool_source *src)
+{
+	struct row_source *r = (struct row_source *)src;
+	char c;
+
+	while (read(src->fd, &c, 1) == 1) {
+		g_mutex_lock(&r->lock);
+		g_hash_table_add(r->threads, g_thread_self());
+		g_mutex_unlock(&r->lock);
+		if (r->share)
+			cusemu_pool_share();
+		g_usleep(2000);		/* not a wait the pool hears of */
+		g_atomic_int_inc(&r->p.served);
+		if (!cusemu_pool_owns())
+			return;
+	}
+}
+
+static bool row_served(gpointer data)
+{
+	return g_atomic_int_get(&((struct pipe_source *)data)->served) >=
+	       IN_A_ROW;
+}
+
+/* The threads that served IN_A_ROW requests waiting at once, on 4 workers. */
+static guint serve_in_a_row(bool share)
+{
+	struct row_source r = { .share = share };
+	guint threads;
+
+	g_mutex_init(&r.lock);
+	r.threads = g_hash_table_new(NULL, NULL);
+	g_assert_true(cusemu_pool_start(4, NULL));
+	pipe_open(&r.p);
+	r.p.src.ready = row_ready;
+	for (int i = 0; i < IN_A_ROW; i++)
+		poke(&r.p);
+	g_assert_true(wait_for(row_served, &r.p));
+	g_assert_true(cusemu_pool_stop(NULL, NULL));
+	pipe_close(&r.p);
+	threads = g_hash_table_size(r.threads);
+	g_hash_table_unref(r.threads);
+	g_mutex_clear(&r.lock);
+	return threads;
+}
+
+/*
+ * While the owner serves one request, the source's others wake nobody:
+ * the owner serves them all, in a row. Once it shares the source before
+ * each, other workers serve them meanwhile.
+ */
+static void test_owner(void)
+{
+	g_assert_cmpuint(serve_in_a_row(false), ==, 1);
+	g_assert_cmpuint(serve_in_a_row(true), >=, 2);
+}
+
 static void release(void *data)
 {
 	(void)data;
@@ -172,6 +240,7 @@ int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
 	g_test_add_func("/pool/serves-all", test_serves_all);
+	g_test_add_func("/pool/owner", test_owner);
 	g_test_add_func("/pool/waiting-handler", test_waiting_handler);
 	return g_test_run();
 }
