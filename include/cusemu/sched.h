@@ -3,7 +3,9 @@
  * The big lock and sleeping, for device models. Like the kernel's BKL, the
  * big lock is recursive per thread and let go while its holder sleeps in
  * these helpers (as it was over schedule()), then taken back. So is any
- * other lock --lock puts around a handler.
+ * other lock --lock puts around a handler. While a handler waits in them,
+ * the node's next requests go to other workers; a handler that waits any
+ * other way keeps them waiting until it returns.
  */
 #ifndef CUSEMU_SCHED_H
 #define CUSEMU_SCHED_H
