@@ -92,6 +92,10 @@ void cusemu_config_free(struct cusemu_config *config)
 	g_free(config->major_origin);
 	g_free(config->threads);
 	g_free(config->threads_origin);
+	g_free(config->panic_on_oops);
+	g_free(config->panic_on_oops_origin);
+	g_free(config->soft_lockup_secs);
+	g_free(config->soft_lockup_secs_origin);
 	g_free(config->fuse);
 	g_free(config->fuse_origin);
 	g_free(config->allow_other);
@@ -252,6 +256,10 @@ static gboolean load_daemon_group(struct cusemu_config *config,
 		{ "fuse", &config->fuse, &config->fuse_origin },
 		{ "allow_other", &config->allow_other,
 		  &config->allow_other_origin },
+		{ "panic_on_oops", &config->panic_on_oops,
+		  &config->panic_on_oops_origin },
+		{ "soft_lockup_secs", &config->soft_lockup_secs,
+		  &config->soft_lockup_secs_origin },
 	};
 
 	for (guint i = 0; keys && keys[i]; i++) {
@@ -272,7 +280,8 @@ static gboolean load_daemon_group(struct cusemu_config *config,
 				    "%s: unknown key '%s' in [%s]; the daemon "
 				    "settings are model, lock, control, "
 				    "control_group, seccomp, user, plugins, "
-				    "major, threads, fuse and allow_other",
+				    "major, threads, fuse, allow_other, "
+				    "panic_on_oops and soft_lockup_secs",
 				    at, keys[i], DAEMON_GROUP);
 			return FALSE;
 		}

@@ -88,6 +88,10 @@ struct cusemu_config {
 	char *fuse_origin;
 	char *allow_other;	/* "true": other users may use the mount */
 	char *allow_other_origin;
+	char *panic_on_oops;	/* "true": a model's oops ends the daemon */
+	char *panic_on_oops_origin;
+	char *soft_lockup_secs;	/* the watchdog's threshold; NULL: default */
+	char *soft_lockup_secs_origin;
 	GPtrArray *devices;	/* of struct cusemu_device_spec */
 };
 

@@ -12,6 +12,7 @@
 
 #include "device.h"
 #include "dispatch.h"
+#include "oops.h"
 #include "plugin.h"
 #include "stats.h"
 
@@ -371,6 +372,29 @@ static void set_model_error(GError **error, int err, char *why,
 	g_free(why);
 }
 
+/* ->probe or ->sandboxed, under an oops guard: a fault there is -EIO. */
+static int guarded_probe(struct cusemu_device *dev, enum cusemu_oops_op op,
+			 char **why)
+{
+	const struct cusemu_device_model *m = dev->model;
+	struct cusemu_oops_guard g;
+	/* Not in a register: a jump back would not restore it. */
+	volatile int err = 0;
+
+	cusemu_oops_enter(&g, dev, op, NULL, 0);
+	if (!sigsetjmp(g.env, 1))
+		err = op == CUSEMU_OP_PROBE ? m->probe(dev, why)
+					    : m->sandboxed(dev, why);
+	if (cusemu_oops_leave(&g)) {
+		g_free(*why);
+		*why = g_strdup_printf("the model's %s oopsed (the report is "
+				       "above)",
+				       cusemu_oops_op_name(op));
+		return -EIO;
+	}
+	return err;
+}
+
 struct cusemu_device *
 cusemu_device_create(const struct cusemu_device_model *m,
 		     const struct cusemu_device_spec *spec,
@@ -392,7 +416,7 @@ cusemu_device_create(const struct cusemu_device_model *m,
 	    !load_kernel_model(dev, spec, kmodel, error) ||
 	    !load_params(dev, spec, error))
 		goto fail;
-	err = m->probe ? m->probe(dev, &why) : 0;
+	err = m->probe ? guarded_probe(dev, CUSEMU_OP_PROBE, &why) : 0;
 	if (err) {
 		set_model_error(error, err, why, "%s: device %s (%s) failed to "
 						 "start",
@@ -411,7 +435,9 @@ gboolean cusemu_device_sandboxed(struct cusemu_device *dev, GError **error)
 	char *why = NULL;
 	int err;
 
-	err = dev->model->sandboxed ? dev->model->sandboxed(dev, &why) : 0;
+	err = dev->model->sandboxed
+		      ? guarded_probe(dev, CUSEMU_OP_SANDBOXED, &why)
+		      : 0;
 	if (err)
 		set_model_error(error, err, why,
 				"device %s (%s) cannot run in the sandbox",
@@ -426,8 +452,16 @@ void cusemu_device_free(struct cusemu_device *dev)
 	if (!dev)
 		return;
 	inst = cusemu_instance(dev);
-	if (dev->priv && dev->model->remove)
-		dev->model->remove(dev);
+	/* A fenced model's code is not run again, its state is left. */
+	if (dev->priv && dev->model->remove && !inst->fenced) {
+		struct cusemu_oops_guard g;
+
+		cusemu_oops_enter(&g, dev, CUSEMU_OP_REMOVE, NULL, 0);
+		if (!sigsetjmp(g.env, 1))
+			dev->model->remove(dev);
+		cusemu_oops_leave(&g);
+	}
+	g_free(inst->oops_report);
 	g_hash_table_unref(inst->params);
 	cusemu_stats_free(inst->stats);
 	g_free((char *)dev->name);

@@ -36,6 +36,10 @@ struct cusemu_instance {
 	/* Every command is _IOC-encoded, with no pointer inside: the kernel
 	 * copies payloads itself (CUSE restricted ioctls). */
 	bool restricted;
+	/* An oops fenced it (oops.h): every call fails with EIO; the first
+	 * report, kept for cusemuctl list. */
+	gint fenced;
+	char *oops_report;
 	/* How the model broke the handler contract, each said once. */
 	guint contract_broken;
 	/* The transport's: ioctls dispatched, and whether the last one timed

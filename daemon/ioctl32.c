@@ -17,6 +17,7 @@
 #include "dispatch.h"
 #include "ioctl32.h"
 #include "proc.h"
+#include "request.h"
 
 struct entry {
 	const struct cusemu_ioctl *row;
@@ -176,7 +177,6 @@ static void log_unknown(const struct cusemu_call *call)
 {
 	/* The kernel stopped after 50 of these; so do we. */
 	static gint count;
-	g_autofree char *comm_path = g_strdup_printf("/proc/%d/comm", call->tid);
 	g_autofree char *node = g_strdup_printf("/dev/%s", call->dev->name);
 	g_autofree char *comm = NULL;
 	unsigned int type = _IOC_TYPE(call->cmd);
@@ -184,9 +184,7 @@ static void log_unknown(const struct cusemu_call *call)
 
 	if (g_atomic_int_add(&count, 1) >= 50)
 		return;
-	if (!g_file_get_contents(comm_path, &comm, NULL, NULL))
-		comm = g_strdup("?");
-	g_strchomp(comm);
+	comm = cusemu_proc_comm(call->tid);
 	if (g_ascii_isprint(type))
 		snprintf(t, sizeof(t), "'%c'", type);
 	else
@@ -196,6 +194,11 @@ static void log_unknown(const struct cusemu_call *call)
 		  comm, call->tid, MAX(cusemu_proc_fd_of(call->tid, node), -1),
 		  call->cmd, t,
 		  (unsigned int)_IOC_SIZE(call->cmd), (uint32_t)call->arg, node);
+}
+
+static void release_reader(void *data)
+{
+	g_rw_lock_reader_unlock(data);
 }
 
 long cusemu_ioctl32_dispatch(struct cusemu_call *call,
@@ -222,9 +225,12 @@ long cusemu_ioctl32_dispatch(struct cusemu_call *call,
 		return -EINVAL;
 	}
 	if (e && !e->compatible) {
+		/* Let go of by an oops in the handler too. */
+		cusemu_request_hold(release_reader, &ioctl32_sem);
 		ret = cusemu_dispatch_run_row(call, e->row,
 					      CUSEMU_METHOD_IOCTL32_HANDLER,
 					      big_lock);
+		cusemu_request_unhold();
 		g_rw_lock_reader_unlock(&ioctl32_sem);
 		return ret;
 	}

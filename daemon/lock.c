@@ -55,7 +55,9 @@ void cusemu_lock_acquire(struct cusemu_lock *lock)
 		if (call)
 			call->stats.lock_contended++;
 		cusemu_pool_will_wait();
+		cusemu_request_sleep_begin();
 		g_mutex_lock(&lock->mutex);
+		cusemu_request_sleep_end();
 	}
 	now = g_get_monotonic_time();
 	g_atomic_pointer_set(&lock->owner, g_thread_self());
@@ -87,6 +89,21 @@ void cusemu_lock_release(struct cusemu_lock *lock)
 	}
 	g_atomic_pointer_set(&lock->owner, NULL);
 	g_mutex_unlock(&lock->mutex);
+}
+
+unsigned int cusemu_lock_held(void)
+{
+	return n_held;
+}
+
+void cusemu_lock_release_held(unsigned int mark)
+{
+	while (n_held > mark) {
+		struct cusemu_lock *lock = held[n_held - 1];
+
+		lock->depth = 1;
+		cusemu_lock_release(lock);
+	}
 }
 
 /* The locks the thread held before a sleep, and how deep. */
@@ -284,9 +301,11 @@ gboolean cusemu_cond_wait_until(GCond *cond, GMutex *mutex, gint64 end_time)
 	drop_all(&d);
 	cusemu_pool_will_wait();
 	/* An interrupt wakes the wait too: that is not the model's signal. */
+	cusemu_request_sleep_begin();
 	signalled = !cusemu_signal_pending() &&
 		    g_cond_wait_until(cond, mutex, end_time) &&
 		    !cusemu_signal_pending();
+	cusemu_request_sleep_end();
 	waiting_on(NULL, NULL);
 	if (d.n) {
 		/* Dispatcher locks come before the model's mutex. */

@@ -30,6 +30,11 @@ void cusemu_lock_release(struct cusemu_lock *lock);
 /* How deep the current thread holds lock; 0 when it does not. */
 unsigned int cusemu_lock_depth(const struct cusemu_lock *lock);
 
+/* How many locks the current thread holds, and let go of every one taken
+ * after it held mark of them, whatever their depth (an oops). */
+unsigned int cusemu_lock_held(void);
+void cusemu_lock_release_held(unsigned int mark);
+
 /*
  * The requests of one session that wait in cusemu_cond_wait_until(), so
  * that ending the session can wake them. A request joins only while it

@@ -32,6 +32,7 @@
 #include "device.h"
 #include "dispatch.h"
 #include "fusefs.h"
+#include "oops.h"
 #include "plugin.h"
 #include "sandbox.h"
 #include "stats.h"
@@ -57,6 +58,8 @@ struct options {
 	char *major;
 	char *fuse;
 	gboolean allow_other;
+	gboolean panic_on_oops;
+	char *soft_lockup_secs;
 	char **plugins;		/* loaded before the options are parsed */
 	gboolean version;
 	gboolean check;		/* --check-config: check, then exit */
@@ -72,6 +75,8 @@ struct daemon {
 	GPtrArray *sessions;	/* struct cusemu_session, same order */
 	char *fuse_dir;		/* files on a FUSE mount instead of nodes */
 	gboolean allow_other;
+	gboolean panic_on_oops;	/* an oops ends the daemon */
+	unsigned int soft_lockup_secs;	/* 0: no watchdog */
 	struct cusemu_mount *mount;
 	char *control_path;
 	gid_t control_group;
@@ -88,13 +93,16 @@ static GLogWriterOutput log_writer(GLogLevelFlags level,
 				   const GLogField *fields, gsize n_fields,
 				   gpointer user_data)
 {
-	const char *message = NULL;
+	const char *message = NULL, *domain = NULL;
 	const char *prefix = "";
 	int priority = LOG_INFO;
 
-	for (gsize i = 0; i < n_fields; i++)
+	for (gsize i = 0; i < n_fields; i++) {
 		if (!strcmp(fields[i].key, "MESSAGE"))
 			message = fields[i].value;
+		else if (!strcmp(fields[i].key, "GLIB_DOMAIN"))
+			domain = fields[i].value;
+	}
 	if (!message)
 		return G_LOG_WRITER_UNHANDLED;
 	if (level & (G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL)) {
@@ -108,6 +116,8 @@ static GLogWriterOutput log_writer(GLogLevelFlags level,
 			return G_LOG_WRITER_HANDLED;
 		priority = LOG_DEBUG;
 	}
+	if (domain && !strcmp(domain, "cusemu-oops"))
+		priority = LOG_CRIT;	/* the kernel's oopses are KERN_ALERT */
 	if (use_syslog)
 		syslog(priority, "%s%s", prefix, message);
 	else
@@ -198,7 +208,8 @@ static char *models_description(void)
 		"what _IOC bits describe.\n"
 		"The configuration file has a [daemon] group (model=, lock=, "
 		"control=,\ncontrol_group=, seccomp=, user=, plugins=, threads=, "
-		"major=, fuse=,\nallow_other=) and one [device "
+		"major=, fuse=,\nallow_other=, panic_on_oops=, "
+		"soft_lockup_secs=) and one [device "
 		"NAME] group per node\n(model=fioc, then the keys above). The "
 		"command line wins over the file.\n"
 		"--check-config reads and checks what a start would before it "
@@ -308,6 +319,14 @@ static gboolean parse_options(int *argc, char ***argv, struct options *o,
 		  "With --fuse: let other users reach the files (as an "
 		  "ordinary user, needs user_allow_other in /etc/fuse.conf)",
 		  NULL },
+		{ "panic-on-oops", 0, 0, G_OPTION_ARG_NONE, &o->panic_on_oops,
+		  "End the daemon, every node with it, when a model's code "
+		  "faults (default: fence that device alone and go on)",
+		  NULL },
+		{ "soft-lockup-secs", 0, 0, G_OPTION_ARG_STRING,
+		  &o->soft_lockup_secs,
+		  "Report a handler that runs this long without sleeping "
+		  "(default: 20; 0: never)", "N" },
 		{ "plugin", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->plugins,
 		  "Load the device models of the shared object FILE; repeat "
 		  "for more", "FILE" },
@@ -491,6 +510,60 @@ static gboolean resolve_numbers(struct daemon *d, const struct options *o,
 	return TRUE;
 }
 
+/* A true/false key of the file; *value is left when it is absent. */
+static gboolean resolve_bool(const char *text, const char *origin,
+			     const char *key, gboolean *value, GError **error)
+{
+	g_autofree char *what = g_strconcat(key, " value", NULL);
+
+	if (!text)
+		return TRUE;
+	if (!g_ascii_strcasecmp(text, "true") || !strcmp(text, "1") ||
+	    !g_ascii_strcasecmp(text, "yes"))
+		*value = TRUE;
+	else if (!g_ascii_strcasecmp(text, "false") || !strcmp(text, "0") ||
+		 !g_ascii_strcasecmp(text, "no"))
+		*value = FALSE;
+	else
+		return unknown_value(error, origin, what, text,
+				     "; use true or false");
+	return TRUE;
+}
+
+/* As the kernel's watchdog_thresh x 2. */
+#define SOFT_LOCKUP_DEFAULT 20
+#define SOFT_LOCKUP_MAX 3600
+
+/* What a model's fault or a handler that never sleeps costs. */
+static gboolean resolve_oops(struct daemon *d, const struct options *o,
+			     const struct cusemu_config *config,
+			     GError **error)
+{
+	const char *origin;
+	const char *secs = pick(o->soft_lockup_secs, "--soft-lockup-secs",
+				config->soft_lockup_secs,
+				config->soft_lockup_secs_origin, &origin);
+	guint64 n = SOFT_LOCKUP_DEFAULT;
+
+	d->panic_on_oops = o->panic_on_oops;
+	if (!o->panic_on_oops &&
+	    !resolve_bool(config->panic_on_oops, config->panic_on_oops_origin,
+			  "panic_on_oops", &d->panic_on_oops, error))
+		return FALSE;
+	if (secs && !g_ascii_string_to_unsigned(secs, 10, 0, SOFT_LOCKUP_MAX,
+						&n, NULL)) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s: soft_lockup_secs '%s' is not a number of "
+			    "seconds from 0 (no watchdog) to %d; the default "
+			    "is %d, as the kernel's",
+			    origin, secs, SOFT_LOCKUP_MAX,
+			    SOFT_LOCKUP_DEFAULT);
+		return FALSE;
+	}
+	d->soft_lockup_secs = (unsigned int)n;
+	return TRUE;
+}
+
 static gboolean resolve_transport(struct daemon *d, const struct options *o,
 				  const struct cusemu_config *config,
 				  GError **error)
@@ -502,16 +575,10 @@ static gboolean resolve_transport(struct daemon *d, const struct options *o,
 
 	d->fuse_dir = dir && *dir ? g_strdup(dir) : NULL;
 	d->allow_other = o->allow_other;
-	if (!o->allow_other && other) {
-		if (!g_ascii_strcasecmp(other, "true") || !strcmp(other, "1") ||
-		    !g_ascii_strcasecmp(other, "yes"))
-			d->allow_other = TRUE;
-		else if (g_ascii_strcasecmp(other, "false") &&
-			 strcmp(other, "0") && g_ascii_strcasecmp(other, "no"))
-			return unknown_value(error, config->allow_other_origin,
-					     "allow_other value", other,
-					     "; use true or false");
-	}
+	if (!o->allow_other &&
+	    !resolve_bool(other, config->allow_other_origin, "allow_other",
+			  &d->allow_other, error))
+		return FALSE;
 	if (d->allow_other && !d->fuse_dir) {
 		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
 			    "%s: allow_other is for a FUSE mount; give --fuse "
@@ -538,6 +605,7 @@ static gboolean resolve_settings(struct daemon *d, const struct options *o,
 	       resolve_dispatch(d, o, config, error) &&
 	       resolve_sandbox(d, o, config, error) &&
 	       resolve_numbers(d, o, config, error) &&
+	       resolve_oops(d, o, config, error) &&
 	       resolve_transport(d, o, config, error);
 }
 
@@ -934,6 +1002,7 @@ static gboolean start_mount(struct daemon *d, const struct options *o,
 
 static void stop(struct daemon *d)
 {
+	cusemu_oops_shutdown();
 	if (d->control)
 		cusemu_control_stop(d->control);
 	d->control = NULL;
@@ -1003,6 +1072,32 @@ static void describe_models(GString *out, gboolean json)
 		g_string_append_printf(out, "\n%s", fitness->str);
 }
 
+/* A report under its device's line of cusemuctl list. */
+static void append_indented(GString *out, const char *text)
+{
+	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+
+	for (char **l = lines; *l; l++)
+		g_string_append_printf(out, "    %s\n", *l);
+}
+
+/* The kernel's "Tainted:", in words. */
+static void describe_taint(GString *out)
+{
+	const char *taint = cusemu_oops_taint();
+
+	if (!*taint) {
+		g_string_append(out, "tainted: no (no model oopsed or locked "
+				     "up)\n");
+		return;
+	}
+	g_string_append_printf(out, "tainted: %s (%u oops(es), %u soft "
+				    "lockup(s)); a model's fault may have "
+				    "corrupted memory others use\n",
+			       taint, cusemu_oops_count(),
+			       cusemu_oops_lockups());
+}
+
 static int control_list(void *data, gboolean json, GString *out)
 {
 	struct daemon *d = data;
@@ -1017,16 +1112,21 @@ static int control_list(void *data, gboolean json, GString *out)
 		const char *origin = plugin ? plugin : "built-in";
 		g_autofree char *path = device_path(d, dev);
 
+		const char *report = cusemu_device_oops_report(dev);
+
 		if (!json) {
 			g_string_append_printf(out,
 					       "%-16s %-21s model %-8s "
 					       "kernel %-8s lock %-6s "
-					       "ioctls %s%s%s\n",
+					       "ioctls %s%s%s%s\n",
 					       dev->name, path,
 					       dev->model->name, kernel, lock,
 					       ioctl_mode(d, dev),
 					       plugin ? " from " : "",
-					       plugin ? plugin : "");
+					       plugin ? plugin : "",
+					       report ? " FENCED (oops)" : "");
+			if (report)
+				append_indented(out, report);
 			continue;
 		}
 		g_string_append_printf(out,
@@ -1040,10 +1140,21 @@ static int control_list(void *data, gboolean json, GString *out)
 				       dev->model->name, kernel, lock,
 				       ioctl_mode(d, dev));
 		cusemu_json_append_string(out, origin);
+		g_string_append_printf(out, ",\"state\":\"%s\"",
+				       report ? "fenced" : "serving");
+		if (report) {
+			g_string_append(out, ",\"oops\":");
+			cusemu_json_append_string(out, report);
+		}
 		g_string_append_c(out, '}');
 	}
 	if (json) {
-		g_string_append(out, "],\"models\":");
+		g_string_append(out, "],\"tainted\":");
+		cusemu_json_append_string(out, cusemu_oops_taint());
+		g_string_append_printf(out, ",\"oopses\":%u,\"soft_lockups\":%u",
+				       cusemu_oops_count(),
+				       cusemu_oops_lockups());
+		g_string_append(out, ",\"models\":");
 		describe_models(out, TRUE);
 		g_string_append_printf(out,
 				       ",\"pool\":{\"threads\":%u,\"running\":%u}",
@@ -1053,6 +1164,7 @@ static int control_list(void *data, gboolean json, GString *out)
 		g_string_append(out, "}\n");
 	} else {
 		describe_models(out, FALSE);
+		describe_taint(out);
 		g_string_append_printf(out,
 				       "pool: %u worker threads, %u running "
 				       "now (more while handlers wait)\n",
@@ -1108,6 +1220,35 @@ static int control_reset(void *data, GString *out)
 	return 0;
 }
 
+/* The model's answer to cusemuctl device, under an oops guard. */
+static int control_model(struct daemon *d, struct cusemu_device *dev,
+			 char **argv, GString *out)
+{
+	g_autofree char *path = device_path(d, dev);
+	struct cusemu_oops_guard g;
+	int err = 0;
+
+	if (cusemu_device_fenced(dev)) {
+		g_string_append_printf(out, "%s is fenced after an oops "
+					    "(cusemuctl list shows the report); "
+					    "cusemuctl reload %s brings it back",
+				       path, dev->name);
+		return EIO;
+	}
+	cusemu_oops_enter(&g, dev, CUSEMU_OP_CONTROL, NULL, 0);
+	if (!sigsetjmp(g.env, 1))
+		err = dev->model->control(dev, argv, out);
+	if (cusemu_oops_leave(&g)) {
+		g_string_append_printf(out, "\n%s oopsed answering this "
+					    "request and is fenced; the report "
+					    "is in the log and in cusemuctl "
+					    "list", path);
+		return EIO;
+	}
+	/* The control socket answers positive errnos. */
+	return -err;
+}
+
 static int control_device(void *data, char **argv, GString *out)
 {
 	struct daemon *d = data;
@@ -1131,8 +1272,7 @@ static int control_device(void *data, char **argv, GString *out)
 					       path, dev->model->name);
 			return EOPNOTSUPP;
 		}
-		/* The control socket answers positive errnos. */
-		return -dev->model->control(dev, argv + 1, out);
+		return control_model(d, dev, argv + 1, out);
 	}
 	g_string_append_printf(out, "no device %s here; cusemuctl list "
 				    "shows the devices",
@@ -1320,6 +1460,14 @@ static gboolean load_config(struct cusemu_config *config,
 }
 
 /* Devices and settings from the file and the command line. */
+/* Before the first model runs: its probe is guarded too. A check starts
+ * no watchdog. */
+static gboolean start_oops(struct daemon *d, const struct options *o)
+{
+	cusemu_oops_init(d->panic_on_oops, o->check ? 0 : d->soft_lockup_secs);
+	return TRUE;
+}
+
 static gboolean configure(struct daemon *d, const struct options *o,
 			  GError **error)
 {
@@ -1327,6 +1475,7 @@ static gboolean configure(struct daemon *d, const struct options *o,
 	gboolean ok = load_config(config, o, error) &&
 		      load_config_plugins(config, error) &&
 		      resolve_settings(d, o, config, error) &&
+		      start_oops(d, o) &&
 		      create_devices(d, config, error);
 
 	cusemu_config_free(config);
@@ -1348,6 +1497,7 @@ static void options_clear(struct options *o)
 	g_free(o->major);
 	g_free(o->threads);
 	g_free(o->fuse);
+	g_free(o->soft_lockup_secs);
 	g_free(o->check_file);
 }
 

@@ -25,6 +25,7 @@
 #include "dispatch.h"
 #include "lock.h"
 #include "node.h"
+#include "oops.h"
 #include "pool.h"
 #include "stats.h"
 
@@ -96,6 +97,21 @@ static uint8_t *out_buffer(void)
 	}
 	return worker_out_buffer;
 }
+
+/*
+ * Run stmt, a call into dev's model, under an oops guard: true when the
+ * model faulted in it (oops.h). Values stmt assigns are only read when it
+ * returned.
+ */
+#define GUARDED(dev, op, call, pid, stmt)                                \
+	({                                                               \
+		struct cusemu_oops_guard guard_;                         \
+		cusemu_oops_enter(&guard_, (dev), (op), (call), (pid));  \
+		if (!sigsetjmp(guard_.env, 1)) {                         \
+			stmt;                                            \
+		}                                                        \
+		cusemu_oops_leave(&guard_);                              \
+	})
 
 static struct open_file *file_of(struct fuse_file_info *fi)
 {
@@ -359,6 +375,49 @@ static long dispatch(struct cusemu_call *call)
 	return result;
 }
 
+/* The model's callbacks, each under an oops guard: true if it faulted.
+ * Results go through pointers, which a jump back leaves alone. */
+static bool model_ioctl(struct cusemu_call *call, long *result)
+{
+	return GUARDED(call->dev, CUSEMU_OP_IOCTL, call, call->tid,
+		       *result = dispatch(call));
+}
+
+static bool model_open(struct cusemu_device *dev, struct cusemu_file *file,
+		       int *err)
+{
+	return GUARDED(dev, CUSEMU_OP_OPEN, NULL, file->opener,
+		       *err = dev->model->open(dev, file));
+}
+
+static void model_release(struct cusemu_device *dev, struct cusemu_file *file,
+			  pid_t pid)
+{
+	GUARDED(dev, CUSEMU_OP_RELEASE, NULL, pid,
+		dev->model->release(dev, file));
+}
+
+static bool model_read(struct cusemu_device *dev, struct cusemu_file *file,
+		       char *buf, size_t size, pid_t pid, ssize_t *ret)
+{
+	return GUARDED(dev, CUSEMU_OP_READ, NULL, pid,
+		       *ret = dev->model->read(dev, file, buf, size));
+}
+
+static bool model_write(struct cusemu_device *dev, struct cusemu_file *file,
+			const char *buf, size_t size, pid_t pid, ssize_t *ret)
+{
+	return GUARDED(dev, CUSEMU_OP_WRITE, NULL, pid,
+		       *ret = dev->model->write(dev, file, buf, size));
+}
+
+static bool model_poll(struct cusemu_device *dev, struct cusemu_file *file,
+		       pid_t pid, unsigned int *mask)
+{
+	return GUARDED(dev, CUSEMU_OP_POLL, NULL, pid,
+		       *mask = dev->model->poll(dev, file));
+}
+
 void cusemu_node_ioctl(struct cusemu_node *n, fuse_req_t req, unsigned int cmd,
 		       void *arg, struct fuse_file_info *fi, unsigned int flags,
 		       const void *in_buf, size_t in_bufsz, size_t out_bufsz)
@@ -367,7 +426,7 @@ void cusemu_node_ioctl(struct cusemu_node *n, fuse_req_t req, unsigned int cmd,
 	struct cusemu_request r;
 	struct cusemu_call call;
 	uint8_t *out = out_buffer();
-	long result;
+	long result = 0;
 
 	cusemu_call_init(&call, n->dev, &of->file, cmd,
 			 (unsigned long)(uintptr_t)arg,
@@ -389,7 +448,12 @@ void cusemu_node_ioctl(struct cusemu_node *n, fuse_req_t req, unsigned int cmd,
 		take_retry(of, &call, in_buf, in_bufsz, out, out_bufsz);
 	}
 	request_begin(n, req, &r, of, NULL, &call);
-	result = dispatch(&call);
+	if (cusemu_device_fenced(n->dev)) {
+		call.error = -EIO;
+	} else if (model_ioctl(&call, &result)) {
+		call.error = -EIO;
+		call.pending = false;
+	}
 	request_end(req, &r);
 	switch (cusemu_call_outcome(&call, &result)) {
 	case CUSEMU_CALL_RETRY:
@@ -429,12 +493,15 @@ void cusemu_node_open(struct cusemu_node *n, fuse_req_t req,
 {
 	struct cusemu_device *dev = n->dev;
 	struct open_file *of = g_new0(struct open_file, 1);
-	int err;
+	int err = 0;
 
 	of->file.dev = dev;
 	of->file.flags = fi->flags;
 	of->file.opener = fuse_req_ctx(req)->pid;
-	err = dev->model->open ? dev->model->open(dev, &of->file) : 0;
+	if (cusemu_device_fenced(dev))
+		err = -EIO;
+	else if (dev->model->open && model_open(dev, &of->file, &err))
+		err = -EIO;
 	if (err) {
 		g_free(of);
 		fuse_reply_err(req, reply_errno(err));
@@ -449,12 +516,15 @@ void cusemu_node_open(struct cusemu_node *n, fuse_req_t req,
 	fuse_reply_open(req, fi);
 }
 
-static void free_file(struct cusemu_device *dev, struct open_file *of)
+/* pid: who closed it, 0 at the daemon's end. A fenced model is not
+ * called: its file state is left. */
+static void free_file(struct cusemu_device *dev, struct open_file *of,
+		      pid_t pid)
 {
 	if (of->poll)
 		fuse_pollhandle_destroy(of->poll);
-	if (dev->model->release)
-		dev->model->release(dev, &of->file);
+	if (dev->model->release && !cusemu_device_fenced(dev))
+		model_release(dev, &of->file, pid);
 	for (unsigned int i = 0; i < RETRY_SLOTS; i++)
 		g_free(of->retries[i].ranges);
 	g_free(of);
@@ -468,7 +538,7 @@ void cusemu_node_release(struct cusemu_node *n, fuse_req_t req,
 	g_mutex_lock(&n->lock);
 	n->files = g_list_remove(n->files, of);
 	g_mutex_unlock(&n->lock);
-	free_file(n->dev, of);
+	free_file(n->dev, of, fuse_req_ctx(req)->pid);
 	fuse_reply_err(req, 0);
 }
 
@@ -480,7 +550,7 @@ void cusemu_node_read(struct cusemu_node *n, fuse_req_t req, size_t size,
 	g_autofree char *big = NULL;
 	struct cusemu_request r;
 	char *buf;
-	ssize_t ret;
+	ssize_t ret = 0;
 
 	if (!dev->model->read) {
 		fuse_reply_err(req, EINVAL);
@@ -492,7 +562,10 @@ void cusemu_node_read(struct cusemu_node *n, fuse_req_t req, size_t size,
 	else
 		buf = big = g_malloc(size);
 	request_begin(n, req, &r, of, fi, NULL);
-	ret = dev->model->read(dev, &of->file, buf, size);
+	if (cusemu_device_fenced(dev) ||
+	    model_read(dev, &of->file, buf, size, fuse_req_ctx(req)->pid,
+		       &ret))
+		ret = -EIO;
 	request_end(req, &r);
 	if (ret < 0)
 		fuse_reply_err(req, reply_errno(ret));
@@ -506,14 +579,17 @@ void cusemu_node_write(struct cusemu_node *n, fuse_req_t req, const char *buf,
 	struct cusemu_device *dev = n->dev;
 	struct open_file *of = file_of(fi);
 	struct cusemu_request r;
-	ssize_t ret;
+	ssize_t ret = 0;
 
 	if (!dev->model->write) {
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
 	request_begin(n, req, &r, of, fi, NULL);
-	ret = dev->model->write(dev, &of->file, buf, size);
+	if (cusemu_device_fenced(dev) ||
+	    model_write(dev, &of->file, buf, size, fuse_req_ctx(req)->pid,
+			&ret))
+		ret = -EIO;
 	request_end(req, &r);
 	if (ret < 0)
 		fuse_reply_err(req, reply_errno(ret));
@@ -541,8 +617,13 @@ void cusemu_node_poll(struct cusemu_node *n, fuse_req_t req,
 	}
 	if (old)
 		fuse_pollhandle_destroy(old);
-	if (dev->model->poll)
-		mask = dev->model->poll(dev, &of->file);
+	if (cusemu_device_fenced(dev)) {
+		/* Ready, so that a poller goes on to the call that says EIO. */
+		mask = POLLERR | DEFAULT_POLLMASK;
+	} else if (dev->model->poll &&
+		   model_poll(dev, &of->file, fuse_req_ctx(req)->pid, &mask)) {
+		mask = POLLERR | DEFAULT_POLLMASK;
+	}
 	fuse_reply_poll(req, mask);
 }
 
@@ -649,7 +730,7 @@ void cusemu_node_close_files(struct cusemu_node *n)
 	n->files = NULL;
 	g_mutex_unlock(&n->lock);
 	for (GList *l = files; l; l = l->next)
-		free_file(n->dev, l->data);
+		free_file(n->dev, l->data, 0);
 	g_list_free(files);
 }
 

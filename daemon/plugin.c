@@ -237,3 +237,14 @@ const char *cusemu_plugin_origin(const struct cusemu_device_model *m)
 	}
 	return NULL;
 }
+
+const char *cusemu_plugin_file_origin(const char *path)
+{
+	for (guint i = 0; loaded && i < loaded->len; i++) {
+		const struct loaded *l = &g_array_index(loaded, struct loaded, i);
+
+		if (!strcmp(l->origin, path))
+			return l->origin;
+	}
+	return NULL;
+}

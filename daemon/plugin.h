@@ -26,5 +26,8 @@ const struct cusemu_device_model *cusemu_plugin_find(const char *name,
 /* Every model loaded from a plugin, in load order, and where it came from. */
 guint cusemu_plugin_models(const struct cusemu_device_model ***models);
 const char *cusemu_plugin_origin(const struct cusemu_device_model *m);
+/* The plugin file a loaded object's path (as the dynamic loader names it)
+ * was loaded from, or NULL if it is no plugin. */
+const char *cusemu_plugin_file_origin(const char *path);
 
 #endif

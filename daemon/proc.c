@@ -190,6 +190,16 @@ int cusemu_proc_elf_class(pid_t pid)
 		   PROC_DEADLINE_MS);
 }
 
+char *cusemu_proc_comm(pid_t pid)
+{
+	g_autofree char *path = g_strdup_printf("/proc/%d/comm", (int)pid);
+	char *comm = NULL;
+
+	if (pid <= 0 || !g_file_get_contents(path, &comm, NULL, NULL))
+		return g_strdup("?");
+	return g_strchomp(comm);
+}
+
 int cusemu_proc_fd_of(pid_t pid, const char *path)
 {
 	struct proc_request rq = { .op = PROC_FD_OF, .pid = pid };

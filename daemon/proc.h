@@ -16,6 +16,10 @@ int cusemu_proc_elf_class(pid_t pid);
 /* The descriptor of PID whose link in /proc/PID/fd is path, or -errno. */
 int cusemu_proc_fd_of(pid_t pid, const char *path);
 
+/* The command name of PID (/proc/PID/comm, world-readable), "?" if gone.
+ * Free it with g_free(). */
+char *cusemu_proc_comm(pid_t pid);
+
 /*
  * From now on ask the helper on sock (a SOCK_SEQPACKET socket) and never
  * read /proc here: the sandbox that follows may forbid it.

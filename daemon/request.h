@@ -27,6 +27,26 @@ void cusemu_request_clear(struct cusemu_request *req);
 void cusemu_request_set_current(struct cusemu_request *req);
 struct cusemu_request *cusemu_request_current(void);
 
+/*
+ * The sleeps of the current thread in the helpers of <cusemu/sched.h> and
+ * in contended dispatcher locks: odd while it sleeps. The soft-lockup
+ * watchdog reads another thread's through the address.
+ */
+void cusemu_request_sleep_begin(void);
+void cusemu_request_sleep_end(void);
+const unsigned long *cusemu_request_sleeps(void);
+
+/*
+ * Something the current thread holds for the call it serves besides the
+ * dispatcher locks (the ioctl32 table's reader lock), let go by
+ * cusemu_request_release_holds() if the model oopses under it. Holds nest.
+ */
+void cusemu_request_hold(void (*release)(void *data), void *data);
+void cusemu_request_unhold(void);
+unsigned int cusemu_request_holds(void);
+/* Let go of the holds taken since cusemu_request_holds() was mark. */
+void cusemu_request_release_holds(unsigned int mark);
+
 /* The ioctl the current thread serves, or NULL. */
 static inline struct cusemu_call *cusemu_call_current(void)
 {

@@ -79,10 +79,20 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 	ALLOW(getpid, "abort() and syslog's LOG_PID"),
 	ALLOW_IF_OWN_PID(tgkill, "abort() raises SIGABRT in its own thread, "
 				 "so a failed assertion still leaves a core; "
-				 "only the daemon's own threads"),
+				 "the soft-lockup watchdog asks a stuck thread "
+				 "for its backtrace; only the daemon's own "
+				 "threads"),
 	ALLOW(rt_sigprocmask, "threads start with signals blocked"),
 	ALLOW(rt_sigaction, "abort() puts back SIGABRT's default action"),
 	ALLOW(rt_sigreturn, "return from a signal handler"),
+	ALLOW(sigaltstack, "each thread that calls into models gets a stack "
+			   "for the oops handler (a model's stack overflow)"),
+	ALLOW(gettid, "the soft-lockup watchdog knows each such thread by "
+		      "its id"),
+	ALLOW(readlink, "an oops report's backtrace: libdw resolves the "
+			"paths of the program and its libraries"),
+	ALLOW(sysinfo, "an oops report's backtrace: glibc's qsort sizes "
+		       "its buffer for libdw's symbol tables"),
 	ALLOW(restart_syscall, "a timed wait (futex, poll) that SIGSTOP, "
 			       "SIGCONT or a debugger interrupted goes on"),
 	/* Time */
@@ -469,8 +479,6 @@ static int add_rule(scmp_filter_ctx ctx, const struct cusemu_syscall_rule *r,
  */
 static const struct cusemu_syscall_rule sanitizer_rules[] = {
 #if defined(__SANITIZE_ADDRESS__)
-	ALLOW(sigaltstack, "AddressSanitizer's stack for its signal handlers"),
-	ALLOW(gettid, "AddressSanitizer's per-thread state"),
 	ALLOW(sched_getaffinity, "AddressSanitizer's allocator, per CPU"),
 	ALLOW(prctl, "AddressSanitizer's thread setup"),
 	ALLOW(sched_yield, "AddressSanitizer's spin locks, when threads "

@@ -1,0 +1,690 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Oopses and soft lockups of device models (oops.h). The signal handler
+ * does as little as it can: it takes the backtrace (glibc's backtrace(),
+ * loaded before anything runs) and jumps back to the guard; the report is
+ * written and symbolized with libdw afterwards, on the same thread, as
+ * ordinary code. Like the kernel after an oops, the daemon bets that what
+ * the model broke stays in its own state, and says so with the taint.
+ */
+#define G_LOG_DOMAIN "cusemu-oops"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <execinfo.h>
+#include <fcntl.h>
+#include <link.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <elfutils/libdwfl.h>
+#include <glib.h>
+
+#include "call.h"
+#include "device.h"
+#include "dispatch.h"
+#include "lock.h"
+#include "oops.h"
+#include "plugin.h"
+#include "proc.h"
+#include "request.h"
+
+/* Enough for backtrace() and the jump, on a thread whose stack overflowed. */
+#define ALT_STACK_SIZE (64 * 1024)
+/* How long the watchdog waits for a stuck thread to take its backtrace. */
+#define SAMPLE_WAIT_MS 500
+/* An oops under panic_on_oops ends the daemon with this status. */
+#define PANIC_STATUS 3
+
+/* What the watchdog knows of one thread that calls into models. */
+struct slot {
+	pid_t tid;
+	struct cusemu_oops_guard *guard;	/* the innermost, or NULL */
+	guint seq;			/* bumped at each guard's enter */
+	const unsigned long *sleeps;	/* the thread's: odd while asleep */
+	void *alt_stack;
+	/* The watchdog's, under oops.lock. */
+	guint seen_seq;
+	unsigned long seen_sleeps;
+	gint64 seen_since;
+	guint reported_seq;
+	bool reported;
+	/* A backtrace the thread takes of itself when the watchdog asks. */
+	gint sampled;
+	void *frames[CUSEMU_OOPS_FRAMES];
+	int n_frames;
+};
+
+static struct {
+	bool panic;
+	unsigned int lockup_secs;
+	int lockup_signal;
+	char *self_exe;		/* the program, for its symbols */
+	gint oopses, lockups;
+	gint fatal;		/* the daemon's own fault is being reported */
+	GMutex lock;		/* guards slots, reports and stopping */
+	GCond cond;
+	GPtrArray *slots;
+	GThread *watchdog;
+	bool stopping;
+} oops;
+
+static __thread struct slot *my_slot;
+
+static const char *const op_names[CUSEMU_OP_COUNT] = {
+	[CUSEMU_OP_OPEN] = "open",
+	[CUSEMU_OP_RELEASE] = "release",
+	[CUSEMU_OP_READ] = "read",
+	[CUSEMU_OP_WRITE] = "write",
+	[CUSEMU_OP_POLL] = "poll",
+	[CUSEMU_OP_IOCTL] = "ioctl",
+	[CUSEMU_OP_CONTROL] = "control",
+	[CUSEMU_OP_PROBE] = "probe",
+	[CUSEMU_OP_SANDBOXED] = "sandboxed",
+	[CUSEMU_OP_REMOVE] = "remove",
+};
+
+const char *cusemu_oops_op_name(enum cusemu_oops_op op)
+{
+	return op < CUSEMU_OP_COUNT ? op_names[op] : "?";
+}
+
+/* ---- the signal handler: backtrace, then back to the guard */
+
+/*
+ * The frames from the interrupted instruction on: backtrace() starts in
+ * this handler and goes through the kernel's signal frame.
+ */
+static int capture(void **frames, void *ip)
+{
+	void *raw[CUSEMU_OOPS_FRAMES + 8];
+	int n = backtrace(raw, G_N_ELEMENTS(raw)), from = -1, count = 0;
+
+	for (int i = 0; i < n && from < 0; i++)
+		if (raw[i] == ip)
+			from = i;
+	if (from < 0) {
+		frames[count++] = ip;
+		from = MIN(n, 2);	/* this handler and the signal frame */
+	}
+	for (int i = from; i < n && count < CUSEMU_OOPS_FRAMES; i++)
+		frames[count++] = raw[i];
+	return count;
+}
+
+static void *fault_ip(void *context)
+{
+	const ucontext_t *uc = context;
+
+#if defined(__x86_64__)
+	return (void *)uc->uc_mcontext.gregs[REG_RIP];
+#elif defined(__i386__)
+	return (void *)uc->uc_mcontext.gregs[REG_EIP];
+#else
+	(void)uc;
+	return NULL;
+#endif
+}
+
+static void report_daemon_fault(int signo, const siginfo_t *si, void *ip);
+
+static void on_signal(int signo, siginfo_t *si, void *context)
+{
+	struct slot *s = my_slot;
+	struct cusemu_oops_guard *g = s ? s->guard : NULL;
+	void *ip = fault_ip(context);
+
+	if (signo == oops.lockup_signal) {
+		if (s) {
+			s->n_frames = capture(s->frames, ip);
+			g_atomic_int_set(&s->sampled, 1);
+		}
+		return;
+	}
+	if (g && !g->signo) {
+		g->signo = signo;
+		g->code = si->si_code;
+		g->addr = si->si_addr;
+		g->ip = ip;
+		g->n_frames = capture(g->frames, ip);
+		siglongjmp(g->env, 1);
+	}
+	/* The daemon's own bug, or a second fault while one is handled. */
+	if (g_atomic_int_compare_and_exchange(&oops.fatal, 0, 1))
+		report_daemon_fault(signo, si, ip);
+	signal(signo, SIG_DFL);
+	/* A fault comes back when the instruction runs again; a sent signal
+	 * (kill, abort's raise) must be sent again. */
+	if (si->si_code <= 0)
+		raise(signo);
+}
+
+/* ---- slots: the threads that call into models */
+
+static void slot_gone(gpointer data)
+{
+	struct slot *s = data;
+	stack_t off = { .ss_flags = SS_DISABLE };
+
+	g_mutex_lock(&oops.lock);
+	g_ptr_array_remove_fast(oops.slots, s);
+	g_mutex_unlock(&oops.lock);
+	sigaltstack(&off, NULL);
+	g_free(s->alt_stack);
+	g_free(s);
+}
+
+static GPrivate slot_key = G_PRIVATE_INIT(slot_gone);
+
+static struct slot *slot_new(void)
+{
+	struct slot *s = g_new0(struct slot, 1);
+	stack_t ss = { .ss_size = ALT_STACK_SIZE };
+
+	s->tid = (pid_t)syscall(SYS_gettid);
+	s->sleeps = cusemu_request_sleeps();
+	/* An overflowed stack still leaves room for the handler. */
+	s->alt_stack = g_malloc(ALT_STACK_SIZE);
+	ss.ss_sp = s->alt_stack;
+	if (sigaltstack(&ss, NULL) < 0)
+		g_debug("no alternate signal stack: %s", g_strerror(errno));
+	g_mutex_lock(&oops.lock);
+	if (!oops.slots)
+		oops.slots = g_ptr_array_new();
+	g_ptr_array_add(oops.slots, s);
+	g_mutex_unlock(&oops.lock);
+	g_private_set(&slot_key, s);
+	my_slot = s;
+	return s;
+}
+
+void cusemu_oops_enter(struct cusemu_oops_guard *g, struct cusemu_device *dev,
+		       enum cusemu_oops_op op, struct cusemu_call *call,
+		       pid_t pid)
+{
+	struct slot *s = my_slot ? my_slot : slot_new();
+
+	g->dev = dev;
+	g->op = op;
+	g->call = call;
+	g->pid = pid;
+	g->signo = 0;
+	g->locks = cusemu_lock_held();
+	g->holds = cusemu_request_holds();
+	g->prev = s->guard;
+	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->guard, g, __ATOMIC_RELEASE);
+}
+
+/* ---- reports */
+
+static const char *signal_name(int signo)
+{
+	switch (signo) {
+	case SIGSEGV: return "SIGSEGV";
+	case SIGBUS: return "SIGBUS";
+	case SIGFPE: return "SIGFPE";
+	case SIGILL: return "SIGILL";
+	case SIGABRT: return "SIGABRT";
+	}
+	return "signal";
+}
+
+static const char *code_name(int signo, int code)
+{
+	if (code == SI_USER || code == SI_TKILL)
+		return "sent by kill or abort()";
+	switch (signo) {
+	case SIGSEGV:
+		return code == SEGV_MAPERR ? "address not mapped" :
+		       code == SEGV_ACCERR ? "access not allowed" : "segfault";
+	case SIGBUS:
+		return code == BUS_ADRALN ? "misaligned address" :
+		       code == BUS_ADRERR ? "no such physical address" :
+					    "bus error";
+	case SIGFPE:
+		return code == FPE_INTDIV ? "integer divide by zero" :
+		       code == FPE_INTOVF ? "integer overflow" :
+					    "arithmetic error";
+	case SIGILL:
+		return code == ILL_ILLOPN ? "illegal operand" :
+					    "illegal instruction";
+	}
+	return "";
+}
+
+/* The report's first line, in the kernel's words where it has some. */
+static void append_headline(GString *r, int signo, int code, void *addr)
+{
+	uintptr_t a = (uintptr_t)addr;
+
+	if (signo == SIGSEGV && code > 0 && a < 4096)
+		g_string_append_printf(r, "BUG: NULL pointer dereference, "
+					  "address: %016" G_GINTPTR_MODIFIER "x",
+				       a);
+	else if (signo == SIGSEGV && code > 0)
+		g_string_append_printf(r, "BUG: unable to handle page fault "
+					  "for address: %016" G_GINTPTR_MODIFIER
+					  "x",
+				       a);
+	else if (signo == SIGBUS)
+		g_string_append_printf(r, "BUG: bus error at address: %016"
+					  G_GINTPTR_MODIFIER "x",
+				       a);
+	else if (signo == SIGFPE)
+		g_string_append(r, "divide error: a division by zero or an "
+				   "overflowing one");
+	else if (signo == SIGILL)
+		g_string_append(r, "invalid opcode");
+	else if (signo == SIGABRT)
+		g_string_append(r, "BUG: abort() called (a failed assertion, "
+				   "or an error the code cannot go on from)");
+	else
+		g_string_append_printf(r, "BUG: %s", signal_name(signo));
+}
+
+static const char *module_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+static int report_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+	Dwfl *dwfl = data;
+	const char *path = info->dlpi_name;
+	const char *origin;
+
+	(void)size;
+	if (!path || !*path)
+		path = oops.self_exe;	/* the program itself comes first */
+	if (!path || path[0] != '/')
+		return 0;		/* the vDSO */
+	origin = cusemu_plugin_file_origin(path);
+	dwfl_report_elf(dwfl, module_name(origin ? origin : path), path, -1,
+			info->dlpi_addr, true);
+	return 0;
+}
+
+static void append_frame(GString *out, Dwfl *dwfl, void *frame, bool first)
+{
+	/* A return address points after its call: look up the call. */
+	GElf_Addr pc = (GElf_Addr)(uintptr_t)frame;
+	GElf_Addr at = first ? pc : pc - 1;
+	Dwfl_Module *mod = dwfl ? dwfl_addrmodule(dwfl, at) : NULL;
+	const char *mod_name = NULL, *name = NULL, *file = NULL;
+	GElf_Off off = 0;
+	GElf_Sym sym = { 0 };
+	Dwfl_Line *line;
+	int lineno = 0;
+
+	if (mod) {
+		mod_name = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL,
+					    NULL, NULL);
+		name = dwfl_module_addrinfo(mod, at, &off, &sym, NULL, NULL,
+					    NULL);
+		line = dwfl_module_getsrc(mod, at);
+		if (line)
+			file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL,
+					     NULL);
+	}
+	if (name)
+		g_string_append_printf(out, " %s+0x%" G_GINT64_MODIFIER
+					    "x/0x%" G_GINT64_MODIFIER "x",
+				       name, (guint64)(off + (pc - at)),
+				       (guint64)sym.st_size);
+	else
+		g_string_append_printf(out, " 0x%" G_GINT64_MODIFIER "x",
+				       (guint64)pc);
+	if (mod_name)
+		g_string_append_printf(out, " [%s]", mod_name);
+	if (file)
+		g_string_append_printf(out, " %s:%d", module_name(file),
+				       lineno);
+}
+
+/*
+ * The distribution's debug files (/usr/lib/debug/.build-id), else the
+ * module's own sections. Not dwfl_standard_find_debuginfo(): it starts
+ * debuginfod's network client, which a report must not wait for (and
+ * which the sandbox forbids).
+ */
+static int find_local_debuginfo(Dwfl_Module *mod, void **userdata,
+				const char *modname, Dwarf_Addr base,
+				const char *file_name,
+				const char *debuglink_file,
+				GElf_Word debuglink_crc,
+				char **debuginfo_file_name)
+{
+	return dwfl_build_id_find_debuginfo(mod, userdata, modname, base,
+					    file_name, debuglink_file,
+					    debuglink_crc,
+					    debuginfo_file_name);
+}
+
+/* The trace as lines, "RIP:" first. */
+static void append_symbols(GString *out, void *const *frames, int n,
+			   bool rip)
+{
+	static const Dwfl_Callbacks callbacks = {
+		.find_elf = dwfl_linux_proc_find_elf,
+		.find_debuginfo = find_local_debuginfo,
+	};
+	Dwfl *dwfl = dwfl_begin(&callbacks);
+
+	if (dwfl) {
+		dwfl_report_begin(dwfl);
+		dl_iterate_phdr(report_object, dwfl);
+		dwfl_report_end(dwfl, NULL, NULL);
+	}
+	if (rip && n > 0) {
+		g_string_append(out, "RIP:");
+		append_frame(out, dwfl, frames[0], true);
+		g_string_append_c(out, '\n');
+	}
+	g_string_append(out, "Call Trace:\n");
+	for (int i = 0; i < n; i++) {
+		append_frame(out, dwfl, frames[i], i == 0);
+		g_string_append_c(out, '\n');
+	}
+	if (dwfl)
+		dwfl_end(dwfl);
+}
+
+void cusemu_oops_append_trace(GString *out, void *const *frames, int n)
+{
+	append_symbols(out, frames, n, false);
+}
+
+static const char *command_name(const struct cusemu_call *call)
+{
+	const struct cusemu_device_model *m = call->dev->model;
+	const struct cusemu_ioctl *row;
+
+	if (call->stats.name)
+		return call->stats.name;
+	row = cusemu_ioctl_lookup(call->compat ? m->compat_table
+					       : m->native_table,
+				  call->cmd);
+	if (!row)
+		row = cusemu_ioctl_lookup(m->native_table, call->cmd);
+	return row ? row->name : "an unknown command";
+}
+
+/* Device:, Call: and Thread: lines of a guard's report. */
+static void append_context(GString *r, const struct cusemu_oops_guard *g,
+			   pid_t tid)
+{
+	const struct cusemu_device *dev = g->dev;
+	const char *origin = cusemu_plugin_origin(dev->model);
+	g_autofree char *comm = g->pid ? cusemu_proc_comm(g->pid) : NULL;
+	g_autofree char *self = cusemu_proc_comm(tid);
+
+	g_string_append_printf(r, "Device: %s, model %s (%s%s), kernel model "
+				  "%s\n",
+			       dev->name, dev->model->name,
+			       origin ? "from " : "built in",
+			       origin ? origin : "",
+			       cusemu_device_kernel_model(dev));
+	g_string_append_printf(r, "Call: %s", cusemu_oops_op_name(g->op));
+	if (g->call)
+		g_string_append_printf(r, " %s (0x%08x) from an %s caller",
+				       command_name(g->call), g->call->cmd,
+				       g->call->compat ? "i386" : "x86_64");
+	if (g->pid)
+		g_string_append_printf(r, ", pid %d (%s)", (int)g->pid, comm);
+	else if (g->op == CUSEMU_OP_CONTROL)
+		g_string_append(r, ", from cusemuctl device");
+	g_string_append_printf(r, "\nThread: %d (%s) Tainted: %s\n", (int)tid,
+			       self, cusemu_oops_taint());
+}
+
+/* One line a log message, each with the first word of the report. */
+static void log_report(const char *report)
+{
+	g_auto(GStrv) lines = g_strsplit(report, "\n", -1);
+
+	for (char **l = lines; *l; l++)
+		if (**l)
+			g_message("%s", *l);
+}
+
+static void report_daemon_fault(int signo, const siginfo_t *si, void *ip)
+{
+	void *frames[CUSEMU_OOPS_FRAMES];
+	int n = capture(frames, ip);
+	GString *r = g_string_new(NULL);
+
+	append_headline(r, signo, si->si_code, si->si_addr);
+	g_string_append_printf(r, "\nOops: %s (%s) in cusemud itself, not in "
+				  "a model's call: the daemon ends\n",
+			       signal_name(signo),
+			       code_name(signo, si->si_code));
+	append_symbols(r, frames, n, true);
+	g_string_append(r, "---[ end trace ]---");
+	log_report(r->str);
+	g_string_free(r, TRUE);
+}
+
+static char *oops_report(const struct cusemu_oops_guard *g, int number)
+{
+	GString *r = g_string_new(NULL);
+
+	append_headline(r, g->signo, g->code, g->addr);
+	g_string_append_printf(r, "\nOops: %s (%s) [#%d] in %s's %s\n",
+			       signal_name(g->signo),
+			       code_name(g->signo, g->code), number,
+			       g->dev->model->name,
+			       cusemu_oops_op_name(g->op));
+	append_context(r, g, my_slot->tid);
+	append_symbols(r, g->frames, g->n_frames, true);
+	if (!oops.panic)
+		g_string_append_printf(r, "%s is fenced: every call on it "
+					  "fails with EIO until 'cusemuctl "
+					  "reload %s'\n",
+				       g->dev->name, g->dev->name);
+	g_string_append(r, "---[ end trace ]---");
+	return g_string_free(r, FALSE);
+}
+
+/* The guard's device takes no more calls; the first report is kept. */
+static void fence(struct cusemu_device *dev, char *report)
+{
+	struct cusemu_instance *inst = cusemu_instance(dev);
+
+	g_mutex_lock(&oops.lock);
+	if (!inst->oops_report)
+		inst->oops_report = g_steal_pointer(&report);
+	g_atomic_int_set(&inst->fenced, 1);
+	g_mutex_unlock(&oops.lock);
+	g_free(report);
+}
+
+bool cusemu_oops_leave(struct cusemu_oops_guard *g)
+{
+	struct slot *s = my_slot;
+	g_autofree char *report = NULL;
+	int number;
+
+	__atomic_store_n(&s->guard, g->prev, __ATOMIC_RELEASE);
+	if (G_LIKELY(!g->signo))
+		return false;
+	/* What the call held through cusemu's API, so no one waits for it. */
+	cusemu_request_release_holds(g->holds);
+	cusemu_lock_release_held(g->locks);
+	number = g_atomic_int_add(&oops.oopses, 1) + 1;
+	report = oops_report(g, number);
+	log_report(report);
+	if (oops.panic) {
+		g_message("panic_on_oops: the daemon ends; its nodes go with it");
+		_exit(PANIC_STATUS);
+	}
+	fence(g->dev, g_steal_pointer(&report));
+	return true;
+}
+
+bool cusemu_device_fenced(const struct cusemu_device *dev)
+{
+	return g_atomic_int_get(&cusemu_instance(dev)->fenced);
+}
+
+const char *cusemu_device_oops_report(const struct cusemu_device *dev)
+{
+	const struct cusemu_instance *inst = cusemu_instance(dev);
+
+	return g_atomic_int_get(&inst->fenced) ? inst->oops_report : NULL;
+}
+
+const char *cusemu_oops_taint(void)
+{
+	bool d = g_atomic_int_get(&oops.oopses) > 0;
+	bool l = g_atomic_int_get(&oops.lockups) > 0;
+
+	return d && l ? "DL" : d ? "D" : l ? "L" : "";
+}
+
+unsigned int cusemu_oops_count(void)
+{
+	return (unsigned int)g_atomic_int_get(&oops.oopses);
+}
+
+unsigned int cusemu_oops_lockups(void)
+{
+	return (unsigned int)g_atomic_int_get(&oops.lockups);
+}
+
+/* ---- the soft-lockup watchdog */
+
+/* The stuck thread takes its own backtrace, from the lockup signal. */
+static bool sample(struct slot *s)
+{
+	g_atomic_int_set(&s->sampled, 0);
+	if (syscall(SYS_tgkill, getpid(), s->tid, oops.lockup_signal) < 0)
+		return false;
+	for (int waited = 0; waited < SAMPLE_WAIT_MS; waited += 5) {
+		if (g_atomic_int_get(&s->sampled))
+			return true;
+		poll(NULL, 0, 5);
+	}
+	return false;
+}
+
+static void report_lockup(struct slot *s, struct cusemu_oops_guard *g,
+			  gint64 stuck_us)
+{
+	GString *r = g_string_new(NULL);
+	g_autofree char *comm = g->pid ? cusemu_proc_comm(g->pid) : NULL;
+
+	g_atomic_int_inc(&oops.lockups);
+	g_string_append_printf(r, "BUG: soft lockup - %s's %s stuck for %us "
+				  "without sleeping! [%s:%d]\n",
+			       g->dev->model->name, cusemu_oops_op_name(g->op),
+			       (unsigned int)(stuck_us / G_USEC_PER_SEC),
+			       comm ? comm : "cusemud",
+			       (int)(g->pid ? g->pid : s->tid));
+	append_context(r, g, s->tid);
+	if (sample(s))
+		append_symbols(r, s->frames, s->n_frames, true);
+	else
+		g_string_append(r, "Call Trace: (the thread did not answer)\n");
+	g_string_append_printf(r, "The call goes on; sleep through "
+				  "<cusemu/sched.h> (cusemu_msleep, "
+				  "cusemu_cond_wait_until) to let other "
+				  "calls of %s run\n---[ end trace ]---",
+			       g->dev->name);
+	log_report(r->str);
+	g_string_free(r, TRUE);
+}
+
+/* One look at every thread; under oops.lock. */
+static void watch(gint64 now, gint64 limit_us)
+{
+	for (guint i = 0; i < oops.slots->len; i++) {
+		struct slot *s = oops.slots->pdata[i];
+		struct cusemu_oops_guard *g =
+			__atomic_load_n(&s->guard, __ATOMIC_ACQUIRE);
+		guint seq = __atomic_load_n(&s->seq, __ATOMIC_RELAXED);
+		unsigned long sleeps =
+			__atomic_load_n(s->sleeps, __ATOMIC_RELAXED);
+
+		if (!g || (sleeps & 1) || seq != s->seen_seq ||
+		    sleeps != s->seen_sleeps) {
+			s->seen_seq = seq;
+			s->seen_sleeps = sleeps;
+			s->seen_since = now;
+			continue;
+		}
+		if (now - s->seen_since < limit_us ||
+		    (s->reported && s->reported_seq == seq))
+			continue;
+		s->reported = true;
+		s->reported_seq = seq;
+		report_lockup(s, g, now - s->seen_since);
+	}
+}
+
+static gpointer watchdog(gpointer data)
+{
+	gint64 limit = (gint64)oops.lockup_secs * G_USEC_PER_SEC;
+	/* Five looks per threshold, as the kernel's sample period. */
+	gint64 period = limit / 5;
+
+	(void)data;
+	g_mutex_lock(&oops.lock);
+	while (!oops.stopping) {
+		g_cond_wait_until(&oops.cond, &oops.lock,
+				  g_get_monotonic_time() + period);
+		if (!oops.stopping && oops.slots)
+			watch(g_get_monotonic_time(), limit);
+	}
+	g_mutex_unlock(&oops.lock);
+	return NULL;
+}
+
+/* ---- set-up */
+
+void cusemu_oops_init(bool panic, unsigned int lockup_secs)
+{
+	static const int faults[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+				      SIGABRT };
+	struct sigaction sa = { .sa_sigaction = on_signal,
+				.sa_flags = SA_SIGINFO | SA_ONSTACK };
+	void *warm[2];
+
+	oops.panic = panic;
+	oops.lockup_secs = lockup_secs;
+	oops.lockup_signal = SIGRTMIN + 1;
+	oops.self_exe = g_file_read_link("/proc/self/exe", NULL);
+	/* backtrace() loads libgcc's unwinder on first use: not in a handler. */
+	backtrace(warm, G_N_ELEMENTS(warm));
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < G_N_ELEMENTS(faults); i++)
+		sigaction(faults[i], &sa, NULL);
+	sigaction(oops.lockup_signal, &sa, NULL);
+	/* The main thread's stack too, for its control callbacks. */
+	if (!my_slot)
+		slot_new();
+	if (lockup_secs && !oops.watchdog)
+		oops.watchdog = g_thread_new("cusemu-watchdog", watchdog, NULL);
+}
+
+void cusemu_oops_shutdown(void)
+{
+	if (!oops.watchdog)
+		return;
+	g_mutex_lock(&oops.lock);
+	oops.stopping = true;
+	g_cond_broadcast(&oops.cond);
+	g_mutex_unlock(&oops.lock);
+	g_thread_join(oops.watchdog);
+	oops.watchdog = NULL;
+	oops.stopping = false;
+}

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A model's bug costs its device, not the daemon: what the kernel does with
+ * a driver's oops. Every call into a model's code runs under a guard; a
+ * fault there (SIGSEGV, SIGBUS, SIGFPE, SIGILL, abort()) jumps back to the
+ * guard, which lets go of what the call held through cusemu's API, logs
+ * one report with a symbolized backtrace, fences the device (every later
+ * call on it fails with EIO) and taints the daemon. A fault outside any
+ * guard is the daemon's own: the same report, then the daemon ends. A
+ * watchdog reports a handler that runs too long without sleeping in the
+ * helpers of <cusemu/sched.h> (a soft lockup), once per call.
+ */
+#ifndef CUSEMU_OOPS_H
+#define CUSEMU_OOPS_H
+
+#include <setjmp.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include <glib.h>
+
+struct cusemu_call;
+struct cusemu_device;
+
+/* Frames of a backtrace kept for a report. */
+#define CUSEMU_OOPS_FRAMES 48
+
+/* What the daemon was doing in the model's code. */
+enum cusemu_oops_op {
+	CUSEMU_OP_OPEN,
+	CUSEMU_OP_RELEASE,
+	CUSEMU_OP_READ,
+	CUSEMU_OP_WRITE,
+	CUSEMU_OP_POLL,
+	CUSEMU_OP_IOCTL,
+	CUSEMU_OP_CONTROL,	/* cusemuctl device NODE ... (inject too) */
+	CUSEMU_OP_PROBE,
+	CUSEMU_OP_SANDBOXED,
+	CUSEMU_OP_REMOVE,
+	CUSEMU_OP_COUNT,
+};
+
+/* "open", "ioctl", ...: the names reports and statistics use. */
+const char *cusemu_oops_op_name(enum cusemu_oops_op op);
+
+/*
+ * One call into a model, on the stack of the thread that makes it.
+ * Use it as
+ *
+ *	struct cusemu_oops_guard g;
+ *
+ *	cusemu_oops_enter(&g, dev, CUSEMU_OP_READ, NULL, pid);
+ *	if (!sigsetjmp(g.env, 1))
+ *		ret = dev->model->read(...);
+ *	if (cusemu_oops_leave(&g))
+ *		ret = -EIO;
+ *
+ * sigsetjmp() must be called in the frame that stays alive for the call.
+ */
+struct cusemu_oops_guard {
+	sigjmp_buf env;
+	struct cusemu_device *dev;
+	enum cusemu_oops_op op;
+	struct cusemu_call *call;	/* an ioctl's, else NULL */
+	pid_t pid;			/* the caller, 0 if none */
+	unsigned int locks;		/* dispatcher locks held before */
+	unsigned int holds;		/* and other holds (request.h) */
+	struct cusemu_oops_guard *prev;	/* an outer guard of the thread */
+	/* Set by the signal handler when the model faulted. */
+	int signo, code;
+	void *addr, *ip;
+	void *frames[CUSEMU_OOPS_FRAMES];
+	int n_frames;
+};
+
+/*
+ * Install the handlers and start the soft-lockup watchdog (lockup_secs 0:
+ * none). With panic, an oops ends the daemon after its report. Call once,
+ * before the sandbox and before any model runs.
+ */
+void cusemu_oops_init(bool panic, unsigned int lockup_secs);
+/* The watchdog stops; the handlers stay. */
+void cusemu_oops_shutdown(void);
+
+void cusemu_oops_enter(struct cusemu_oops_guard *g, struct cusemu_device *dev,
+		       enum cusemu_oops_op op, struct cusemu_call *call,
+		       pid_t pid);
+/*
+ * Leave the guard. True when the model faulted inside it: what the call
+ * held is let go, the report is logged and the device fenced (or, with
+ * panic_on_oops, the daemon ends); the caller fails the call with EIO.
+ */
+bool cusemu_oops_leave(struct cusemu_oops_guard *g);
+
+/* Taint flags as the kernel prints them: "D" once a model oopsed, "L"
+ * once one locked up; "" when clean. */
+const char *cusemu_oops_taint(void);
+/* How many oopses and soft lockups there were. */
+unsigned int cusemu_oops_count(void);
+unsigned int cusemu_oops_lockups(void);
+
+/* Whether dev was fenced by an oops; its report (NULL if not fenced). */
+bool cusemu_device_fenced(const struct cusemu_device *dev);
+const char *cusemu_device_oops_report(const struct cusemu_device *dev);
+
+/*
+ * Symbolize frames as the report's "Call Trace:" lines, appended to out,
+ * each " symbol+0xoff/0xsize [module] file:line". The first frame is the
+ * faulting instruction, the others are return addresses. For tests too.
+ */
+void cusemu_oops_append_trace(GString *out, void *const *frames, int n);
+
+#endif

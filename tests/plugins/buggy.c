@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * buggy: a model with the bugs a prototype has, loaded as a plugin by the
+ * oops tests: a NULL dereference, a failed assertion, a division by zero,
+ * a handler that spins, and the same in read and in a control request.
+ * Built twice: as is, and with BUGGY_FIXED, the "rebuilt" model that a
+ * reload brings in (its NULL command then returns 0, its version is 2).
+ */
+#include <assert.h>
+#include <string.h>
+#include <time.h>
+
+#include "cusemu/plugin.h"
+#include "cusemu/sched.h"
+#include "cusemu/uaccess.h"
+#include "buggy.h"
+
+#ifdef BUGGY_FIXED
+#define BUGGY_VERSION 2
+#else
+#define BUGGY_VERSION 1
+#endif
+
+struct buggy {
+	unsigned int calls;
+};
+
+/* Its own function, so that the report names it with file:line. */
+__attribute__((noinline)) static int buggy_null_deref(struct buggy *b)
+{
+#ifdef BUGGY_FIXED
+	(void)b;
+	return 0;
+#else
+	volatile int *nothing = NULL;
+
+	b->calls++;
+	return *nothing;
+#endif
+}
+
+static long buggy_info(struct cusemu_device *dev, struct cusemu_file *file,
+		       unsigned int cmd, unsigned long arg)
+{
+	struct buggy *b = dev->priv;
+	struct buggy_info info = { BUGGY_VERSION, ++b->calls };
+
+	return cusemu_copy_to_user(arg, &info, sizeof(info)) ? -EFAULT : 0;
+}
+
+static long buggy_null(struct cusemu_device *dev, struct cusemu_file *file,
+		       unsigned int cmd, unsigned long arg)
+{
+	return buggy_null_deref(dev->priv);
+}
+
+static long buggy_abort(struct cusemu_device *dev, struct cusemu_file *file,
+			unsigned int cmd, unsigned long arg)
+{
+	struct buggy *b = dev->priv;
+
+	assert(b->calls == 12345);
+	return 0;
+}
+
+static long buggy_div(struct cusemu_device *dev, struct cusemu_file *file,
+		      unsigned int cmd, unsigned long arg)
+{
+	volatile __u32 by;
+	__u32 value;
+
+	if (cusemu_get_user(value, arg))
+		return -EFAULT;
+	by = value;
+	return (long)(1000u / by);
+}
+
+static long buggy_spin(struct cusemu_device *dev, struct cusemu_file *file,
+		       unsigned int cmd, unsigned long arg)
+{
+	struct timespec start, now;
+	__u32 ms;
+
+	if (cusemu_get_user(ms, arg))
+		return -EFAULT;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	while ((now.tv_sec - start.tv_sec) * 1000 +
+		       (now.tv_nsec - start.tv_nsec) / 1000000 < ms);
+	return 0;
+}
+
+static long buggy_locked_null(struct cusemu_device *dev,
+			      struct cusemu_file *file, unsigned int cmd,
+			      unsigned long arg)
+{
+	cusemu_lock_kernel();
+	return buggy_null_deref(dev->priv);
+}
+
+static const struct cusemu_ioctl buggy_native[] = {
+	CUSEMU_IOCTL_IOC(BUGGY_IOC_INFO, buggy_info),
+	CUSEMU_IOCTL_NONE(BUGGY_IOC_NULL, buggy_null),
+	CUSEMU_IOCTL_NONE(BUGGY_IOC_ABORT, buggy_abort),
+	CUSEMU_IOCTL_IOC(BUGGY_IOC_DIV, buggy_div),
+	CUSEMU_IOCTL_IOC(BUGGY_IOC_SPIN, buggy_spin),
+	CUSEMU_IOCTL_NONE(BUGGY_IOC_LOCKED_NULL, buggy_locked_null),
+	CUSEMU_IOCTL_END
+};
+
+static const struct cusemu_param buggy_params[] = {
+	{ .key = "crash_read", .type = CUSEMU_PARAM_BOOL,
+	  .default_value = "false", .help = "read() dereferences NULL" },
+	CUSEMU_PARAM_END
+};
+
+static int buggy_probe(struct cusemu_device *dev, char **why)
+{
+	dev->priv = g_new0(struct buggy, 1);
+	return 0;
+}
+
+static void buggy_remove(struct cusemu_device *dev)
+{
+	g_free(dev->priv);
+}
+
+static ssize_t buggy_read(struct cusemu_device *dev, struct cusemu_file *file,
+			  char *buf, size_t size)
+{
+	static const char text[] = "buggy\n";
+
+	if (cusemu_device_param_bool(dev, "crash_read"))
+		return buggy_null_deref(dev->priv);
+	size = MIN(size, sizeof(text) - 1);
+	memcpy(buf, text, size);
+	return (ssize_t)size;
+}
+
+static int buggy_control(struct cusemu_device *dev, char **argv, GString *out)
+{
+	if (argv[0] && !strcmp(argv[0], "crash"))
+		return buggy_null_deref(dev->priv);
+	g_string_append_printf(out, "buggy version %d\n", BUGGY_VERSION);
+	return 0;
+}
+
+static const struct cusemu_device_model buggy_model = {
+	.name = "buggy",
+	.summary = "a model with bugs, for the oops tests",
+	.node_prefix = "buggy",
+	.params = buggy_params,
+	.probe = buggy_probe,
+	.remove = buggy_remove,
+	.read = buggy_read,
+	.control = buggy_control,
+	.native_table = buggy_native,
+	.compat_ptr_ioctl = true,
+};
+
+CUSEMU_PLUGIN(&buggy_model);

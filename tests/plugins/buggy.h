@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The ABI of "buggy", the model with bugs that the oops tests load as a
+ * plugin (tests/plugins/buggy.c), shared with its client
+ * (client-tests/buggy-client.c). The same layout on both ABIs.
+ */
+#ifndef CUSEMU_TEST_BUGGY_H
+#define CUSEMU_TEST_BUGGY_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+struct buggy_info {
+	__u32 version;		/* 1 as built, 2 built with BUGGY_FIXED */
+	__u32 calls;		/* ioctls served by this instance */
+};
+
+#define BUGGY_IOC_INFO _IOR('B', 1, struct buggy_info)
+/* Dereferences NULL (returns 0 once fixed). */
+#define BUGGY_IOC_NULL _IO('B', 2)
+/* A failed assertion: abort(). */
+#define BUGGY_IOC_ABORT _IO('B', 3)
+/* 1000 divided by the value given: SIGFPE for 0. */
+#define BUGGY_IOC_DIV _IOW('B', 4, __u32)
+/* Spins that many milliseconds without sleeping. */
+#define BUGGY_IOC_SPIN _IOW('B', 5, __u32)
+/* Takes the big lock, then dereferences NULL while holding it. */
+#define BUGGY_IOC_LOCKED_NULL _IO('B', 6)
+
+#endif
