@@ -23,9 +23,10 @@ static void setting_free(gpointer p)
 	g_free(s);
 }
 
-static void spec_free(gpointer p)
+void cusemu_device_spec_free(struct cusemu_device_spec *spec)
 {
-	struct cusemu_device_spec *spec = p;
+	if (!spec)
+		return;
 
 	g_free(spec->model);
 	g_free(spec->origin);
@@ -55,6 +56,19 @@ static void spec_add(struct cusemu_device_spec *spec, const char *key,
 	g_ptr_array_add(spec->settings, s);
 }
 
+struct cusemu_device_spec *
+cusemu_device_spec_copy(const struct cusemu_device_spec *spec)
+{
+	struct cusemu_device_spec *copy = spec_new(spec->model, spec->origin);
+
+	for (guint i = 0; i < spec->settings->len; i++) {
+		const struct cusemu_setting *s = spec->settings->pdata[i];
+
+		spec_add(copy, s->key, s->value, s->origin);
+	}
+	return copy;
+}
+
 const struct cusemu_setting *
 cusemu_device_spec_lookup(const struct cusemu_device_spec *spec,
 			  const char *key)
@@ -72,7 +86,8 @@ struct cusemu_config *cusemu_config_new(void)
 {
 	struct cusemu_config *config = g_new0(struct cusemu_config, 1);
 
-	config->devices = g_ptr_array_new_with_free_func(spec_free);
+	config->devices = g_ptr_array_new_with_free_func(
+		(GDestroyNotify)cusemu_device_spec_free);
 	return config;
 }
 

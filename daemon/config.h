@@ -106,6 +106,11 @@ gboolean cusemu_config_load_file(struct cusemu_config *config,
 gboolean cusemu_config_add_device_arg(struct cusemu_config *config,
 				      const char *arg, GError **error);
 
+/* A spec that outlives its configuration (a device keeps its own). */
+struct cusemu_device_spec *
+cusemu_device_spec_copy(const struct cusemu_device_spec *spec);
+void cusemu_device_spec_free(struct cusemu_device_spec *spec);
+
 /* The value of key in spec, or NULL. */
 const struct cusemu_setting *
 cusemu_device_spec_lookup(const struct cusemu_device_spec *spec,

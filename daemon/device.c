@@ -407,6 +407,9 @@ cusemu_device_create(const struct cusemu_device_model *m,
 	int err;
 
 	dev->model = m;
+	inst->spec = cusemu_device_spec_copy(spec);
+	inst->number = instance;
+	inst->default_kmodel = kmodel;
 	inst->methods = CUSEMU_METHODS_ALL;
 	inst->params = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
 					     g_free);
@@ -428,6 +431,16 @@ cusemu_device_create(const struct cusemu_device_model *m,
 fail:
 	cusemu_device_free(dev);
 	return NULL;
+}
+
+struct cusemu_device *cusemu_device_respawn(const struct cusemu_device *dev,
+					    const struct cusemu_device_model *m,
+					    GError **error)
+{
+	const struct cusemu_instance *inst = cusemu_instance(dev);
+
+	return cusemu_device_create(m, inst->spec, inst->number,
+				    inst->default_kmodel, error);
 }
 
 gboolean cusemu_device_sandboxed(struct cusemu_device *dev, GError **error)
@@ -462,6 +475,7 @@ void cusemu_device_free(struct cusemu_device *dev)
 		cusemu_oops_leave(&g);
 	}
 	g_free(inst->oops_report);
+	cusemu_device_spec_free(inst->spec);
 	g_hash_table_unref(inst->params);
 	cusemu_stats_free(inst->stats);
 	g_free((char *)dev->name);

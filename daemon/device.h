@@ -16,6 +16,7 @@
 
 struct cusemu_kernel_model;
 struct cusemu_lock;
+struct cusemu_node;
 struct cusemu_stats;
 
 /*
@@ -24,6 +25,16 @@ struct cusemu_stats;
  */
 struct cusemu_instance {
 	struct cusemu_device pub;
+	/* How it was made, to make it again (cusemuctl reload). */
+	struct cusemu_device_spec *spec;
+	unsigned int number;		/* of its model's instances */
+	const struct cusemu_kernel_model *default_kmodel;
+	/* The node serving it, and under that node's lock: its open files
+	 * and opens under way, and whether a reload replaced it (it is
+	 * freed when the last of those goes). */
+	struct cusemu_node *node;
+	unsigned int users;
+	bool retired;
 	unsigned int methods;		/* CUSEMU_METHOD_* bits offered */
 	GHashTable *params;	/* key -> validated value string */
 	mode_t mode;
@@ -84,6 +95,13 @@ cusemu_device_create(const struct cusemu_device_model *m,
 		     const struct cusemu_device_spec *spec,
 		     unsigned int instance,
 		     const struct cusemu_kernel_model *kmodel, GError **error);
+/*
+ * A fresh instance of model m made as dev was (same description, name and
+ * node attributes): what cusemuctl reload puts behind dev's node.
+ */
+struct cusemu_device *cusemu_device_respawn(const struct cusemu_device *dev,
+					    const struct cusemu_device_model *m,
+					    GError **error);
 /* The model's check once the daemon is in its sandbox (see sandboxed). */
 gboolean cusemu_device_sandboxed(struct cusemu_device *dev, GError **error);
 void cusemu_device_free(struct cusemu_device *dev);

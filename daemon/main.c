@@ -1239,10 +1239,11 @@ static int control_model(struct daemon *d, struct cusemu_device *dev,
 	if (!sigsetjmp(g.env, 1))
 		err = dev->model->control(dev, argv, out);
 	if (cusemu_oops_leave(&g)) {
-		g_string_append_printf(out, "\n%s oopsed answering this "
+		g_string_append_printf(out, "%s%s oopsed answering this "
 					    "request and is fenced; the report "
 					    "is in the log and in cusemuctl "
-					    "list", path);
+					    "list",
+				       out->len ? "\n" : "", path);
 		return EIO;
 	}
 	/* The control socket answers positive errnos. */

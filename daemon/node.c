@@ -118,6 +118,30 @@ static struct open_file *file_of(struct fuse_file_info *fi)
 	return (struct open_file *)(uintptr_t)fi->fh;
 }
 
+/*
+ * The file was opened on an instance that cusemuctl reload has replaced
+ * since: every call fails with ENODEV, as on a revoked file, and reaches
+ * neither the old model nor the new one.
+ */
+static bool replaced(struct cusemu_node *n, const struct open_file *of)
+{
+	return of->file.dev != g_atomic_pointer_get(&n->dev);
+}
+
+/* A file, or an open under way, lets go of its instance; a replaced one
+ * goes with the last. */
+static void put_instance(struct cusemu_node *n, struct cusemu_device *dev)
+{
+	struct cusemu_instance *inst = cusemu_instance(dev);
+	bool last;
+
+	g_mutex_lock(&n->lock);
+	last = !--inst->users && inst->retired;
+	g_mutex_unlock(&n->lock);
+	if (last)
+		cusemu_device_free(dev);
+}
+
 /* A positive errno the kernel accepts; anything else is a model bug. */
 static int reply_errno(long result)
 {
@@ -428,7 +452,7 @@ void cusemu_node_ioctl(struct cusemu_node *n, fuse_req_t req, unsigned int cmd,
 	uint8_t *out = out_buffer();
 	long result = 0;
 
-	cusemu_call_init(&call, n->dev, &of->file, cmd,
+	cusemu_call_init(&call, of->file.dev, &of->file, cmd,
 			 (unsigned long)(uintptr_t)arg,
 			 flags & FUSE_IOCTL_COMPAT, fuse_req_ctx(req)->pid);
 	/*
@@ -448,7 +472,9 @@ void cusemu_node_ioctl(struct cusemu_node *n, fuse_req_t req, unsigned int cmd,
 		take_retry(of, &call, in_buf, in_bufsz, out, out_bufsz);
 	}
 	request_begin(n, req, &r, of, NULL, &call);
-	if (cusemu_device_fenced(n->dev)) {
+	if (replaced(n, of)) {
+		call.error = -ENODEV;
+	} else if (cusemu_device_fenced(call.dev)) {
 		call.error = -EIO;
 	} else if (model_ioctl(&call, &result)) {
 		call.error = -EIO;
@@ -491,10 +517,15 @@ void cusemu_node_ioctl(struct cusemu_node *n, fuse_req_t req, unsigned int cmd,
 void cusemu_node_open(struct cusemu_node *n, fuse_req_t req,
 		      struct fuse_file_info *fi)
 {
-	struct cusemu_device *dev = n->dev;
 	struct open_file *of = g_new0(struct open_file, 1);
+	struct cusemu_device *dev;
 	int err = 0;
 
+	/* The instance stays while the open is under way, reload or not. */
+	g_mutex_lock(&n->lock);
+	dev = n->dev;
+	cusemu_instance(dev)->users++;
+	g_mutex_unlock(&n->lock);
 	of->file.dev = dev;
 	of->file.flags = fi->flags;
 	of->file.opener = fuse_req_ctx(req)->pid;
@@ -505,6 +536,7 @@ void cusemu_node_open(struct cusemu_node *n, fuse_req_t req,
 	if (err) {
 		g_free(of);
 		fuse_reply_err(req, reply_errno(err));
+		put_instance(n, dev);
 		return;
 	}
 	g_mutex_lock(&n->lock);
@@ -518,9 +550,10 @@ void cusemu_node_open(struct cusemu_node *n, fuse_req_t req,
 
 /* pid: who closed it, 0 at the daemon's end. A fenced model is not
  * called: its file state is left. */
-static void free_file(struct cusemu_device *dev, struct open_file *of,
-		      pid_t pid)
+static void free_file(struct cusemu_node *n, struct open_file *of, pid_t pid)
 {
+	struct cusemu_device *dev = of->file.dev;
+
 	if (of->poll)
 		fuse_pollhandle_destroy(of->poll);
 	if (dev->model->release && !cusemu_device_fenced(dev))
@@ -528,6 +561,7 @@ static void free_file(struct cusemu_device *dev, struct open_file *of,
 	for (unsigned int i = 0; i < RETRY_SLOTS; i++)
 		g_free(of->retries[i].ranges);
 	g_free(of);
+	put_instance(n, dev);
 }
 
 void cusemu_node_release(struct cusemu_node *n, fuse_req_t req,
@@ -538,22 +572,22 @@ void cusemu_node_release(struct cusemu_node *n, fuse_req_t req,
 	g_mutex_lock(&n->lock);
 	n->files = g_list_remove(n->files, of);
 	g_mutex_unlock(&n->lock);
-	free_file(n->dev, of, fuse_req_ctx(req)->pid);
+	free_file(n, of, fuse_req_ctx(req)->pid);
 	fuse_reply_err(req, 0);
 }
 
 void cusemu_node_read(struct cusemu_node *n, fuse_req_t req, size_t size,
 		      struct fuse_file_info *fi)
 {
-	struct cusemu_device *dev = n->dev;
 	struct open_file *of = file_of(fi);
+	struct cusemu_device *dev = of->file.dev;
 	g_autofree char *big = NULL;
 	struct cusemu_request r;
 	char *buf;
 	ssize_t ret = 0;
 
-	if (!dev->model->read) {
-		fuse_reply_err(req, EINVAL);
+	if (replaced(n, of) || !dev->model->read) {
+		fuse_reply_err(req, replaced(n, of) ? ENODEV : EINVAL);
 		return;
 	}
 	/* The kernel bounds size by max_read, which is what the buffer holds. */
@@ -576,13 +610,13 @@ void cusemu_node_read(struct cusemu_node *n, fuse_req_t req, size_t size,
 void cusemu_node_write(struct cusemu_node *n, fuse_req_t req, const char *buf,
 		       size_t size, struct fuse_file_info *fi)
 {
-	struct cusemu_device *dev = n->dev;
 	struct open_file *of = file_of(fi);
+	struct cusemu_device *dev = of->file.dev;
 	struct cusemu_request r;
 	ssize_t ret = 0;
 
-	if (!dev->model->write) {
-		fuse_reply_err(req, EINVAL);
+	if (replaced(n, of) || !dev->model->write) {
+		fuse_reply_err(req, replaced(n, of) ? ENODEV : EINVAL);
 		return;
 	}
 	request_begin(n, req, &r, of, fi, NULL);
@@ -603,8 +637,8 @@ void cusemu_node_write(struct cusemu_node *n, fuse_req_t req, const char *buf,
 void cusemu_node_poll(struct cusemu_node *n, fuse_req_t req,
 		      struct fuse_file_info *fi, struct fuse_pollhandle *ph)
 {
-	struct cusemu_device *dev = n->dev;
 	struct open_file *of = file_of(fi);
+	struct cusemu_device *dev = of->file.dev;
 	struct fuse_pollhandle *old = NULL;
 	unsigned int mask = DEFAULT_POLLMASK;
 
@@ -617,8 +651,8 @@ void cusemu_node_poll(struct cusemu_node *n, fuse_req_t req,
 	}
 	if (old)
 		fuse_pollhandle_destroy(old);
-	if (cusemu_device_fenced(dev)) {
-		/* Ready, so that a poller goes on to the call that says EIO. */
+	if (replaced(n, of) || cusemu_device_fenced(dev)) {
+		/* Ready, so that a poller goes on to the call that fails. */
 		mask = POLLERR | DEFAULT_POLLMASK;
 	} else if (dev->model->poll &&
 		   model_poll(dev, &of->file, fuse_req_ctx(req)->pid, &mask)) {
@@ -710,6 +744,16 @@ void cusemu_node_log_libfuse(void)
 	fuse_set_log_func(libfuse_log);
 }
 
+/* dev is served by n from now on. */
+static void attach(struct cusemu_node *n, struct cusemu_device *dev)
+{
+	struct cusemu_instance *inst = cusemu_instance(dev);
+
+	inst->node = n;
+	inst->wake_up = wake_pollers;
+	inst->wake_up_data = n;
+}
+
 void cusemu_node_init(struct cusemu_node *n, struct cusemu_device *dev,
 		      enum cusemu_node_ioctls ioctls)
 {
@@ -717,8 +761,31 @@ void cusemu_node_init(struct cusemu_node *n, struct cusemu_device *dev,
 	n->ioctls = ioctls;
 	cusemu_waiters_init(&n->waiters);
 	g_mutex_init(&n->lock);
-	cusemu_instance(dev)->wake_up = wake_pollers;
-	cusemu_instance(dev)->wake_up_data = n;
+	attach(n, dev);
+}
+
+bool cusemu_node_can_serve(const struct cusemu_node *n,
+			   const struct cusemu_device *dev)
+{
+	return n->ioctls != CUSEMU_NODE_RESTRICTED ||
+	       cusemu_instance(dev)->restricted;
+}
+
+void cusemu_node_replace(struct cusemu_node *n, struct cusemu_device *dev)
+{
+	struct cusemu_instance *old;
+	bool unused;
+
+	attach(n, dev);
+	g_mutex_lock(&n->lock);
+	old = cusemu_instance(n->dev);
+	g_atomic_pointer_set(&n->dev, dev);
+	old->retired = true;
+	unused = !old->users;
+	g_mutex_unlock(&n->lock);
+	/* Else its last file's release frees it. */
+	if (unused)
+		cusemu_device_free(&old->pub);
 }
 
 void cusemu_node_close_files(struct cusemu_node *n)
@@ -730,7 +797,7 @@ void cusemu_node_close_files(struct cusemu_node *n)
 	n->files = NULL;
 	g_mutex_unlock(&n->lock);
 	for (GList *l = files; l; l = l->next)
-		free_file(n->dev, l->data, 0);
+		free_file(n, l->data, 0);
 	g_list_free(files);
 }
 

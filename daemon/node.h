@@ -46,6 +46,19 @@ struct cusemu_node {
 /* Also sets the device's wake_up to notify the node's pollers. */
 void cusemu_node_init(struct cusemu_node *n, struct cusemu_device *dev,
 		      enum cusemu_node_ioctls ioctls);
+/*
+ * cusemuctl reload: dev takes the place of the node's device. Files open
+ * on the old one get ENODEV from now on, and the old instance is freed
+ * (its model's ->remove called) once the last of them is released. The
+ * node must be able to serve dev (cusemu_node_can_serve()).
+ */
+void cusemu_node_replace(struct cusemu_node *n, struct cusemu_device *dev);
+/* Whether the node's kind of ioctls serves dev: a CUSE session opened
+ * restricted cannot serve a model that needs memory its commands' _IOC
+ * bits do not describe. */
+bool cusemu_node_can_serve(const struct cusemu_node *n,
+			   const struct cusemu_device *dev);
+
 /* Release the files still open (the kernel sends no release for them at
  * a shutdown); no request may be inside the node any more. */
 void cusemu_node_close_files(struct cusemu_node *n);

@@ -297,6 +297,23 @@ static const char *module_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
+/* An object with no file, named for the frames in it ("[vdso]"). */
+static void report_memory_object(Dwfl *dwfl, const struct dl_phdr_info *info)
+{
+	GElf_Addr start = G_MAXUINT64, end = 0;
+
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		start = MIN(start, info->dlpi_addr + ph->p_vaddr);
+		end = MAX(end, info->dlpi_addr + ph->p_vaddr + ph->p_memsz);
+	}
+	if (start < end)
+		dwfl_report_module(dwfl, "vdso", start, end);
+}
+
 static int report_object(struct dl_phdr_info *info, size_t size, void *data)
 {
 	Dwfl *dwfl = data;
@@ -306,8 +323,12 @@ static int report_object(struct dl_phdr_info *info, size_t size, void *data)
 	(void)size;
 	if (!path || !*path)
 		path = oops.self_exe;	/* the program itself comes first */
-	if (!path || path[0] != '/')
-		return 0;		/* the vDSO */
+	if (path && path[0] != '/') {
+		report_memory_object(dwfl, info);	/* the vDSO */
+		return 0;
+	}
+	if (!path)
+		return 0;
 	origin = cusemu_plugin_file_origin(path);
 	dwfl_report_elf(dwfl, module_name(origin ? origin : path), path, -1,
 			info->dlpi_addr, true);
