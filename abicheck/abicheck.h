@@ -125,6 +125,9 @@ struct command {
 	/* Another command of the headers whose i386 number this is, as
 	 * FIOC_GET_SIZE32 is FIOC_GET_SIZE's: a compat table's name. */
 	const struct command *compat_of;
+	/* --model: how the model's tables serve it, when they do ("native
+	 * row, compat row X32 translates"); NULL otherwise. */
+	char *served;
 };
 
 /* How to run the compiler, and on what. */
@@ -181,9 +184,15 @@ void uapi_check(struct uapi_index *u, GPtrArray *commands);
 void emit_compat(GString *out, GPtrArray *commands, char **headers);
 
 /* --model: the model's tables against the headers, as findings of the
- * commands, and a row_only command for each row the headers lack. FALSE
- * when the model cannot be found or loaded. */
+ * commands, and a row_only command for each row the headers lack; *name
+ * is the model's name. FALSE when the model cannot be found or loaded. */
 gboolean model_check(const char *model, GPtrArray *commands,
-		     GPtrArray *notes, GError **error);
+		     GPtrArray *notes, char **name, GError **error);
+/* Kinds that --model finds: problems of the model's tables. */
+bool finding_kind_model(enum finding_kind kind);
+/* Whether the model's tables serve c as its header says. */
+bool model_matches(const struct command *c);
+/* --model's verdict: a line per command, one for the whole model. */
+void model_report(GString *out, const char *name, GPtrArray *commands);
 
 #endif

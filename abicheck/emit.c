@@ -214,6 +214,7 @@ static const char *emit_aggregate(struct emitter *e, int i64)
 	g_autoptr(GString) from = g_string_new(NULL);
 	g_autoptr(GString) asserts = g_string_new(NULL);
 	char *name = g_strdup_printf("struct compat_%s", tag);
+	g_autofree char *guard = NULL;
 	uint64_t end = 0;
 	unsigned int pad = 0;
 
@@ -288,26 +289,60 @@ static const char *emit_aggregate(struct emitter *e, int i64)
 	if (b->size > end)
 		g_string_append_printf(body, "\t__u8 __pad%u[%" PRIu64 "];\n",
 				       pad, b->size - end);
+	/* Guarded one by one: two generated headers may both need a struct
+	 * of a header they share (struct timeval) in one translation unit. */
+	guard = g_ascii_strup(tag, -1);
 	g_string_append_printf(e->decls,
 		"\n/* %s as i386 lays it out: %" PRIu64 " bytes, aligned to %u. */\n"
+		"#ifndef CUSEMU_COMPAT_STRUCT_%s\n#define CUSEMU_COMPAT_STRUCT_%s\n"
 		"%s {\n%s} __attribute__((packed, aligned(%u)));\n"
-		"_Static_assert(sizeof(%s) == %" PRIu64 ", \"%s\");\n%s",
-		a->type, b->size, b->align, name, body->str, b->align, name,
-		b->size, name, asserts->str);
+		"_Static_assert(sizeof(%s) == %" PRIu64 ", \"%s\");\n%s"
+		"#endif\n",
+		a->type, b->size, b->align, guard, guard, name, body->str,
+		b->align, name, b->size, name, asserts->str);
 	g_string_append_printf(e->funcs,
-		"\n/* For an i386 caller: %s to the layout it reads. */\n"
+		"\n#ifndef CUSEMU_COMPAT_CONVERT_%s\n"
+		"#define CUSEMU_COMPAT_CONVERT_%s\n"
+		"/* For an i386 caller: %s to the layout it reads. */\n"
 		"static inline void %s_to_compat(%s *dst,\n\t\tconst %s *src)\n"
 		"{\n\tmemset(dst, 0, sizeof(*dst));\n%s}\n"
 		"\n/* From an i386 caller: what it wrote, as %s. */\n"
 		"static inline void %s_from_compat(%s *dst,\n\t\tconst %s *src)\n"
-		"{\n\tmemset(dst, 0, sizeof(*dst));\n%s}\n",
-		a->type, tag, name, a->type, to->str,
+		"{\n\tmemset(dst, 0, sizeof(*dst));\n%s}\n#endif\n",
+		guard, guard, a->type, tag, name, a->type, to->str,
 		a->type, tag, a->type, name, from->str);
 	return name;
 }
 
+/*
+ * The include guard, from the headers' names: CUSEMU_COMPAT_SENSORHUB_H
+ * for sensorhub.h, CUSEMU_COMPAT_LINUX_RTC_H for linux/rtc.h. Headers made
+ * from other headers can be included together; two made from the same
+ * ones would define the same structs, and share the guard on purpose.
+ */
+static char *include_guard(char **headers)
+{
+	GString *g = g_string_new("CUSEMU_COMPAT");
+
+	for (char **h = headers; *h; h++) {
+		g_autofree char *name = g_file_test(*h, G_FILE_TEST_EXISTS)
+						? g_path_get_basename(*h)
+						: g_strdup(*h);
+
+		if (g_str_has_suffix(name, ".h"))
+			name[strlen(name) - 2] = '\0';
+		g_string_append_c(g, '_');
+		for (const char *c = name; *c; c++)
+			g_string_append_c(g, g_ascii_isalnum(*c)
+						     ? g_ascii_toupper(*c) : '_');
+	}
+	g_string_append(g, "_H");
+	return g_string_free(g, FALSE);
+}
+
 void emit_compat(GString *out, GPtrArray *commands, char **headers)
 {
+	g_autofree char *guard = include_guard(headers);
 	g_autoptr(GString) decls = g_string_new(NULL);
 	g_autoptr(GString) funcs = g_string_new(NULL);
 	g_autoptr(GString) macros = g_string_new(NULL);
@@ -358,9 +393,9 @@ void emit_compat(GString *out, GPtrArray *commands, char **headers)
 		g_string_append_printf(out, " %s", *h);
 	g_string_append(out,
 		":\n * the i386 layouts of the commands that need a translation,"
-		"\n * for a model's compat rows.\n */\n"
-		"#ifndef CUSEMU_COMPAT_GENERATED_H\n"
-		"#define CUSEMU_COMPAT_GENERATED_H\n\n"
+		"\n * for a model's compat rows.\n */\n");
+	g_string_append_printf(out, "#ifndef %s\n#define %s\n\n", guard, guard);
+	g_string_append(out,
 		"#include <stddef.h>\n#include <stdint.h>\n#include <string.h>\n\n"
 		"#include <linux/types.h>\n\n#include <cusemu/uaccess.h>\n\n");
 	for (char **h = headers; *h; h++) {

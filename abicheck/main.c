@@ -320,6 +320,11 @@ static void json_command(GString *out, const struct command *c, bool first)
 			       why);
 	if (c->row_only)
 		g_string_append(out, ", \"model_row_only\": true");
+	if (model_arg) {
+		g_string_append_printf(out, ", \"model_match\": %s",
+				       model_matches(c) ? "true" : "false");
+		json_optional_string(out, "model_served", c->served);
+	}
 	json_optional_string(out, "compat_of",
 			     c->compat_of ? c->compat_of->name : NULL);
 	g_string_append(out, ", \"members\": ");
@@ -441,6 +446,7 @@ int main(int argc, char **argv)
 	g_auto(GStrv) args = NULL;
 	g_auto(GStrv) headers = NULL;
 	g_auto(GStrv) cc = NULL;
+	g_autofree char *model_name = NULL;
 	struct probe_options o;
 	int status = EXIT_CLEAN;
 
@@ -520,7 +526,8 @@ int main(int argc, char **argv)
 	}
 
 	if (model_arg) {
-		if (!model_check(model_arg, commands, notes, &error)) {
+		if (!model_check(model_arg, commands, notes, &model_name,
+				 &error)) {
 			fprintf(stderr, "cusemu-abicheck: %s\n", error->message);
 			return EXIT_ERROR;
 		}
@@ -558,6 +565,8 @@ int main(int argc, char **argv)
 			print_command(out, c);
 		}
 		print_reasons(out, commands);
+		if (model_arg)
+			model_report(out, model_name, commands);
 	}
 	fputs(out->str, stdout);
 	return status;

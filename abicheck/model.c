@@ -90,11 +90,25 @@ static void extra_row(GPtrArray *commands, const struct cusemu_device_model *m,
 	g_ptr_array_add(commands, c);
 }
 
+/* How i386 callers reach a command, or NULL. */
+static char *compat_served(const struct cusemu_device_model *m,
+			   const struct cusemu_ioctl *row32)
+{
+	if (row32 && row32->handler)
+		return g_strdup_printf("compat row %s translates", row32->name);
+	if (row32)
+		return g_strdup("compat row marked compatible");
+	if (m->compat_ptr_ioctl)
+		return g_strdup("compat_ptr_ioctl serves i386 callers");
+	return NULL;
+}
+
 static void check_command(const struct cusemu_device_model *m,
 			  struct command *c)
 {
 	const struct cusemu_ioctl *native, *row32, *same;
 	uint32_t n64 = c->number[ABI_X86_64], n32 = c->number[ABI_I386];
+	g_autofree char *how = NULL;
 
 	native = cusemu_ioctl_lookup(m->native_table, n64);
 	row32 = cusemu_ioctl_lookup(m->compat_table, n32);
@@ -104,14 +118,27 @@ static void check_command(const struct cusemu_device_model *m,
 			    "model %s has no native row for it: x86_64 callers "
 			    "get ENOTTY%s", m->name,
 			    row32 ? " (a compat row serves i386 ones)" : "");
-	if (c->compat_of)
-		return;		/* a compat table's name: checked below */
+	if (c->compat_of) {
+		/* a compat table's name: checked below */
+		if (row32 && row32->handler)
+			c->served = g_strdup_printf(
+				"the i386 number of %s, compat row %s",
+				c->compat_of->name, row32->name);
+		else if (native)
+			c->served = g_strdup_printf(
+				"the i386 number of %s, native row %s",
+				c->compat_of->name, native->name);
+		return;
+	}
 	if (c->compatible) {
-		if (native && !row32 && !m->compat_ptr_ioctl)
+		how = compat_served(m, row32);
+		if (native && !how)
 			finding_add(c, FINDING_NO_COMPAT_ROW, c->name, false,
 				    "compatible, but neither a compat row nor "
 				    "compat_ptr_ioctl: i386 callers get ENOTTY; "
 				    "add CUSEMU_COMPAT_SAME(%s)", c->name);
+		if (native && how)
+			c->served = g_strdup_printf("native row, %s", how);
 		return;
 	}
 	if (same && !same->handler) {
@@ -132,16 +159,20 @@ static void check_command(const struct cusemu_device_model *m,
 		finding_add(c, FINDING_NO_COMPAT_ROW, c->name, true,
 			    "needs a translation, and no compat row has its "
 			    "i386 number 0x%08x: i386 callers get ENOTTY", n32);
+	else if (native)
+		c->served = g_strdup_printf("native row, compat row %s "
+					    "translates", row32->name);
 }
 
 gboolean model_check(const char *arg, GPtrArray *commands, GPtrArray *notes,
-		     GError **error)
+		     char **name, GError **error)
 {
 	const struct cusemu_device_model *m = find_model(arg, error);
 	guint n = commands->len;
 
 	if (!m)
 		return FALSE;
+	*name = g_strdup(m->name);
 	g_ptr_array_add(notes, g_strdup_printf(
 		"model %s (%s)%s%s", m->name,
 		cusemu_plugin_origin(m) ? cusemu_plugin_origin(m) : "built in",
@@ -181,4 +212,80 @@ gboolean model_check(const char *arg, GPtrArray *commands, GPtrArray *notes,
 			    _IOC_SIZE(c->number[ABI_I386]));
 	}
 	return TRUE;
+}
+
+bool model_matches(const struct command *c)
+{
+	for (guint i = 0; i < c->findings->len; i++) {
+		const struct finding *f = c->findings->pdata[i];
+
+		if (finding_kind_model(f->kind))
+			return false;
+	}
+	return !c->row_only && c->served;
+}
+
+/* The kinds of c's model findings, each once: "model-no-compat (error)". */
+static char *problems(const struct command *c, guint *count, guint *errors)
+{
+	g_autoptr(GString) s = g_string_new(NULL);
+	bool seen[FINDING_KIND_COUNT] = { false };
+
+	for (guint i = 0; i < c->findings->len; i++) {
+		const struct finding *f = c->findings->pdata[i];
+
+		if (!finding_kind_model(f->kind))
+			continue;
+		++*count;
+		*errors += f->error;
+		if (seen[f->kind])
+			continue;
+		seen[f->kind] = true;
+		g_string_append_printf(s, "%s%s%s", s->len ? ", " : "",
+				       finding_kind_name(f->kind),
+				       f->error ? " (error)" : "");
+	}
+	return g_string_free(g_steal_pointer(&s), FALSE);
+}
+
+/* The findings above say what is wrong; this says it of each command, and
+ * says so too when nothing is. */
+void model_report(GString *out, const char *name, GPtrArray *commands)
+{
+	guint n = 0, count = 0, errors = 0;
+
+	g_string_append_c(out, '\n');
+	for (guint i = 0; i < commands->len; i++) {
+		const struct command *c = commands->pdata[i];
+		guint mine = 0;
+		g_autofree char *kinds = problems(c, &mine, &errors);
+
+		n += !c->row_only;
+		count += mine;
+		if (model_matches(c))
+			g_string_append_printf(out, "%s: the tables match the "
+					       "header (%s)\n", c->name,
+					       c->served);
+		else if (c->row_only)
+			g_string_append_printf(out, "%s: a %s row the header "
+					       "lacks (%s)\n", c->name, c->macro,
+					       kinds);
+		else if (mine)
+			g_string_append_printf(out, "%s: %u problem%s in the "
+					       "tables: %s\n", c->name, mine,
+					       mine == 1 ? "" : "s", kinds);
+		else
+			g_string_append_printf(out, "%s: no row serves it\n",
+					       c->name);
+	}
+	if (!count)
+		g_string_append_printf(out, "%s: %u command%s, the tables match "
+				       "the header\n", name, n,
+				       n == 1 ? "" : "s");
+	else
+		g_string_append_printf(out, "%s: %u command%s, %u problem%s in "
+				       "the tables (%u error%s)\n", name, n,
+				       n == 1 ? "" : "s", count,
+				       count == 1 ? "" : "s", errors,
+				       errors == 1 ? "" : "s");
 }

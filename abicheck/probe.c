@@ -387,6 +387,7 @@ void command_free(struct command *c)
 	g_free(c->nr_arg);
 	g_free(c->payload_arg);
 	g_free(c->payload_expr);
+	g_free(c->served);
 	g_free(c);
 }
 

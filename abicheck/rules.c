@@ -82,6 +82,11 @@ bool finding_kind_translates(enum finding_kind kind)
 	return kinds[kind].translates;
 }
 
+bool finding_kind_model(enum finding_kind kind)
+{
+	return kind >= FINDING_NO_NATIVE_ROW && kind < FINDING_KIND_COUNT;
+}
+
 void finding_add(struct command *c, enum finding_kind kind,
 		 const char *member, bool error, const char *format, ...)
 {

@@ -20,6 +20,7 @@
 #include "dispatch.h"
 #include "ioctl32.h"
 #include "lock.h"
+#include "plugin.h"
 #include "request.h"
 
 const struct cusemu_ioctl *cusemu_ioctl_lookup(const struct cusemu_ioctl *table,
@@ -597,6 +598,7 @@ static void compat_size_hint(const struct cusemu_call *call)
 	const struct cusemu_device_model *m = call->dev->model;
 	const struct cusemu_ioctl *row, *same = NULL;
 	unsigned int cmd = call->cmd;
+	const char *origin;
 	char *key;
 	bool first;
 
@@ -625,14 +627,18 @@ static void compat_size_hint(const struct cusemu_call *call)
 		g_free(key);
 	}
 	g_mutex_unlock(&lock);
-	if (first)
-		g_message("/dev/%s (%s): a 32-bit caller's %08x has no compat "
-			  "row, but native %s (%08x) has its type, number and "
-			  "direction with %u bytes against the caller's %u: the "
-			  "payload's layout differs between the ABIs; run "
-			  "cusemu-abicheck --model %s on the model's header",
-			  call->dev->name, m->name, cmd, same->name, same->cmd,
-			  _IOC_SIZE(same->cmd), _IOC_SIZE(cmd), m->name);
+	if (!first)
+		return;
+	/* --model takes a plugin's model by its file, a built-in by name. */
+	origin = cusemu_plugin_origin(m);
+	g_message("/dev/%s (%s): a 32-bit caller's %08x has no compat "
+		  "row, but native %s (%08x) has its type, number and "
+		  "direction with %u bytes against the caller's %u: the "
+		  "payload's layout differs between the ABIs; run "
+		  "cusemu-abicheck --model %s on the model's header",
+		  call->dev->name, m->name, cmd, same->name, same->cmd,
+		  _IOC_SIZE(same->cmd), _IOC_SIZE(cmd),
+		  origin ? origin : m->name);
 }
 
 long cusemu_dispatch(struct cusemu_call *call)

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -57,16 +58,64 @@ static gboolean refuse(GError **error, const char *path, const char *format,
 	return FALSE;
 }
 
+/* Who may own and write the path: root, and the daemon's user if not root. */
+static char *trusted(uid_t self)
+{
+	return self ? g_strdup_printf("root or uid %u", (unsigned int)self)
+		    : g_strdup("root");
+}
+
+/*
+ * A directory that others can write, above the plugin. Sticky (as /tmp and
+ * /var/tmp are), it keeps them from removing or renaming an entry they do
+ * not own, so it is safe when its next component, child_uid, is root's or
+ * the daemon's user's. Never advise chmod on such a directory: the system
+ * needs it as it is. Otherwise advise chmod only on the plugin's own
+ * directory, which its author made; above it, moving the plugin is safe.
+ */
+static gboolean safe_dir(const char *path, const char *p,
+			 const struct stat *st, uid_t child_uid, bool own_dir,
+			 GError **error)
+{
+	uid_t self = geteuid();
+	g_autofree char *who = trusted(self);
+	const char *by = st->st_mode & S_IWOTH ? "anyone" : "its group";
+	unsigned int mode = st->st_mode & 07777;
+
+	if (st->st_mode & S_ISVTX) {
+		if (child_uid == 0 || child_uid == self)
+			return TRUE;
+		return refuse(error, path,
+			      "%s is writable by %s (mode %04o), and sticky "
+			      "keeps others from replacing only what root or "
+			      "the daemon's user owns there; copy the plugin "
+			      "into a directory that only %s can write",
+			      p, by, mode, who);
+	}
+	if (own_dir)
+		return refuse(error, path,
+			      "%s is writable by %s (mode %04o); make it "
+			      "writable by its owner alone: chmod go-w %s",
+			      p, by, mode, p);
+	return refuse(error, path,
+		      "%s is writable by %s (mode %04o) and not sticky, so "
+		      "others could replace what it holds; copy the plugin "
+		      "into a directory that only %s can write",
+		      p, by, mode, who);
+}
+
 /*
  * The plugin and every directory above it: owned by root or by the user
- * the daemon runs as, and writable by that owner alone. Anyone else who
- * could write one of them could make the daemon run their code as root.
+ * the daemon runs as, and writable by that owner alone, or sticky (see
+ * safe_dir). Anyone else who could replace one of them could make the
+ * daemon run their code as root.
  */
 static gboolean safe_path(const char *path, const char *real,
 			  GError **error)
 {
 	g_autofree char *p = g_strdup(real);
-	uid_t self = geteuid();
+	uid_t self = geteuid(), child_uid = self;
+	bool file = true, own_dir = false;
 
 	for (;;) {
 		struct stat st;
@@ -75,12 +124,18 @@ static gboolean safe_path(const char *path, const char *real,
 		if (lstat(p, &st) < 0)
 			return refuse(error, path, "%s: %s", p,
 				      g_strerror(errno));
-		if (st.st_uid != 0 && st.st_uid != self)
+		if (st.st_uid != 0 && st.st_uid != self) {
+			g_autofree char *who = trusted(self);
+
 			return refuse(error, path,
 				      "%s belongs to uid %u, neither root nor "
-				      "the daemon's user; chown it to root",
-				      p, (unsigned int)st.st_uid);
-		if (st.st_mode & (S_IWGRP | S_IWOTH))
+				      "the daemon's user: that user could "
+				      "replace the plugin; copy the plugin "
+				      "into a directory that only %s can "
+				      "write",
+				      p, (unsigned int)st.st_uid, who);
+		}
+		if (file && st.st_mode & (S_IWGRP | S_IWOTH))
 			return refuse(error, path,
 				      "%s is writable by %s (mode %04o); make "
 				      "it writable by its owner alone: chmod "
@@ -88,8 +143,14 @@ static gboolean safe_path(const char *path, const char *real,
 				      p, st.st_mode & S_IWOTH ? "anyone"
 							      : "its group",
 				      (unsigned int)(st.st_mode & 07777), p);
+		if (!file && st.st_mode & (S_IWGRP | S_IWOTH) &&
+		    !safe_dir(path, p, &st, child_uid, own_dir, error))
+			return FALSE;
 		if (!strcmp(p, "/"))
 			return TRUE;
+		own_dir = file;
+		file = false;
+		child_uid = st.st_uid;
 		slash = strrchr(p, '/');
 		if (slash == p)
 			slash[1] = '\0';

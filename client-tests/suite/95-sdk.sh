@@ -53,6 +53,52 @@ fi
 [ -z "$daemon_pid" ] || stop_daemon TERM
 check "the daemon's log has no warning" bash -c "! grep -iE 'warning|critical' '$work/sdk.log'"
 
+# The README tour's step 4 as written there: its daemon line, run as a
+# reader runs it (detached; cusemud found on PATH) in a copy of the
+# example's build/, then its client line, which must print no "not ok".
+# The copy sits in a directory of root's under a sticky one that anyone
+# may write, as a build under /var/tmp does: that is safe, and loads.
+# tests/test-docs checks that the lines exist and that every copy of the
+# sensorhub device in the docs is the tour's.
+readme=$here/../README.md
+tour_start=$(grep -m 1 '^cusemud --plugin build/sensorhub.so ' "$readme")
+tour_clients=$(grep -m 1 '^build/sensorhub-client-64 ' "$readme")
+check "README.md's tour starts sensorhub and runs its clients (step 4)" \
+	test -n "$tour_start" -a -n "$tour_clients"
+tour_sticky=$(mktemp -d /tmp/cusemu-sticky.XXXXXX)
+chmod 1777 "$tour_sticky"
+tour_dir=$tour_sticky/tour
+mkdir -m 0755 "$tour_dir" "$tour_dir/build"
+cp "$sdk/sensorhub.so" "$sdk/sensorhub-client-64" "$sdk/sensorhub-client-32" \
+	"$tour_dir/build/" 2>/dev/null
+chmod 0644 "$tour_dir/build/sensorhub.so" 2>/dev/null
+tour_before=" $(pidof cusemud) "
+(cd "$tour_dir" && PATH=$build/daemon:$PATH && eval "$tour_start") \
+	>"$work/tour.log" 2>&1
+status=$?
+tour_pid=
+for pid in $(pidof cusemud); do
+	case $tour_before in *" $pid "*) ;; *) tour_pid=$pid ;; esac
+done
+if [ "$status" = 0 ] && is_char_node /dev/hub0; then
+	ok "the tour's line returns once /dev/hub0 exists: $tour_start"
+	ok "... with the plugin in root's directory under a sticky one anyone may write"
+	(cd "$tour_dir" && bash -ec "$tour_clients") >"$work/tour.out" 2>&1
+	status=$?
+	check "the tour's clients exit 0: $tour_clients" test "$status" = 0
+	check "... and print no 'not ok'" bash -c "! grep -q '^not ok' '$work/tour.out'"
+	[ "$status" = 0 ] || diag <"$work/tour.out"
+else
+	not_ok "the tour's line returns once /dev/hub0 exists (exit $status): $tour_start"
+	diag <"$work/tour.log"
+fi
+if [ -n "$tour_pid" ]; then
+	kill -TERM "$tour_pid"
+	wait_for 20 is_dead "$tour_pid" || kill -9 "$tour_pid"
+fi
+check "the tour's daemon is gone with its node" wait_for 10 is_gone /dev/hub0
+rm -rf "$tour_sticky"
+
 # A plugin that anyone may write is refused, and no node appears.
 chmod 0666 "$sdk_dir/sensorhub.so"
 "$cusemud" --foreground --plugin "$sdk_dir/sensorhub.so" \

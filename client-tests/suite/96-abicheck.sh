@@ -27,8 +27,8 @@ fi
 [ -z "$daemon_pid" ] || stop_daemon TERM
 check "the log names the i386 command, the native row and both sizes" \
 	grep -q "a 32-bit caller's 800c5901 has no compat row, but native WRONG_INFO (80105901) has its type, number and direction with 16 bytes against the caller's 12" "$work/wrong.log"
-check "the log says to run cusemu-abicheck" \
-	grep -q 'run cusemu-abicheck --model wrong' "$work/wrong.log"
+check "the log says to run cusemu-abicheck on the plugin's file" \
+	grep -q "run cusemu-abicheck --model $wrong_dir/abicheck-wrong.so on the model's header" "$work/wrong.log"
 check "the hint is logged once for two calls" \
 	test "$(grep -c 'has no compat row' "$work/wrong.log")" = 1
 check "a command that is served gets no hint (WRONG_RIGHT)" \

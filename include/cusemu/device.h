@@ -221,7 +221,8 @@ struct cusemu_device_model {
 			 const char *buf, size_t size);
 
 	/*
-	 * The ioctl methods of the kernel generations (see DESIGN.md).
+	 * The ioctl methods of the kernel generations (cusemu-model(7), and
+	 * docs/kernel-models.md in cusemu's source).
 	 * A model that sets none of them gets each one built from the tables
 	 * below. A model that sets some by hand (a legacy driver has only
 	 * ->ioctl) has just those; its compat table is then only what it
