@@ -240,6 +240,23 @@ static int run_device_request(struct cusemu_control *control, const char *line,
 				    body);
 }
 
+/* "reload NODE": a fresh instance of the device, its plugin reloaded. */
+#define RELOAD_REQUEST "reload "
+
+static int run_reload_request(struct cusemu_control *control,
+			      const char *line, gsize len, GString *body)
+{
+	g_autofree char *node = g_strndup(line + strlen(RELOAD_REQUEST),
+					  len - strlen(RELOAD_REQUEST));
+
+	g_strstrip(node);
+	if (!control->ops->reload || !*node || strpbrk(node, " \t")) {
+		g_string_append(body, "usage: reload NODE");
+		return EINVAL;
+	}
+	return control->ops->reload(control->data, node, body);
+}
+
 static void answer_request(struct connection *c, const char *line, gsize len)
 {
 	g_autoptr(GString) body = g_string_new(NULL);
@@ -260,10 +277,16 @@ static void answer_request(struct connection *c, const char *line, gsize len)
 		known = true;
 		err = run_device_request(c->control, line, len, body);
 	}
+	if (!known && len > strlen(RELOAD_REQUEST) &&
+	    !memcmp(line, RELOAD_REQUEST, strlen(RELOAD_REQUEST))) {
+		known = true;
+		err = run_reload_request(c->control, line, len, body);
+	}
 	if (!known) {
 		g_string_printf(c->answer,
 				"error: unknown request '%s'; requests: "
-				"list, stats, reset, device NODE ...\n",
+				"list, stats, reset, device NODE ..., reload "
+				"NODE\n",
 				echo);
 		return;
 	}

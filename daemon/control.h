@@ -43,6 +43,9 @@ struct cusemu_control_ops {
 	int (*reset)(void *data, GString *out);
 	/* "device NODE WORDS...": argv is NODE then the words */
 	int (*device)(void *data, char **argv, GString *out);
+	/* "reload NODE": the device's plugin loaded again if rebuilt, and a
+	 * fresh instance behind the node */
+	int (*reload)(void *data, const char *node, GString *out);
 };
 
 struct cusemu_control;

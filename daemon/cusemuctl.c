@@ -57,7 +57,11 @@
 	"          in M groups'\n"                                          \
 	"  device NODE WORDS...\n"                                           \
 	"          pass 'device NODE WORDS...' to the model of NODE (a name\n" \
-	"          under /dev, with or without /dev/) and print its answer"
+	"          under /dev, with or without /dev/) and print its answer\n" \
+	"  reload NODE\n"                                                    \
+	"          a fresh instance of NODE's device: its plugin loaded\n"   \
+	"          again if the file was rebuilt, the node kept; files\n"     \
+	"          opened before get ENODEV; a fenced device serves again"
 
 #define DESCRIPTION                                                          \
 	"cusemuctl talks to cusemud over its control socket: by default\n"  \
@@ -72,12 +76,13 @@
 	"Exit status: 0 on success, 1 on any error, the daemon's error\n"  \
 	"answers included.\n"
 
-static const char *const commands[] = { "list",	  "stats",  "reset",
-					"inject", "replay", "device" };
+static const char *const commands[] = { "list",   "stats",  "reset",
+					"inject", "replay", "device",
+					"reload" };
 
 /* Commands whose arguments follow them, and are not options. */
 static const char *const commands_with_args[] = { "inject", "replay",
-						  "device" };
+						  "device", "reload" };
 
 static char *socket_path;
 static const char *socket_option = "--control";	/* the one given */
@@ -364,6 +369,18 @@ static int run_device(const char *path, const char *node, char **words, int n)
 	return request ? ask(path, request) : EXIT_FAILURE;
 }
 
+static int usage_error(const char *format, ...) G_GNUC_PRINTF(1, 2);
+
+static int run_reload(const char *path, const char *node)
+{
+	g_autofree char *request = NULL;
+
+	if (!plain_word(node))
+		return usage_error("'%s' is not a node name", node);
+	request = g_strconcat("reload ", node, NULL);
+	return ask(path, request);
+}
+
 static int run_inject(const char *path, char **args, int n)
 {
 	g_autofree char **words = NULL;
@@ -593,7 +610,7 @@ static int usage_error(const char *format, ...)
 int main(int argc, char **argv)
 {
 	g_autoptr(GOptionContext) context = g_option_context_new(
-		"list|stats|reset|inject|replay|device [ARGS...]");
+		"list|stats|reset|inject|replay|device|reload [ARGS...]");
 	g_autoptr(GError) error = NULL;
 	g_autofree char *request = NULL;
 	g_autofree char *default_path = cusemu_control_default_path();
@@ -620,11 +637,12 @@ int main(int argc, char **argv)
 	}
 	if (parse_argc != 2)
 		return usage_error("give one command: list, stats, reset, "
-				   "inject, replay or device");
+				   "inject, replay, device or reload");
 	command = argv[1];
 	if (!in_list(commands, G_N_ELEMENTS(commands), command))
 		return usage_error("unknown command '%s'; commands: list, "
-				   "stats, reset, inject, replay, device",
+				   "stats, reset, inject, replay, device, "
+				   "reload",
 				   command);
 	if (json && strcmp(command, "list") && strcmp(command, "stats"))
 		return usage_error("--json applies to list and stats only");
@@ -638,6 +656,11 @@ int main(int argc, char **argv)
 			return usage_error("device takes NODE and the words "
 					   "to pass to its model");
 		return run_device(path, args[0], args + 1, n_args - 1);
+	}
+	if (!strcmp(command, "reload")) {
+		if (n_args != 1)
+			return usage_error("reload takes one NODE");
+		return run_reload(path, args[0]);
 	}
 	request = g_strconcat(command, json ? " --json" : "", NULL);
 	return ask(path, request);

@@ -32,6 +32,7 @@
 #include "device.h"
 #include "dispatch.h"
 #include "fusefs.h"
+#include "node.h"
 #include "oops.h"
 #include "plugin.h"
 #include "sandbox.h"
@@ -1281,11 +1282,92 @@ static int control_device(void *data, char **argv, GString *out)
 	return ENODEV;
 }
 
+/* The device behind a node's name (/dev/NAME, DIR/NAME or NAME), or NULL. */
+static guint find_device(const struct daemon *d, const char *node)
+{
+	if (g_str_has_prefix(node, "/dev/"))
+		node += strlen("/dev/");
+	else if (d->fuse_dir && g_str_has_prefix(node, d->fuse_dir) &&
+		 node[strlen(d->fuse_dir)] == '/')
+		node += strlen(d->fuse_dir) + 1;
+	for (guint i = 0; i < d->devices->len; i++) {
+		const struct cusemu_device *dev = d->devices->pdata[i];
+
+		if (!strcmp(dev->name, node))
+			return i;
+	}
+	return G_MAXUINT;
+}
+
+/*
+ * cusemuctl reload: the model's plugin again if it was rebuilt, a fresh
+ * instance made as the old one was, and the node kept. The old instance
+ * stays as it was when anything fails, and is freed once its files are.
+ */
+static int control_reload(void *data, const char *node, GString *out)
+{
+	struct daemon *d = data;
+	guint i = find_device(d, node);
+	g_autoptr(GError) error = NULL;
+	const struct cusemu_device_model *m;
+	const struct cusemu_device_model *old_model;
+	struct cusemu_device *old, *dev;
+	g_autofree char *path = NULL, *what = NULL;
+	const char *origin;
+
+	if (i == G_MAXUINT) {
+		g_string_append_printf(out, "no device %s here; cusemuctl list "
+					    "shows the devices",
+				       node);
+		return ENODEV;
+	}
+	old = d->devices->pdata[i];
+	old_model = old->model;
+	path = device_path(d, old);
+	m = cusemu_plugin_reload(old->model, &error);
+	dev = m ? cusemu_device_respawn(old, m, &error) : NULL;
+	if (dev && !cusemu_node_can_serve(cusemu_instance(old)->node, dev)) {
+		g_set_error(&error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+			    "the new %s needs memory that its commands' _IOC "
+			    "bits do not describe, which this CUSE node, "
+			    "registered for restricted ioctls, cannot fetch; "
+			    "restart the daemon for it",
+			    m->name);
+		cusemu_device_free(dev);
+		dev = NULL;
+	}
+	if (!dev) {
+		g_string_append_printf(out, "%s not reloaded, it serves as "
+					    "before: %s",
+				       path, error->message);
+		g_warning("%s not reloaded: %s", path, error->message);
+		return EINVAL;
+	}
+	/* The global ioctl32 table: the old entries out, the new ones in. */
+	cusemu_dispatch_unbind(old);
+	cusemu_dispatch_bind(dev, d->lock_mode);
+	cusemu_node_replace(cusemu_instance(old)->node, dev);
+	d->devices->pdata[i] = dev;
+	origin = cusemu_plugin_origin(m);
+	what = g_strdup_printf("a fresh %s %s%s", m->name,
+			       !origin ? "(built in)" :
+			       m == old_model ? "of the same code (the file is "
+						"the one loaded: not rebuilt) "
+						"from " :
+						"from the rebuilt ",
+			       origin ? origin : "");
+	g_message("%s reloaded: %s; files opened before get ENODEV", path,
+		  what);
+	g_string_append_printf(out, "%s reloaded: %s\n", path, what);
+	return 0;
+}
+
 static const struct cusemu_control_ops control_ops = {
 	.list = control_list,
 	.stats = control_stats,
 	.reset = control_reset,
 	.device = control_device,
+	.reload = control_reload,
 };
 
 /*

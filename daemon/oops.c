@@ -319,6 +319,7 @@ static int report_object(struct dl_phdr_info *info, size_t size, void *data)
 	Dwfl *dwfl = data;
 	const char *path = info->dlpi_name;
 	const char *origin;
+	int fd;
 
 	(void)size;
 	if (!path || !*path)
@@ -329,9 +330,14 @@ static int report_object(struct dl_phdr_info *info, size_t size, void *data)
 	}
 	if (!path)
 		return 0;
-	origin = cusemu_plugin_file_origin(path);
-	dwfl_report_elf(dwfl, module_name(origin ? origin : path), path, -1,
-			info->dlpi_addr, true);
+	/* A plugin as it was loaded, not what a rebuild put at its path. */
+	origin = cusemu_plugin_file_origin(path, &fd);
+	if (fd >= 0)	/* not dup(): the sandbox has fcntl */
+		fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (!dwfl_report_elf(dwfl, module_name(origin ? origin : path), path,
+			     fd, info->dlpi_addr, true) &&
+	    fd >= 0)
+		close(fd);
 	return 0;
 }
 

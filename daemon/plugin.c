@@ -7,6 +7,7 @@
 #define G_LOG_DOMAIN "cusemu-plugin"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -23,9 +24,20 @@
 
 const char cusemu_models_dir[] = CUSEMU_MODELS_DIR;
 
+/* One load of a plugin file; never unloaded, since code of it may run. */
+struct plugin_file {
+	char *origin;		/* its real path */
+	char *loaded_as;	/* the name the dynamic loader knows it by */
+	dev_t dev;
+	ino_t ino;
+	int fd;			/* the file as loaded, for oops backtraces */
+	unsigned int loads;	/* of the same origin so far, this one too */
+};
+
 struct loaded {
 	const struct cusemu_device_model *model;
-	char *origin;		/* the plugin's path */
+	struct plugin_file *file;
+	bool current;		/* false once a reload brought another */
 };
 
 static GArray *loaded;		/* struct loaded, in load order */
@@ -35,7 +47,7 @@ static const struct loaded *find_loaded(const char *name)
 	for (guint i = 0; loaded && i < loaded->len; i++) {
 		const struct loaded *l = &g_array_index(loaded, struct loaded, i);
 
-		if (!strcmp(l->model->name, name))
+		if (l->current && !strcmp(l->model->name, name))
 			return l;
 	}
 	return NULL;
@@ -161,7 +173,7 @@ static gboolean safe_path(const char *path, const char *real,
 
 static gboolean check_model(const char *path,
 			    const struct cusemu_device_model *m,
-			    GError **error)
+			    const char *reloading, GError **error)
 {
 	const struct cusemu_device_model *builtin;
 	const struct loaded *other;
@@ -186,12 +198,123 @@ static gboolean check_model(const char *path,
 				      m->name);
 	}
 	other = find_loaded(m->name);
-	if (other)
+	if (other && !(reloading && !strcmp(other->file->origin, reloading)))
 		return refuse(error, path,
 			      "its model '%s' is already loaded from %s; "
 			      "rename one of them",
-			      m->name, other->origin);
+			      m->name, other->file->origin);
 	return TRUE;
+}
+
+/*
+ * Open a plugin under the loader name as (path as the user gave it, for
+ * messages), with its checks; the module and its entry symbol.
+ */
+static GModule *open_plugin(const char *path, const char *as,
+			    const char *reloading,
+			    const struct cusemu_plugin **plugin,
+			    GError **error)
+{
+	GModule *module = g_module_open(as, G_MODULE_BIND_LOCAL);
+	gpointer sym;
+
+	if (!module) {
+		refuse(error, path, "not a shared object this daemon can load: "
+				    "%s",
+		       g_module_error());
+		return NULL;
+	}
+	if (!g_module_symbol(module, CUSEMU_PLUGIN_SYMBOL, &sym) || !sym) {
+		g_module_close(module);
+		refuse(error, path,
+		       "no cusemu model symbol '%s'; end the model's file "
+		       "with CUSEMU_PLUGIN(&model) of <cusemu/plugin.h>",
+		       CUSEMU_PLUGIN_SYMBOL);
+		return NULL;
+	}
+	*plugin = sym;
+	if ((*plugin)->api_version != CUSEMU_API_VERSION) {
+		unsigned int v = (*plugin)->api_version;
+
+		g_module_close(module);
+		refuse(error, path,
+		       "built for model API version %u, this daemon has "
+		       "version %d; rebuild it against this daemon's SDK "
+		       "(pkg-config cusemu-1)",
+		       v, CUSEMU_API_VERSION);
+		return NULL;
+	}
+	for (unsigned int i = 0; (*plugin)->models && (*plugin)->models[i];
+	     i++) {
+		if (!check_model(path, (*plugin)->models[i], reloading,
+				 error)) {
+			g_module_close(module);
+			return NULL;
+		}
+	}
+	if (!(*plugin)->models || !(*plugin)->models[0]) {
+		g_module_close(module);
+		refuse(error, path, "it names no model");
+		return NULL;
+	}
+	return module;
+}
+
+/* The file at real, checked and opened: for its identity and backtraces. */
+static int open_checked(const char *path, const char *real, struct stat *st,
+			GError **error)
+{
+	int fd;
+
+	if (!safe_path(path, real, error))
+		return -1;
+	fd = open(real, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
+		refuse(error, path, "%s",
+		       fd < 0 ? g_strerror(errno) : "not a regular file");
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Models stay for the daemon's life: the module is never closed. */
+static void keep(GModule *module, const struct cusemu_plugin *plugin,
+		 struct plugin_file *file)
+{
+	g_module_make_resident(module);
+	if (!loaded)
+		loaded = g_array_new(FALSE, FALSE, sizeof(struct loaded));
+	for (unsigned int i = 0; plugin->models[i]; i++) {
+		struct loaded l = { plugin->models[i], file, true };
+
+		for (guint j = 0; j < loaded->len; j++) {
+			struct loaded *old =
+				&g_array_index(loaded, struct loaded, j);
+
+			if (old->current &&
+			    !strcmp(old->model->name, l.model->name))
+				old->current = false;
+		}
+		g_array_append_val(loaded, l);
+		g_debug("model %s from %s", l.model->name, file->origin);
+	}
+}
+
+static struct plugin_file *file_new(const char *real, const char *as,
+				    const struct stat *st, int fd,
+				    unsigned int loads)
+{
+	struct plugin_file *f = g_new0(struct plugin_file, 1);
+
+	f->origin = g_strdup(real);
+	f->loaded_as = g_strdup(as);
+	f->dev = st->st_dev;
+	f->ino = st->st_ino;
+	f->fd = fd;
+	f->loads = loads;
+	return f;
 }
 
 gboolean cusemu_plugin_load(const char *path, GError **error)
@@ -199,60 +322,98 @@ gboolean cusemu_plugin_load(const char *path, GError **error)
 	char real[PATH_MAX];
 	const struct cusemu_plugin *plugin;
 	GModule *module;
-	gpointer sym;
 	struct stat st;
+	int fd;
 
 	if (!realpath(path, real))
 		return refuse(error, path, "%s", g_strerror(errno));
 	if (stat(real, &st) < 0 || !S_ISREG(st.st_mode))
 		return refuse(error, path, "not a regular file");
-	if (!safe_path(path, real, error))
+	fd = open_checked(path, real, &st, error);
+	if (fd < 0)
 		return FALSE;
-	module = g_module_open(real, G_MODULE_BIND_LOCAL);
-	if (!module)
-		return refuse(error, path, "not a shared object this daemon "
-					   "can load: %s",
-			      g_module_error());
-	if (!g_module_symbol(module, CUSEMU_PLUGIN_SYMBOL, &sym) || !sym) {
-		g_module_close(module);
-		return refuse(error, path,
-			      "no cusemu model symbol '%s'; end the model's "
-			      "file with CUSEMU_PLUGIN(&model) of "
-			      "<cusemu/plugin.h>",
-			      CUSEMU_PLUGIN_SYMBOL);
+	module = open_plugin(path, real, NULL, &plugin, error);
+	if (!module) {
+		close(fd);
+		return FALSE;
 	}
-	plugin = sym;
-	if (plugin->api_version != CUSEMU_API_VERSION) {
-		unsigned int v = plugin->api_version;
+	keep(module, plugin, file_new(real, real, &st, fd, 1));
+	return TRUE;
+}
 
-		g_module_close(module);
-		return refuse(error, path,
-			      "built for model API version %u, this daemon "
-			      "has version %d; rebuild it against this "
-			      "daemon's SDK (pkg-config cusemu-1)",
-			      v, CUSEMU_API_VERSION);
+/*
+ * The dynamic loader takes a name it has loaded for the same object, and
+ * does not look at the file again: each load of one path gets a name of
+ * its own, the same path with "./" repeated, so that a rebuilt file is
+ * loaded anew. (A file not rebuilt is still the one object: the loader
+ * knows it by device and inode too.)
+ */
+static char *loader_name(const char *real, unsigned int loads)
+{
+	g_autofree char *dir = g_path_get_dirname(real);
+	g_autofree char *base = g_path_get_basename(real);
+	GString *as = g_string_new(dir);
+
+	g_string_append_c(as, '/');
+	for (unsigned int i = 0; i < loads; i++)
+		g_string_append(as, "./");
+	g_string_append(as, base);
+	return g_string_free(as, FALSE);
+}
+
+static const struct loaded *loaded_model(const struct cusemu_device_model *m)
+{
+	for (guint i = 0; loaded && i < loaded->len; i++) {
+		const struct loaded *l = &g_array_index(loaded, struct loaded, i);
+
+		if (l->model == m)
+			return l;
 	}
-	for (unsigned int i = 0; plugin->models && plugin->models[i]; i++) {
-		if (!check_model(path, plugin->models[i], error)) {
-			g_module_close(module);
-			return FALSE;
+	return NULL;
+}
+
+const struct cusemu_device_model *
+cusemu_plugin_reload(const struct cusemu_device_model *m, GError **error)
+{
+	const struct loaded *l = loaded_model(m);
+	const struct plugin_file *was;
+	const struct cusemu_plugin *plugin;
+	g_autofree char *as = NULL;
+	GModule *module;
+	struct stat st;
+	int fd;
+
+	if (!l)
+		return m;	/* built in: a fresh instance of the same */
+	was = l->file;
+	fd = open_checked(was->origin, was->origin, &st, error);
+	if (fd < 0)
+		return NULL;
+	if (st.st_dev == was->dev && st.st_ino == was->ino) {
+		/* Not rebuilt: the same object, whatever its name. */
+		close(fd);
+		l = find_loaded(m->name);
+		return l ? l->model : m;
+	}
+	as = loader_name(was->origin, was->loads);
+	module = open_plugin(was->origin, as, was->origin, &plugin, error);
+	if (!module) {
+		close(fd);
+		return NULL;
+	}
+	for (unsigned int i = 0; plugin->models[i]; i++) {
+		if (!strcmp(plugin->models[i]->name, m->name)) {
+			keep(module, plugin,
+			     file_new(was->origin, as, &st, fd, was->loads + 1));
+			return plugin->models[i];
 		}
 	}
-	if (!plugin->models || !plugin->models[0]) {
-		g_module_close(module);
-		return refuse(error, path, "it names no model");
-	}
-	/* Models stay for the daemon's life: the module is never closed. */
+	/* Resident anyway: the loader ran its constructors. */
 	g_module_make_resident(module);
-	if (!loaded)
-		loaded = g_array_new(FALSE, FALSE, sizeof(struct loaded));
-	for (unsigned int i = 0; plugin->models[i]; i++) {
-		struct loaded l = { plugin->models[i], g_strdup(real) };
-
-		g_array_append_val(loaded, l);
-		g_debug("model %s from %s", l.model->name, l.origin);
-	}
-	return TRUE;
+	close(fd);
+	refuse(error, was->origin, "it holds no model named '%s' any more",
+	       m->name);
+	return NULL;
 }
 
 const struct cusemu_device_model *cusemu_plugin_find(const char *name,
@@ -280,11 +441,16 @@ const struct cusemu_device_model *cusemu_plugin_find(const char *name,
 
 guint cusemu_plugin_models(const struct cusemu_device_model ***models)
 {
-	guint n = loaded ? loaded->len : 0;
+	guint n = 0;
 
-	*models = g_new0(const struct cusemu_device_model *, n + 1);
-	for (guint i = 0; i < n; i++)
-		(*models)[i] = g_array_index(loaded, struct loaded, i).model;
+	*models = g_new0(const struct cusemu_device_model *,
+			 (loaded ? loaded->len : 0) + 1);
+	for (guint i = 0; loaded && i < loaded->len; i++) {
+		const struct loaded *l = &g_array_index(loaded, struct loaded, i);
+
+		if (l->current)
+			(*models)[n++] = l->model;
+	}
 	return n;
 }
 
@@ -294,18 +460,21 @@ const char *cusemu_plugin_origin(const struct cusemu_device_model *m)
 		const struct loaded *l = &g_array_index(loaded, struct loaded, i);
 
 		if (l->model == m)
-			return l->origin;
+			return l->file->origin;
 	}
 	return NULL;
 }
 
-const char *cusemu_plugin_file_origin(const char *path)
+const char *cusemu_plugin_file_origin(const char *path, int *fd)
 {
 	for (guint i = 0; loaded && i < loaded->len; i++) {
 		const struct loaded *l = &g_array_index(loaded, struct loaded, i);
 
-		if (!strcmp(l->origin, path))
-			return l->origin;
+		if (!strcmp(l->file->loaded_as, path)) {
+			*fd = l->file->fd;
+			return l->file->origin;
+		}
 	}
+	*fd = -1;
 	return NULL;
 }

@@ -27,7 +27,19 @@ const struct cusemu_device_model *cusemu_plugin_find(const char *name,
 guint cusemu_plugin_models(const struct cusemu_device_model ***models);
 const char *cusemu_plugin_origin(const struct cusemu_device_model *m);
 /* The plugin file a loaded object's path (as the dynamic loader names it)
- * was loaded from, or NULL if it is no plugin. */
-const char *cusemu_plugin_file_origin(const char *path);
+ * was loaded from, or NULL if it is no plugin; *fd is the file as it was
+ * loaded (a rebuild may have replaced the path since), or -1. */
+const char *cusemu_plugin_file_origin(const char *path, int *fd);
+
+/*
+ * cusemuctl reload: model m's plugin file loaded again if it was rebuilt
+ * (a new file at its path), with the checks of a first load; the model of
+ * the same name in it, which --device and add use from now on. m itself
+ * when the file is the one loaded, or m is built in. NULL and why when the
+ * file is refused, or has no such model any more. The old code stays
+ * loaded: files opened before may still be inside it.
+ */
+const struct cusemu_device_model *
+cusemu_plugin_reload(const struct cusemu_device_model *m, GError **error);
 
 #endif

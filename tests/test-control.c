@@ -24,7 +24,7 @@
 /* Without its newline: the daemon adds it. */
 #define STATS_JSON "{\"devices\":{}}"
 #define UNKNOWN(r) \
-	"error: unknown request '" r "'; requests: list, stats, reset, device NODE ...\n"
+	"error: unknown request '" r "'; requests: list, stats, reset, device NODE ..., reload NODE\n"
 #define NOBODY 65534
 
 struct stub {
@@ -310,7 +310,7 @@ static void test_unknown(struct fixture *f, gconstpointer unused)
 		g_autofree char *line = g_strconcat(long_request, "\n", NULL);
 		g_autofree char *expected = g_strdup_printf(
 			"error: unknown request '%s...'; requests: list, "
-			"stats, reset, device NODE ...\n",
+			"stats, reset, device NODE ..., reload NODE\n",
 			long_echo);
 
 		assert_answer(f, line, expected);
@@ -792,10 +792,10 @@ static void test_cusemuctl(struct fixture *f, gconstpointer unused)
 	CTL_EXPECT_USAGE(f, "cusemuctl: --json applies to list and stats only",
 			 "--json", "reset");
 	CTL_EXPECT_USAGE(f, "cusemuctl: unknown command 'frob'; commands: "
-			    "list, stats, reset, inject, replay, device",
+			    "list, stats, reset, inject, replay, device, reload",
 			 "frob");
 	CTL_EXPECT_USAGE(f, "cusemuctl: give one command: list, stats, "
-			    "reset, inject, replay or device",
+			    "reset, inject, replay, device or reload",
 			 "list", "stats");
 	f->stub.stats_error = EBUSY;
 	CTL_EXPECT(f, 1, "", "cusemuctl: statistics are off\n", "stats");
