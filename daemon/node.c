@@ -768,7 +768,7 @@ bool cusemu_node_can_serve(const struct cusemu_node *n,
 			   const struct cusemu_device *dev)
 {
 	return n->ioctls != CUSEMU_NODE_RESTRICTED ||
-	       cusemu_instance(dev)->restricted;
+	       cusemu_dispatch_restricted(dev->model);
 }
 
 void cusemu_node_replace(struct cusemu_node *n, struct cusemu_device *dev)
