@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -36,8 +37,13 @@
 #include "proc.h"
 #include "request.h"
 
-/* Enough for backtrace() and the jump, on a thread whose stack overflowed. */
-#define ALT_STACK_SIZE (64 * 1024)
+/*
+ * The oops handler's stack, for a thread whose own stack overflowed: enough
+ * for backtrace() and, when the daemon itself faulted, for its report
+ * (libdw has frames of over 150 KiB). Mapped, so only what a handler
+ * touches takes memory.
+ */
+#define ALT_STACK_SIZE (1024 * 1024)
 /* How long the watchdog waits for a stuck thread to take its backtrace. */
 #define SAMPLE_WAIT_MS 500
 /* An oops under panic_on_oops ends the daemon with this status. */
@@ -177,7 +183,8 @@ static void slot_gone(gpointer data)
 	g_ptr_array_remove_fast(oops.slots, s);
 	g_mutex_unlock(&oops.lock);
 	sigaltstack(&off, NULL);
-	g_free(s->alt_stack);
+	if (s->alt_stack)
+		munmap(s->alt_stack, ALT_STACK_SIZE);
 	g_free(s);
 }
 
@@ -191,9 +198,14 @@ static struct slot *slot_new(void)
 	s->tid = (pid_t)syscall(SYS_gettid);
 	s->sleeps = cusemu_request_sleeps();
 	/* An overflowed stack still leaves room for the handler. */
-	s->alt_stack = g_malloc(ALT_STACK_SIZE);
+	s->alt_stack = mmap(NULL, ALT_STACK_SIZE, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+				    MAP_STACK,
+			    -1, 0);
+	if (s->alt_stack == MAP_FAILED)
+		s->alt_stack = NULL;
 	ss.ss_sp = s->alt_stack;
-	if (sigaltstack(&ss, NULL) < 0)
+	if (!s->alt_stack || sigaltstack(&ss, NULL) < 0)
 		g_debug("no alternate signal stack: %s", g_strerror(errno));
 	g_mutex_lock(&oops.lock);
 	if (!oops.slots)

@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Oopses and soft lockups (daemon/oops.c) without the kernel: a model's
+ * fault under a guard comes back as a failed call, the device fenced and
+ * the daemon tainted, with what the call held let go and one report that
+ * names the faulting function with file:line; a call that spins gets one
+ * soft-lockup report, and one that sleeps through the helpers none.
+ */
+#include <signal.h>
+#include <stdlib.h>
+
+#include <glib.h>
+
+#include "cusemu/sched.h"
+#include "device.h"
+#include "fake-kernel.h"
+#include "lock.h"
+#include "oops.h"
+
+/* The log, kept for the checks. */
+static GString *logged;
+static GMutex log_lock;
+
+static void keep_log(const char *domain, GLogLevelFlags level,
+		     const char *message, gpointer data)
+{
+	g_mutex_lock(&log_lock);
+	g_string_append_printf(logged, "%s\n", message);
+	g_mutex_unlock(&log_lock);
+}
+
+static bool log_has(const char *text)
+{
+	bool has;
+
+	g_mutex_lock(&log_lock);
+	has = strstr(logged->str, text) != NULL;
+	g_mutex_unlock(&log_lock);
+	return has;
+}
+
+static unsigned int log_count(const char *text)
+{
+	unsigned int n = 0;
+
+	g_mutex_lock(&log_lock);
+	for (const char *p = logged->str; (p = strstr(p, text)); p++)
+		n++;
+	g_mutex_unlock(&log_lock);
+	return n;
+}
+
+__attribute__((noinline)) static int model_null_deref(volatile int *p)
+{
+	return *p;
+}
+
+__attribute__((noinline)) static int model_divide(volatile int by)
+{
+	return 1000 / by;
+}
+
+/* Under a guard, as the transport runs a handler: -EIO if it faulted. */
+static int guarded(struct cusemu_device *dev, int (*fn)(struct cusemu_device *))
+{
+	struct cusemu_oops_guard g;
+	volatile int ret = 0;
+
+	cusemu_oops_enter(&g, dev, CUSEMU_OP_IOCTL, NULL, 0);
+	if (!sigsetjmp(g.env, 1))
+		ret = fn(dev);
+	if (cusemu_oops_leave(&g))
+		return -EIO;
+	return ret;
+}
+
+static int null_handler(struct cusemu_device *dev)
+{
+	return model_null_deref(NULL);
+}
+
+static int locked_null_handler(struct cusemu_device *dev)
+{
+	cusemu_lock_kernel();
+	cusemu_lock_kernel();
+	return model_null_deref(NULL);
+}
+
+static int divide_handler(struct cusemu_device *dev)
+{
+	return model_divide(0);
+}
+
+static int abort_handler(struct cusemu_device *dev)
+{
+	abort();
+}
+
+static int fine_handler(struct cusemu_device *dev)
+{
+	return 7;
+}
+
+static void test_null_fences_the_device(void)
+{
+	struct cusemu_device *dev = fake_device_new("fioc:name=oops0");
+	struct cusemu_device *other = fake_device_new("fioc:name=other0");
+
+	g_assert_cmpint(guarded(dev, fine_handler), ==, 7);
+	g_assert_false(cusemu_device_fenced(dev));
+	g_assert_cmpint(guarded(dev, null_handler), ==, -EIO);
+	g_assert_true(cusemu_device_fenced(dev));
+	g_assert_false(cusemu_device_fenced(other));
+	g_assert_cmpint(guarded(other, fine_handler), ==, 7);
+	g_assert_cmpstr(cusemu_oops_taint(), ==, "D");
+	g_assert_true(log_has("BUG: NULL pointer dereference, address: "
+			      "0000000000000000"));
+	g_assert_true(log_has("Device: oops0, model fioc (built in)"));
+	/* The faulting function first, with its file and line. */
+	g_assert_true(log_has("RIP: model_null_deref"));
+	g_assert_true(log_has("test-oops.c:"));
+	g_assert_true(log_has("oops0 is fenced"));
+	g_assert_nonnull(cusemu_device_oops_report(dev));
+	g_assert_nonnull(strstr(cusemu_device_oops_report(dev),
+				"model_null_deref"));
+	g_assert_null(cusemu_device_oops_report(other));
+	fake_device_free(dev);
+	fake_device_free(other);
+}
+
+static gpointer take_big_lock(gpointer data)
+{
+	cusemu_lock_kernel();
+	cusemu_unlock_kernel();
+	return GINT_TO_POINTER(1);
+}
+
+static void test_locks_let_go(void)
+{
+	struct cusemu_device *dev = fake_device_new("fioc:name=oops1");
+
+	g_assert_cmpint(guarded(dev, locked_null_handler), ==, -EIO);
+	g_assert_cmpuint(cusemu_kernel_lock_depth(), ==, 0);
+	g_assert_cmpuint(cusemu_lock_held(), ==, 0);
+	/* Another thread gets the big lock: nobody holds it any more. */
+	g_assert_cmpint(GPOINTER_TO_INT(g_thread_join(
+				g_thread_new("taker", take_big_lock, NULL))),
+			==, 1);
+	fake_device_free(dev);
+}
+
+static void test_divide_and_abort(void)
+{
+	struct cusemu_device *dev = fake_device_new("fioc:name=oops2");
+	struct cusemu_device *dev2 = fake_device_new("fioc:name=oops3");
+	unsigned int before = cusemu_oops_count();
+
+	g_assert_cmpint(guarded(dev, divide_handler), ==, -EIO);
+	g_assert_true(log_has("divide error"));
+	g_assert_true(log_has("SIGFPE (integer divide by zero)"));
+	g_assert_cmpint(guarded(dev2, abort_handler), ==, -EIO);
+	g_assert_true(log_has("BUG: abort() called"));
+	g_assert_cmpuint(cusemu_oops_count(), ==, before + 2);
+	/* abort() can be called again afterwards: its lock was not kept. */
+	g_assert_cmpint(guarded(dev2, abort_handler), ==, -EIO);
+	fake_device_free(dev);
+	fake_device_free(dev2);
+}
+
+static int spin_handler(struct cusemu_device *dev)
+{
+	gint64 end = g_get_monotonic_time() + 2500 * 1000;
+	volatile unsigned long n = 0;
+
+	while (g_get_monotonic_time() < end)
+		n++;
+	return 0;
+}
+
+static int sleep_handler(struct cusemu_device *dev)
+{
+	for (int i = 0; i < 25; i++)
+		cusemu_msleep(100);
+	return 0;
+}
+
+/* The watchdog at 1 s: one report for a 2.5 s spin, none for sleeps. */
+static void test_soft_lockup(void)
+{
+	struct cusemu_device *dev = fake_device_new("fioc:name=spin0");
+
+	g_assert_cmpint(guarded(dev, sleep_handler), ==, 0);
+	g_assert_cmpuint(log_count("BUG: soft lockup"), ==, 0);
+	g_assert_cmpint(guarded(dev, spin_handler), ==, 0);
+	g_assert_cmpuint(log_count("BUG: soft lockup"), ==, 1);
+	g_assert_true(log_has("fioc's ioctl stuck for"));
+	g_assert_true(log_has("spin_handler+0x"));
+	g_assert_false(cusemu_device_fenced(dev));
+	g_assert_cmpuint(cusemu_oops_lockups(), ==, 1);
+	fake_device_free(dev);
+}
+
+int main(int argc, char **argv)
+{
+	int status;
+
+	g_test_init(&argc, &argv, NULL);
+	logged = g_string_new(NULL);
+	g_log_set_handler("cusemu-oops", G_LOG_LEVEL_MASK, keep_log, NULL);
+	cusemu_oops_init(false, 1);
+	g_test_add_func("/oops/null-fences-the-device",
+			test_null_fences_the_device);
+	g_test_add_func("/oops/locks-let-go", test_locks_let_go);
+	g_test_add_func("/oops/divide-and-abort", test_divide_and_abort);
+	g_test_add_func("/oops/soft-lockup", test_soft_lockup);
+	status = g_test_run();
+	cusemu_oops_shutdown();
+	return status;
+}
