@@ -43,6 +43,11 @@ struct cusemu_control_ops {
 	int (*reset)(void *data, GString *out);
 	/* "device NODE WORDS...": argv is NODE then the words */
 	int (*device)(void *data, char **argv, GString *out);
+	/* "add MODEL[:key=value,...]": a new device, as --device makes one;
+	 * spec is the text after "add ", blanks around it removed */
+	int (*add)(void *data, const char *spec, GString *out);
+	/* "remove NODE": the device goes away, its node or file with it */
+	int (*remove)(void *data, const char *node, GString *out);
 };
 
 struct cusemu_control;
