@@ -108,6 +108,9 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 			 "it"),
 	ALLOW(fsync, "an EEPROM file is on disk before its rename"),
 	ALLOW(rename, "an EEPROM file is replaced whole"),
+	ALLOW(chmod, "a node added at run time (cusemuctl add) gets its "
+		     "mode"),
+	ALLOW(chown, "... and its owner: root's alone, without CAP_CHOWN"),
 	ALLOW(unlink, "the control socket at shutdown; a failed save's "
 		      "temporary file"),
 	ALLOW(poll, "glib's main loop"),
