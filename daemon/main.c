@@ -1169,22 +1169,6 @@ static int control_device(void *data, char **argv, GString *out)
  * docs/security.md.
  */
 
-/* "the models: fioc, rtc, ..., and plugtest (from FILE)" */
-static char *loaded_models(void)
-{
-	g_autofree const struct cusemu_device_model **plugins = NULL;
-	GString *s = g_string_new(NULL);
-
-	for (unsigned int i = 0; cusemu_device_models[i]; i++)
-		g_string_append_printf(s, "%s%s", i ? ", " : "",
-				       cusemu_device_models[i]->name);
-	cusemu_plugin_models(&plugins);
-	for (unsigned int i = 0; plugins[i]; i++)
-		g_string_append_printf(s, ", %s (from %s)", plugins[i]->name,
-				       cusemu_plugin_origin(plugins[i]));
-	return g_string_free(s, FALSE);
-}
-
 /*
  * A model built in or from a plugin loaded at start-up. Loading a plugin
  * file at run time is not done here: in the sandbox, dlopen()'s calls are
@@ -1194,17 +1178,13 @@ static char *loaded_models(void)
 static const struct cusemu_device_model *
 loaded_model(const struct cusemu_device_spec *spec, GError **error)
 {
-	g_autofree const struct cusemu_device_model **plugins = NULL;
+	const struct cusemu_device_model *m =
+		cusemu_device_model_loaded(spec->model);
 	g_autofree char *names = NULL;
 
-	for (unsigned int i = 0; cusemu_device_models[i]; i++)
-		if (!strcmp(cusemu_device_models[i]->name, spec->model))
-			return cusemu_device_models[i];
-	cusemu_plugin_models(&plugins);
-	for (unsigned int i = 0; plugins[i]; i++)
-		if (!strcmp(plugins[i]->name, spec->model))
-			return plugins[i];
-	names = loaded_models();
+	if (m)
+		return m;
+	names = cusemu_device_model_names();
 	g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
 		    "%s: no device model '%s' in this daemon; its models: %s. "
 		    "A plugin's model is added once cusemud has loaded the "
