@@ -1449,7 +1449,9 @@ static int control_remove(void *data, const char *node, GString *out)
 	cusemu_dispatch_unplug(dev);
 	if (!take_away(d, (guint)i)) {
 		g_string_append_printf(out, "%s: requests inside it did not end "
-					    "within 10 s; it is left as it is",
+					    "within 10 s, so its model is not "
+					    "stopped; the daemon keeps the "
+					    "device until it exits",
 				       path);
 		return EBUSY;
 	}
