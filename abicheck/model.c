@@ -18,6 +18,7 @@ static const struct cusemu_device_model *find_model(const char *arg,
 						    GError **error)
 {
 	const struct cusemu_device_model **loaded, *m;
+	g_autofree char *base = NULL;
 	guint n;
 
 	if (!strchr(arg, '/') && !g_str_has_suffix(arg, ".so")) {
@@ -40,8 +41,15 @@ static const struct cusemu_device_model *find_model(const char *arg,
 	}
 	if (!cusemu_plugin_load(arg, error))
 		return NULL;
+	/* Of several models, the one the file is named after, else the first. */
 	n = cusemu_plugin_models(&loaded);
-	m = n ? loaded[n - 1] : NULL;
+	base = g_path_get_basename(arg);
+	if (g_str_has_suffix(base, ".so"))
+		base[strlen(base) - 3] = '\0';
+	m = n ? loaded[0] : NULL;
+	for (guint i = 0; i < n; i++)
+		if (!strcmp(loaded[i]->name, base))
+			m = loaded[i];
 	g_free(loaded);
 	return m;
 }

@@ -408,7 +408,14 @@ gboolean cusemu_config_load_file(struct cusemu_config *config,
 gboolean cusemu_config_add_device_arg(struct cusemu_config *config,
 				      const char *arg, GError **error)
 {
-	g_autofree char *origin = g_strdup_printf("--device %s", arg);
+	return cusemu_config_add_device_text(config, arg, "--device", error);
+}
+
+gboolean cusemu_config_add_device_text(struct cusemu_config *config,
+				       const char *arg, const char *what,
+				       GError **error)
+{
+	g_autofree char *origin = g_strdup_printf("%s %s", what, arg);
 	const char *colon = strchr(arg, ':');
 	g_autofree char *model =
 		colon ? g_strndup(arg, colon - arg) : g_strdup(arg);

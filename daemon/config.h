@@ -105,6 +105,10 @@ gboolean cusemu_config_load_file(struct cusemu_config *config,
 /* Add one --device MODEL[:key=value,...] argument. */
 gboolean cusemu_config_add_device_arg(struct cusemu_config *config,
 				      const char *arg, GError **error);
+/* The same from elsewhere (cusemuctl add): errors start with "WHAT ARG". */
+gboolean cusemu_config_add_device_text(struct cusemu_config *config,
+				       const char *arg, const char *what,
+				       GError **error);
 
 /* A spec that outlives its configuration (a device keeps its own). */
 struct cusemu_device_spec *

@@ -14,6 +14,9 @@
  *     stats           statistics per device and command, as tables
  *     stats --json    the same as one JSON document
  *     reset           zero every statistic
+ *     device NODE WORDS...  a request for the model of NODE
+ *     add MODEL[:key=value,...]  a new device, as --device makes one
+ *     remove NODE     take a device away
  *
  * Blanks around the request, and a '\r' before the '\n', are ignored.
  * The answer is text ending in '\n', never empty ("ok" at least). Every failure is a text starting
@@ -240,21 +243,65 @@ static int run_device_request(struct cusemu_control *control, const char *line,
 				    body);
 }
 
-/* "reload NODE": a fresh instance of the device, its plugin reloaded. */
+/* "add SPEC", "remove NODE" and "reload NODE": devices at run time. */
+#define ADD_REQUEST "add "
+#define REMOVE_REQUEST "remove "
 #define RELOAD_REQUEST "reload "
 
-static int run_reload_request(struct cusemu_control *control,
-			      const char *line, gsize len, GString *body)
+/* The text after prefix in line, or NULL when line does not start so. */
+static char *argument_of(const char *line, gsize len, const char *prefix)
 {
-	g_autofree char *node = g_strndup(line + strlen(RELOAD_REQUEST),
-					  len - strlen(RELOAD_REQUEST));
+	gsize n = strlen(prefix);
 
-	g_strstrip(node);
-	if (!control->ops->reload || !*node || strpbrk(node, " \t")) {
+	if (len <= n || memcmp(line, prefix, n))
+		return NULL;
+	return g_strstrip(g_strndup(line + n, len - n));
+}
+
+static bool run_reload_request(struct cusemu_control *control,
+			       const char *line, gsize len, GString *body,
+			       int *err)
+{
+	g_autofree char *node = argument_of(line, len, RELOAD_REQUEST);
+
+	if (!node)
+		return false;
+	if (!*node || strpbrk(node, " \t")) {
 		g_string_append(body, "usage: reload NODE");
-		return EINVAL;
+		*err = EINVAL;
+	} else if (!control->ops->reload) {
+		g_string_append(body, "this daemon does not serve that request");
+		*err = EOPNOTSUPP;
+	} else {
+		*err = control->ops->reload(control->data, node, body);
 	}
-	return control->ops->reload(control->data, node, body);
+	return true;
+}
+
+static bool run_hotplug_request(struct cusemu_control *control,
+				const char *line, gsize len, GString *body,
+				int *err)
+{
+	const struct cusemu_control_ops *ops = control->ops;
+	g_autofree char *spec = argument_of(line, len, ADD_REQUEST);
+	g_autofree char *node = argument_of(line, len, REMOVE_REQUEST);
+
+	if (!spec && !node)
+		return false;
+	if (spec && !*spec) {
+		g_string_append(body, "usage: add MODEL[:key=value,...]");
+		*err = EINVAL;
+	} else if (node && (!*node || strpbrk(node, " \t"))) {
+		g_string_append(body, "usage: remove NODE");
+		*err = EINVAL;
+	} else if (spec ? !ops->add : !ops->remove) {
+		g_string_append(body, "this daemon does not serve that request");
+		*err = EOPNOTSUPP;
+	} else {
+		*err = spec ? ops->add(control->data, spec, body)
+			    : ops->remove(control->data, node, body);
+	}
+	return true;
 }
 
 static void answer_request(struct connection *c, const char *line, gsize len)
@@ -277,16 +324,16 @@ static void answer_request(struct connection *c, const char *line, gsize len)
 		known = true;
 		err = run_device_request(c->control, line, len, body);
 	}
-	if (!known && len > strlen(RELOAD_REQUEST) &&
-	    !memcmp(line, RELOAD_REQUEST, strlen(RELOAD_REQUEST))) {
-		known = true;
-		err = run_reload_request(c->control, line, len, body);
-	}
+	if (!known)
+		known = run_hotplug_request(c->control, line, len, body, &err);
+	if (!known)
+		known = run_reload_request(c->control, line, len, body, &err);
 	if (!known) {
 		g_string_printf(c->answer,
 				"error: unknown request '%s'; requests: "
-				"list, stats, reset, device NODE ..., reload "
-				"NODE\n",
+				"list, stats, reset, device NODE ..., "
+				"add MODEL[:key=value,...], remove NODE, "
+				"reload NODE\n",
 				echo);
 		return;
 	}

@@ -46,6 +46,11 @@ struct cusemu_control_ops {
 	/* "reload NODE": the device's plugin loaded again if rebuilt, and a
 	 * fresh instance behind the node */
 	int (*reload)(void *data, const char *node, GString *out);
+	/* "add MODEL[:key=value,...]": a new device, as --device makes one;
+	 * spec is the text after "add ", blanks around it removed */
+	int (*add)(void *data, const char *spec, GString *out);
+	/* "remove NODE": the device goes away, its node or file with it */
+	int (*remove)(void *data, const char *node, GString *out);
 };
 
 struct cusemu_control;

@@ -3,7 +3,8 @@
  * cusemuctl: asks a running cusemud, over its control socket, for its
  * devices and statistics, or to reset the statistics; passes requests to
  * a device model ("device NODE WORDS..."), such as input events to inject,
- * one group at once or replayed from a timed list.
+ * one group at once or replayed from a timed list; adds and removes
+ * devices at run time.
  */
 #define G_LOG_DOMAIN "cusemuctl"
 
@@ -25,6 +26,11 @@
 
 /* A daemon that does not answer in this time is stuck, not busy. */
 #define ANSWER_TIMEOUT_S 10
+/* add waits for the kernel's node (up to 10 s), remove for the calls
+ * running through the device's ioctl32 entries. */
+#define HOTPLUG_TIMEOUT_S 60
+
+static int answer_timeout_s = ANSWER_TIMEOUT_S;
 
 /* The longest request line the daemon reads, without its '\n'. */
 #define REQUEST_MAX 4095
@@ -58,6 +64,14 @@
 	"  device NODE WORDS...\n"                                           \
 	"          pass 'device NODE WORDS...' to the model of NODE (a name\n" \
 	"          under /dev, with or without /dev/) and print its answer\n" \
+	"  add MODEL[:key=value,...]\n"                                     \
+	"          create a device in the running daemon, as its --device\n" \
+	"          would: a new node (a new file on a --fuse mount), with\n" \
+	"          the same keys and checks; says where it serves\n"        \
+	"  remove NODE\n"                                                   \
+	"          take a device away: its node (or file) goes, its open\n" \
+	"          files fail from then on, and its model is stopped once\n" \
+	"          no call is inside it\n"                                  \
 	"  reload NODE\n"                                                    \
 	"          a fresh instance of NODE's device: its plugin loaded\n"   \
 	"          again if the file was rebuilt, the node kept; files\n"     \
@@ -78,11 +92,12 @@
 
 static const char *const commands[] = { "list",   "stats",  "reset",
 					"inject", "replay", "device",
-					"reload" };
+					"add",	  "remove", "reload" };
 
 /* Commands whose arguments follow them, and are not options. */
 static const char *const commands_with_args[] = { "inject", "replay",
-						  "device", "reload" };
+						  "device", "add", "remove",
+						  "reload" };
 
 static char *socket_path;
 static const char *socket_option = "--control";	/* the one given */
@@ -168,7 +183,7 @@ static int connect_daemon(const char *path, int *err)
 {
 	autoclose int fd = -1;
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	struct timeval timeout = { .tv_sec = ANSWER_TIMEOUT_S };
+	struct timeval timeout = { .tv_sec = answer_timeout_s };
 
 	if (strlen(path) >= sizeof(addr.sun_path)) {
 		*err = ENAMETOOLONG;
@@ -249,7 +264,7 @@ static int exchange(const char *path, const char *request, GString *answer)
 	if (!receive_all(fd, answer)) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK)
 			return fail("cusemud at %s did not answer within %d s",
-				    path, ANSWER_TIMEOUT_S);
+				    path, answer_timeout_s);
 		return fail("reading the answer of cusemud at %s: %s", path,
 			    g_strerror(errno));
 	}
@@ -591,6 +606,34 @@ static int run_replay(const char *path, char **args, int n)
 	return EXIT_SUCCESS;
 }
 
+/* "add SPEC" or "remove NODE": one argument, sent as it is. */
+static int run_hotplug(const char *path, const char *command, char **args,
+		       int n)
+{
+	g_autofree char *request = NULL;
+	gboolean add = !strcmp(command, "add");
+
+	if (n != 1)
+		return fail(add ? "add takes one argument, "
+				  "MODEL[:key=value,...], e.g. add "
+				  "'rtc:name=rtc9,mode=0660'"
+				: "remove takes one argument, the NODE (a name "
+				  "under /dev, with or without /dev/)");
+	if (add ? !*args[0] || strpbrk(args[0], "\n\r")
+		: !plain_word(args[0]))
+		return fail("the %s '%s' cannot be sent: it is empty or has "
+			    "%s",
+			    add ? "device" : "node", args[0],
+			    add ? "a line break" : "blanks");
+	request = g_strdup_printf("%s %s", command, args[0]);
+	if (strlen(request) > REQUEST_MAX)
+		return fail("the request is %zu bytes long; cusemud takes at "
+			    "most %d",
+			    strlen(request), REQUEST_MAX);
+	answer_timeout_s = HOTPLUG_TIMEOUT_S;
+	return ask(path, request);
+}
+
 /* A bad command line: what is wrong, and where to read how it goes. */
 static int usage_error(const char *format, ...) G_GNUC_PRINTF(1, 2);
 
@@ -610,7 +653,8 @@ static int usage_error(const char *format, ...)
 int main(int argc, char **argv)
 {
 	g_autoptr(GOptionContext) context = g_option_context_new(
-		"list|stats|reset|inject|replay|device|reload [ARGS...]");
+		"list|stats|reset|inject|replay|device|add|remove|reload "
+		"[ARGS...]");
 	g_autoptr(GError) error = NULL;
 	g_autofree char *request = NULL;
 	g_autofree char *default_path = cusemu_control_default_path();
@@ -637,12 +681,13 @@ int main(int argc, char **argv)
 	}
 	if (parse_argc != 2)
 		return usage_error("give one command: list, stats, reset, "
-				   "inject, replay, device or reload");
+				   "inject, replay, device, add, remove or "
+				   "reload");
 	command = argv[1];
 	if (!in_list(commands, G_N_ELEMENTS(commands), command))
 		return usage_error("unknown command '%s'; commands: list, "
-				   "stats, reset, inject, replay, device, "
-				   "reload",
+				   "stats, reset, inject, replay, device, add, "
+				   "remove, reload",
 				   command);
 	if (json && strcmp(command, "list") && strcmp(command, "stats"))
 		return usage_error("--json applies to list and stats only");
@@ -657,6 +702,8 @@ int main(int argc, char **argv)
 					   "to pass to its model");
 		return run_device(path, args[0], args + 1, n_args - 1);
 	}
+	if (!strcmp(command, "add") || !strcmp(command, "remove"))
+		return run_hotplug(path, command, args, n_args);
 	if (!strcmp(command, "reload")) {
 		if (n_args != 1)
 			return usage_error("reload takes one NODE");

@@ -40,6 +40,34 @@ const struct cusemu_device_model *cusemu_device_model_find(const char *name)
 	return cusemu_plugin_find(name, NULL);
 }
 
+const struct cusemu_device_model *cusemu_device_model_loaded(const char *name)
+{
+	g_autofree const struct cusemu_device_model **plugins = NULL;
+
+	for (unsigned int i = 0; cusemu_device_models[i]; i++)
+		if (!strcmp(cusemu_device_models[i]->name, name))
+			return cusemu_device_models[i];
+	cusemu_plugin_models(&plugins);
+	for (unsigned int i = 0; plugins[i]; i++)
+		if (!strcmp(plugins[i]->name, name))
+			return plugins[i];
+	return NULL;
+}
+
+char *cusemu_device_model_names(void)
+{
+	g_autofree const struct cusemu_device_model **plugins = NULL;
+	GString *names = g_string_new(NULL);
+
+	for (unsigned int i = 0; cusemu_device_models[i]; i++)
+		g_string_append_printf(names, "%s%s", i ? ", " : "",
+				       cusemu_device_models[i]->name);
+	cusemu_plugin_models(&plugins);
+	for (unsigned int i = 0; plugins[i]; i++)
+		g_string_append_printf(names, ", %s", plugins[i]->name);
+	return g_string_free(names, FALSE);
+}
+
 static const struct cusemu_param *find_param(const struct cusemu_param *params,
 					     const char *key)
 {
@@ -326,22 +354,13 @@ cusemu_device_new(const struct cusemu_device_spec *spec, unsigned int instance,
 		return NULL;
 	}
 	if (!m) {
-		const struct cusemu_device_model **plugins = NULL;
-		GString *names = g_string_new(NULL);
+		g_autofree char *names = cusemu_device_model_names();
 
-		for (unsigned int i = 0; cusemu_device_models[i]; i++)
-			g_string_append_printf(names, "%s%s", i ? ", " : "",
-					       cusemu_device_models[i]->name);
-		cusemu_plugin_models(&plugins);
-		for (unsigned int i = 0; plugins[i]; i++)
-			g_string_append_printf(names, ", %s", plugins[i]->name);
-		g_free(plugins);
 		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
 			    "%s: unknown device model '%s'; available: %s "
 			    "(and MODEL.so in %s, or --plugin FILE)",
-			    spec->origin, spec->model, names->str,
+			    spec->origin, spec->model, names,
 			    cusemu_models_dir);
-		g_string_free(names, TRUE);
 		return NULL;
 	}
 	return cusemu_device_create(m, spec, instance, kmodel, error);

@@ -80,6 +80,11 @@ unsigned int cusemu_device_lost_count(void);
 extern const struct cusemu_device_model *const cusemu_device_models[];
 
 const struct cusemu_device_model *cusemu_device_model_find(const char *name);
+/* The same among the models built in and those of plugins already loaded:
+ * never loads a file (at run time, in the sandbox). */
+const struct cusemu_device_model *cusemu_device_model_loaded(const char *name);
+/* "fioc, probe, ...": the names of both, for messages; g_free() it. */
+char *cusemu_device_model_names(void);
 
 /*
  * Create an instance from its description; instance is the number of

@@ -285,8 +285,7 @@ static cusemu_ioctl_fn method(const struct cusemu_device *dev,
 	return has_hand_methods(dev->model) ? by_hand : from_table;
 }
 
-void cusemu_dispatch_bind(struct cusemu_device *dev,
-			  enum cusemu_lock_mode mode)
+static void bind_methods(struct cusemu_device *dev, enum cusemu_lock_mode mode)
 {
 	const struct cusemu_device_model *m = dev->model;
 	struct cusemu_instance *dp = cusemu_instance(dev);
@@ -313,8 +312,42 @@ void cusemu_dispatch_bind(struct cusemu_device *dev,
 		dp->lock = g_new0(struct cusemu_lock, 1);
 		cusemu_lock_init(dp->lock);
 	}
-	if (dp->kmodel->global_table)
+}
+
+void cusemu_dispatch_bind(struct cusemu_device *dev,
+			  enum cusemu_lock_mode mode)
+{
+	bind_methods(dev, mode);
+	if (cusemu_instance(dev)->kmodel->global_table)
 		cusemu_ioctl32_register_device(dev);
+}
+
+static void unbind_lock(struct cusemu_device *dev)
+{
+	struct cusemu_instance *dp = cusemu_instance(dev);
+
+	if (dp->lock) {
+		cusemu_lock_clear(dp->lock);
+		g_free(dp->lock);
+	}
+	dp->lock = NULL;
+}
+
+gboolean cusemu_dispatch_bind_added(struct cusemu_device *dev,
+				    enum cusemu_lock_mode mode, GError **error)
+{
+	bind_methods(dev, mode);
+	if (!cusemu_instance(dev)->kmodel->global_table ||
+	    cusemu_ioctl32_add_device(dev, error))
+		return TRUE;
+	unbind_lock(dev);
+	return FALSE;
+}
+
+void cusemu_dispatch_unplug(struct cusemu_device *dev)
+{
+	if (cusemu_instance(dev)->kmodel->global_table)
+		cusemu_ioctl32_remove_device(dev);
 }
 
 void cusemu_dispatch_unbind(struct cusemu_device *dev)
@@ -323,11 +356,7 @@ void cusemu_dispatch_unbind(struct cusemu_device *dev)
 
 	if (dp->kmodel->global_table)
 		cusemu_ioctl32_unregister_device(dev);
-	if (dp->lock) {
-		cusemu_lock_clear(dp->lock);
-		g_free(dp->lock);
-	}
-	dp->lock = NULL;
+	unbind_lock(dev);
 }
 
 static const char *const lock_mode_names[] = {

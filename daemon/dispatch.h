@@ -40,6 +40,20 @@ const char *cusemu_lock_mode_name(enum cusemu_lock_mode mode);
 void cusemu_dispatch_bind(struct cusemu_device *dev,
 			  enum cusemu_lock_mode mode);
 void cusemu_dispatch_unbind(struct cusemu_device *dev);
+/*
+ * The same for a device added at run time (cusemuctl add): its entries in
+ * the global ioctl32 table all or none (FALSE, and nothing bound, when one
+ * is another model's).
+ */
+gboolean cusemu_dispatch_bind_added(struct cusemu_device *dev,
+				    enum cusemu_lock_mode mode, GError **error);
+/*
+ * First step of a removal at run time (cusemuctl remove), while the node
+ * still serves: the device's entries leave the global ioctl32 table with
+ * 2.6.11's semantics, once the 32-bit calls running through it are done.
+ * cusemu_dispatch_unbind() follows once no request is inside the device.
+ */
+void cusemu_dispatch_unplug(struct cusemu_device *dev);
 
 /*
  * True when every command of the model is correctly _IOC-encoded with no

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A FUSE file system of device files: inode 1 is the directory, inode
- * 2 + i the file of device i. Nothing else exists; the set never changes
- * while mounted, so the kernel may cache names and attributes for good.
+ * 2 + i the i-th file made. Files come at start-up and with cusemuctl add;
+ * a file removed keeps its inode number, never given again, and fails
+ * every call; the kernel is told to forget its name. The kernel may cache
+ * names and attributes for good otherwise.
  */
 #define G_LOG_DOMAIN "cusemu-fusefs"
 
@@ -31,70 +33,100 @@
 #define CACHE_S 86400.0
 #define STOP_TIMEOUT_S 10
 
+/* A device's file. Kept until the mount is freed, removed or not. */
+struct file {
+	struct cusemu_node node;
+	char *name;
+	mode_t mode;
+	uid_t uid;		/* what it shows */
+	gid_t gid;
+	gint inside;		/* requests in its node */
+	gint gone;		/* removed: calls fail with ENODEV */
+};
+
+/* The files by inode; replaced whole when it grows, old ones kept. */
+struct files {
+	guint capacity;
+	struct file *slot[];
+};
+
 struct cusemu_mount {
 	struct cusemu_pool_source source;	/* its /dev/fuse descriptor */
 	struct fuse_session *se;
 	char *dir;
-	struct cusemu_node *nodes;
-	struct {
-		uid_t uid;
-		gid_t gid;
-	} *owners;			/* what each file shows */
-	guint n_nodes;
-	GHashTable *by_name;	/* name -> index + 1 */
+	/* Workers read these without a lock: a file is in its slot before
+	 * n_files counts it, and a table is never freed while mounted. */
+	struct files *files;
+	gint n_files;
+	GPtrArray *old_tables;	/* the main thread's */
+	GMutex names_lock;
+	GHashTable *by_name;	/* name -> index + 1, of files not removed */
 	uid_t uid;		/* what the files show */
 	gid_t gid;
+	GArray *groups;		/* the daemon's supplementary groups */
 	time_t mounted;
 	gint ended;
 	bool stuck;
 };
 
-/* The device file of ino, or NULL for the directory and unknown ones. */
-static struct cusemu_node *node_of(struct cusemu_mount *m, fuse_ino_t ino)
+/* The file of ino, or NULL for the directory and unknown ones. */
+static struct file *file_of_ino(struct cusemu_mount *m, fuse_ino_t ino)
 {
-	if (ino < FIRST_FILE_INO || ino - FIRST_FILE_INO >= m->n_nodes)
+	guint n = (guint)g_atomic_int_get(&m->n_files);
+	struct files *t = g_atomic_pointer_get(&m->files);
+
+	if (ino < FIRST_FILE_INO || ino - FIRST_FILE_INO >= n)
 		return NULL;
-	return &m->nodes[ino - FIRST_FILE_INO];
+	return t->slot[ino - FIRST_FILE_INO];
+}
+
+static bool in_groups(const struct cusemu_mount *m, gid_t gid)
+{
+	for (guint i = 0; i < m->groups->len; i++)
+		if (g_array_index(m->groups, gid_t, i) == gid)
+			return true;
+	return false;
 }
 
 /*
  * The owner and group a device's file shows: the device's where the
  * daemon may give them, as root, and as an ordinary user for a group of
  * its own; else the daemon's. The kernel checks them (default_permissions).
- * Worked out before the sandbox, which allows no getegid or getgroups.
+ * From what the mount learnt before the sandbox, which allows no getegid
+ * or getgroups.
  */
-static void pick_owner(struct cusemu_mount *m, guint i)
+static void pick_owner(struct cusemu_mount *m, struct file *f)
 {
-	const struct cusemu_instance *dp = cusemu_instance(m->nodes[i].dev);
+	const struct cusemu_instance *dp = cusemu_instance(f->node.dev);
 
-	m->owners[i].uid = m->uid;
-	m->owners[i].gid = m->gid;
+	f->uid = m->uid;
+	f->gid = m->gid;
 	if (m->uid == 0) {
-		m->owners[i].uid = dp->owner;
-		m->owners[i].gid = dp->group;
-	} else if (dp->group == m->gid || group_member(dp->group)) {
-		m->owners[i].gid = dp->group;
+		f->uid = dp->owner;
+		f->gid = dp->group;
+	} else if (dp->group == m->gid || in_groups(m, dp->group)) {
+		f->gid = dp->group;
 	}
 }
 
 static void fill_attr(struct cusemu_mount *m, fuse_ino_t ino, struct stat *st)
 {
-	struct cusemu_node *n = node_of(m, ino);
+	struct file *f = file_of_ino(m, ino);
 
 	memset(st, 0, sizeof(*st));
 	st->st_ino = ino;
 	st->st_uid = m->uid;
 	st->st_gid = m->gid;
 	st->st_atime = st->st_mtime = st->st_ctime = m->mounted;
-	if (!n) {
+	if (!f) {
 		st->st_mode = S_IFDIR | 0755;
 		st->st_nlink = 2;
 		return;
 	}
-	st->st_mode = S_IFREG | cusemu_instance(n->dev)->mode;
-	st->st_nlink = 1;
-	st->st_uid = m->owners[ino - FIRST_FILE_INO].uid;
-	st->st_gid = m->owners[ino - FIRST_FILE_INO].gid;
+	st->st_mode = S_IFREG | f->mode;
+	st->st_nlink = g_atomic_int_get(&f->gone) ? 0 : 1;
+	st->st_uid = f->uid;
+	st->st_gid = f->gid;
 }
 
 static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -104,10 +136,13 @@ static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		.attr_timeout = CACHE_S,
 		.entry_timeout = CACHE_S,
 	};
-	guint i = parent == ROOT_INO
-			  ? GPOINTER_TO_UINT(g_hash_table_lookup(m->by_name, name))
-			  : 0;
+	guint i = 0;
 
+	if (parent == ROOT_INO) {
+		g_mutex_lock(&m->names_lock);
+		i = GPOINTER_TO_UINT(g_hash_table_lookup(m->by_name, name));
+		g_mutex_unlock(&m->names_lock);
+	}
 	if (!i) {
 		fuse_reply_err(req, ENOENT);
 		return;
@@ -147,6 +182,7 @@ static void fs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 {
 	struct cusemu_mount *m = fuse_req_userdata(req);
 	g_autofree char *buf = g_malloc(size);
+	off_t n = g_atomic_int_get(&m->n_files);
 	size_t used = 0;
 
 	(void)fi;
@@ -155,15 +191,20 @@ static void fs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		return;
 	}
 	/* Entry k: ".", "..", then the files; an entry's offset is k + 1. */
-	for (off_t k = off; k < (off_t)m->n_nodes + 2; k++) {
+	for (off_t k = off; k < n + 2; k++) {
 		struct stat st = { 0 };
 		const char *name = k == 0 ? "." : k == 1 ? ".." : NULL;
+		fuse_ino_t entry = k < 2 ? ROOT_INO
+					 : (fuse_ino_t)(FIRST_FILE_INO + k - 2);
+		struct file *f = file_of_ino(m, entry);
 		size_t len;
 
-		st.st_ino = k < 2 ? ROOT_INO : (fuse_ino_t)(FIRST_FILE_INO + k - 2);
+		if (f && g_atomic_int_get(&f->gone))
+			continue;
+		st.st_ino = entry;
 		st.st_mode = k < 2 ? S_IFDIR : S_IFREG;
 		if (!name)
-			name = m->nodes[k - 2].dev->name;
+			name = f->name;
 		len = fuse_add_direntry(req, buf + used, size - used, name, &st,
 					k + 1);
 		if (len > size - used)
@@ -173,73 +214,103 @@ static void fs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	fuse_reply_buf(req, buf, used);
 }
 
-/* The file's node, or an error reply (a request on the directory). */
-static struct cusemu_node *file_node(fuse_req_t req, fuse_ino_t ino)
+/*
+ * The file's node, counted inside it until leave(); or NULL after an
+ * error reply: a request on the directory, or on a removed file, which
+ * fails as after a revoke (a release of one succeeds: its model already
+ * let it go).
+ */
+static struct file *enter(fuse_req_t req, fuse_ino_t ino, bool release)
 {
-	struct cusemu_node *n = node_of(fuse_req_userdata(req), ino);
+	struct file *f = file_of_ino(fuse_req_userdata(req), ino);
 
-	if (!n)
+	if (!f) {
 		fuse_reply_err(req, ino == ROOT_INO ? EISDIR : ENOENT);
-	return n;
+		return NULL;
+	}
+	g_atomic_int_inc(&f->inside);
+	if (!g_atomic_int_get(&f->gone))
+		return f;
+	g_atomic_int_dec_and_test(&f->inside);
+	fuse_reply_err(req, release ? 0 : ENODEV);
+	return NULL;
+}
+
+static void leave(struct file *f)
+{
+	g_atomic_int_dec_and_test(&f->inside);
 }
 
 static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct cusemu_node *n = file_node(req, ino);
+	struct file *f = enter(req, ino, false);
 
-	if (n)
-		cusemu_node_open(n, req, fi);
+	if (!f)
+		return;
+	cusemu_node_open(&f->node, req, fi);
+	leave(f);
 }
 
 static void fs_release(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
-	struct cusemu_node *n = file_node(req, ino);
+	struct file *f = enter(req, ino, true);
 
-	if (n)
-		cusemu_node_release(n, req, fi);
+	if (!f)
+		return;
+	cusemu_node_release(&f->node, req, fi);
+	leave(f);
 }
 
 static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
-	struct cusemu_node *n = file_node(req, ino);
+	struct file *f = enter(req, ino, false);
 
 	(void)off;
-	if (n)
-		cusemu_node_read(n, req, size, fi);
+	if (!f)
+		return;
+	cusemu_node_read(&f->node, req, size, fi);
+	leave(f);
 }
 
 static void fs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		     size_t size, off_t off, struct fuse_file_info *fi)
 {
-	struct cusemu_node *n = file_node(req, ino);
+	struct file *f = enter(req, ino, false);
 
 	(void)off;
-	if (n)
-		cusemu_node_write(n, req, buf, size, fi);
+	if (!f)
+		return;
+	cusemu_node_write(&f->node, req, buf, size, fi);
+	leave(f);
 }
 
 static void fs_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		     struct fuse_file_info *fi, unsigned int flags,
 		     const void *in_buf, size_t in_bufsz, size_t out_bufsz)
 {
-	struct cusemu_node *n = file_node(req, ino);
+	struct file *f = enter(req, ino, false);
 
-	if (n)
-		cusemu_node_ioctl(n, req, cmd, arg, fi, flags,
-				  in_buf, in_bufsz, out_bufsz);
+	if (!f)
+		return;
+	cusemu_node_ioctl(&f->node, req, cmd, arg, fi, flags, in_buf, in_bufsz,
+			  out_bufsz);
+	leave(f);
 }
 
 static void fs_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 		    struct fuse_pollhandle *ph)
 {
-	struct cusemu_node *n = file_node(req, ino);
+	struct file *f = enter(req, ino, false);
 
-	if (n)
-		cusemu_node_poll(n, req, fi, ph);
-	else if (ph)
-		fuse_pollhandle_destroy(ph);
+	if (!f) {
+		if (ph)
+			fuse_pollhandle_destroy(ph);
+		return;
+	}
+	cusemu_node_poll(&f->node, req, fi, ph);
+	leave(f);
 }
 
 /* An open with O_TRUNC is an open, not a setattr first. */
@@ -338,13 +409,68 @@ static gboolean start_unmounter(const char *dir, GError **error)
 
 static void free_mount(struct cusemu_mount *m)
 {
-	for (guint i = 0; i < m->n_nodes; i++)
-		cusemu_node_clear(&m->nodes[i]);
-	g_free(m->nodes);
-	g_free(m->owners);
+	guint n = (guint)m->n_files;
+
+	for (guint i = 0; i < n; i++) {
+		cusemu_node_clear(&m->files->slot[i]->node);
+		g_free(m->files->slot[i]->name);
+		g_free(m->files->slot[i]);
+	}
+	g_free(m->files);
+	g_ptr_array_unref(m->old_tables);
 	g_clear_pointer(&m->by_name, g_hash_table_unref);
+	g_mutex_clear(&m->names_lock);
+	g_array_unref(m->groups);
 	g_free(m->dir);
 	g_free(m);
+}
+
+/* Room for one more file; the table it replaces stays for the workers. */
+static void make_room(struct cusemu_mount *m)
+{
+	guint n = (guint)m->n_files;
+	struct files *t;
+
+	if (m->files && n < m->files->capacity)
+		return;
+	t = g_malloc0(sizeof(*t) + 2 * MAX(n, 8u) * sizeof(t->slot[0]));
+	t->capacity = 2 * MAX(n, 8u);
+	if (m->files) {
+		memcpy(t->slot, m->files->slot, n * sizeof(t->slot[0]));
+		g_ptr_array_add(m->old_tables, m->files);
+	}
+	g_atomic_pointer_set(&m->files, t);
+}
+
+/* A file for dev: first in its slot, then counted, then found by name. */
+static struct file *add_file(struct cusemu_mount *m, struct cusemu_device *dev)
+{
+	struct file *f = g_new0(struct file, 1);
+	guint n = (guint)m->n_files;
+
+	cusemu_node_init(&f->node, dev, CUSEMU_NODE_FILE);
+	f->name = g_strdup(dev->name);
+	f->mode = cusemu_instance(dev)->mode;
+	pick_owner(m, f);
+	make_room(m);
+	m->files->slot[n] = f;
+	g_atomic_int_set(&m->n_files, (gint)n + 1);
+	g_mutex_lock(&m->names_lock);
+	g_hash_table_insert(m->by_name, f->name, GUINT_TO_POINTER(n + 1));
+	g_mutex_unlock(&m->names_lock);
+	return f;
+}
+
+static void learn_groups(struct cusemu_mount *m)
+{
+	int n = getgroups(0, NULL);
+
+	m->groups = g_array_new(FALSE, TRUE, sizeof(gid_t));
+	if (n <= 0)
+		return;
+	g_array_set_size(m->groups, n);
+	n = getgroups(n, (gid_t *)(void *)m->groups->data);
+	g_array_set_size(m->groups, MAX(n, 0));
 }
 
 struct cusemu_mount *cusemu_mount_start(GPtrArray *devices,
@@ -362,19 +488,14 @@ struct cusemu_mount *cusemu_mount_start(GPtrArray *devices,
 	m->dir = g_strdup(opts->dir);
 	m->uid = geteuid();
 	m->gid = getegid();
+	learn_groups(m);
 	m->mounted = time(NULL);
-	m->n_nodes = devices->len;
-	m->nodes = g_new0(struct cusemu_node, devices->len);
-	m->owners = g_malloc0_n(devices->len, sizeof(*m->owners));
+	m->old_tables = g_ptr_array_new_with_free_func(g_free);
+	g_mutex_init(&m->names_lock);
 	m->by_name = g_hash_table_new(g_str_hash, g_str_equal);
-	for (guint i = 0; i < devices->len; i++) {
-		struct cusemu_device *dev = devices->pdata[i];
-
-		cusemu_node_init(&m->nodes[i], dev, CUSEMU_NODE_FILE);
-		pick_owner(m, i);
-		g_hash_table_insert(m->by_name, (char *)dev->name,
-				    GUINT_TO_POINTER(i + 1));
-	}
+	for (guint i = 0; i < devices->len; i++)
+		add_file(m, devices->pdata[i]);
+	make_room(m);
 	cusemu_node_log_libfuse();
 	m->se = fuse_session_new(&args, &fs_ops, sizeof(fs_ops), m);
 	if (!m->se || fuse_session_mount(m->se, m->dir)) {
@@ -404,6 +525,72 @@ struct cusemu_mount *cusemu_mount_start(GPtrArray *devices,
 	return m;
 }
 
+void cusemu_mount_add(struct cusemu_mount *m, struct cusemu_device *dev)
+{
+	add_file(m, dev);
+}
+
+/* The file of dev, not removed yet; on the main thread. */
+static struct file *file_of_dev(struct cusemu_mount *m,
+				const struct cusemu_device *dev)
+{
+	for (guint i = 0; i < (guint)m->n_files; i++) {
+		struct file *f = m->files->slot[i];
+
+		if (f->node.dev == dev && !f->gone)
+			return f;
+	}
+	return NULL;
+}
+
+/*
+ * No request is inside f's node any more: the ones waiting in the sleep
+ * helpers are interrupted, as if their clients had given up, each round
+ * for one between its check and its wait. False after STOP_TIMEOUT_S.
+ */
+static bool end_file_requests(struct file *f)
+{
+	gint64 deadline = g_get_monotonic_time() +
+			  STOP_TIMEOUT_S * G_TIME_SPAN_SECOND;
+
+	while (g_atomic_int_get(&f->inside)) {
+		cusemu_waiters_end(&f->node.waiters);
+		if (g_get_monotonic_time() > deadline)
+			return false;
+		poll(NULL, 0, 1);	/* not nanosleep: the sandbox has poll */
+	}
+	return true;
+}
+
+bool cusemu_mount_remove(struct cusemu_mount *m, struct cusemu_device *dev)
+{
+	struct file *f = file_of_dev(m, dev);
+	int err;
+
+	if (!f)
+		return true;
+	g_mutex_lock(&m->names_lock);
+	g_hash_table_remove(m->by_name, f->name);
+	g_mutex_unlock(&m->names_lock);
+	g_atomic_int_set(&f->gone, 1);
+	/* The kernel cached the name for CACHE_S: it forgets it now. */
+	err = fuse_lowlevel_notify_inval_entry(m->se, ROOT_INO, f->name,
+					       strlen(f->name));
+	if (err && err != -ENOENT)
+		g_message("%s/%s: the kernel may show the name a while "
+			  "longer: %s",
+			  m->dir, f->name, g_strerror(-err));
+	if (!end_file_requests(f)) {
+		g_warning("%s/%s: requests do not end; the device is left as "
+			  "it is",
+			  m->dir, f->name);
+		return false;
+	}
+	/* The kernel's releases of these find the file gone. */
+	cusemu_node_close_files(&f->node);
+	return true;
+}
+
 bool cusemu_mount_ended(struct cusemu_mount *m)
 {
 	return g_atomic_int_get(&m->ended);
@@ -417,8 +604,8 @@ void cusemu_mount_stop(struct cusemu_mount *m)
 	fuse_session_exit(m->se);
 	cusemu_pool_remove(&m->source);
 	while (g_atomic_int_get(&m->source.active)) {
-		for (guint i = 0; i < m->n_nodes; i++)
-			cusemu_waiters_end(&m->nodes[i].waiters);
+		for (guint i = 0; i < (guint)m->n_files; i++)
+			cusemu_waiters_end(&m->files->slot[i]->node.waiters);
 		if (g_get_monotonic_time() > deadline) {
 			g_warning("%s: requests do not end; leaving them",
 				  m->dir);
@@ -435,8 +622,9 @@ void cusemu_mount_stop(struct cusemu_mount *m)
 	 */
 	fuse_session_destroy(m->se);
 	m->se = NULL;
-	for (guint i = 0; i < m->n_nodes; i++)
-		cusemu_node_close_files(&m->nodes[i]);
+	for (guint i = 0; i < (guint)m->n_files; i++)
+		if (!m->files->slot[i]->gone)
+			cusemu_node_close_files(&m->files->slot[i]->node);
 }
 
 void cusemu_mount_free(struct cusemu_mount *m)

@@ -31,6 +31,17 @@ struct cusemu_mount *cusemu_mount_start(GPtrArray *devices,
 					const struct cusemu_mount_options *opts,
 					GError **error);
 
+/*
+ * At run time, on the main thread (cusemuctl add, remove): a file for dev,
+ * whose dispatch is bound, found by its name from now on; and the removal
+ * of dev's file: its name goes, every later call on a file open on it
+ * fails with ENODEV, and once no request is inside it, its open files are
+ * released through the model. False when requests do not end in 10 s:
+ * the device must then be left as it is.
+ */
+void cusemu_mount_add(struct cusemu_mount *m, struct cusemu_device *dev);
+bool cusemu_mount_remove(struct cusemu_mount *m, struct cusemu_device *dev);
+
 /* True once the kernel has dropped the mount (someone unmounted it). */
 bool cusemu_mount_ended(struct cusemu_mount *m);
 

@@ -30,6 +30,7 @@ static GRWLock ioctl32_sem;
 static GHashTable *table;		/* cmd -> struct entry */
 static GMutex models_lock;
 static GHashTable *model_refs;		/* model -> instances bound */
+static GHashTable *bound;		/* the devices counted there */
 
 static void entry_free(gpointer p)
 {
@@ -75,13 +76,28 @@ int cusemu_ioctl32_register(const struct cusemu_ioctl *row,
 	return register_row(row, !row->handler, owner, &taken);
 }
 
+/*
+ * down_write(&ioctl32_sem): a 32-bit call running a handler of the table
+ * holds it for reading, and a removal waits for it to end, as rmmod did.
+ */
+static void write_lock_waiting(unsigned int cmd)
+{
+	if (g_rw_lock_writer_trylock(&ioctl32_sem))
+		return;
+	g_message("unregister_ioctl32_conversion(%x) waits for the 32-bit "
+		  "calls running through the global ioctl32 table "
+		  "(ioctl32_sem)",
+		  cmd);
+	g_rw_lock_writer_lock(&ioctl32_sem);
+}
+
 int cusemu_ioctl32_unregister(unsigned int cmd,
 			      const struct cusemu_device *owner)
 {
 	const struct entry *e;
 	int ret = 0;
 
-	g_rw_lock_writer_lock(&ioctl32_sem);
+	write_lock_waiting(cmd);
 	e = table ? g_hash_table_lookup(table, GUINT_TO_POINTER(cmd)) : NULL;
 	if (e && e->model == owner->model) {
 		g_hash_table_remove(table, GUINT_TO_POINTER(cmd));
@@ -93,14 +109,25 @@ int cusemu_ioctl32_unregister(unsigned int cmd,
 	return ret;
 }
 
-/* Take a reference for dev's model; true for the first instance. */
+/*
+ * Take (+1) or drop (-1) dev's reference on its model; true for the first
+ * instance taken and the last dropped. A device drops only what it took,
+ * so a removal at run time and the unbind at shutdown count it once.
+ */
 static bool model_ref(const struct cusemu_device *dev, int delta)
 {
 	guint refs;
 
 	g_mutex_lock(&models_lock);
-	if (!model_refs)
+	if (!model_refs) {
 		model_refs = g_hash_table_new(g_direct_hash, g_direct_equal);
+		bound = g_hash_table_new(g_direct_hash, g_direct_equal);
+	}
+	if (delta > 0 ? !g_hash_table_add(bound, (gpointer)dev)
+		      : !g_hash_table_remove(bound, dev)) {
+		g_mutex_unlock(&models_lock);
+		return false;
+	}
 	refs = GPOINTER_TO_UINT(g_hash_table_lookup(model_refs, dev->model));
 	refs += delta;
 	g_hash_table_insert(model_refs, (gpointer)dev->model,
@@ -112,65 +139,154 @@ static bool model_ref(const struct cusemu_device *dev, int delta)
 /*
  * What a device registers: its compat rows, and with compat_ptr_ioctl every
  * native row they do not list, as compatible entries (what a driver of the
- * time registered with a NULL handler).
+ * time registered with a NULL handler). fn returns false to stop.
  */
-static void each_entry(struct cusemu_device *dev,
-		       void (*fn)(struct cusemu_device *dev,
+static bool each_entry(struct cusemu_device *dev,
+		       bool (*fn)(struct cusemu_device *dev,
 				  const struct cusemu_ioctl *row,
-				  bool compatible))
+				  bool compatible, void *data),
+		       void *data)
 {
 	const struct cusemu_device_model *m = dev->model;
 
 	for (const struct cusemu_ioctl *row = m->compat_table;
 	     row && row->name; row++)
-		fn(dev, row, !row->handler);
+		if (!fn(dev, row, !row->handler, data))
+			return false;
 	if (!m->compat_ptr_ioctl)
-		return;
+		return true;
 	for (const struct cusemu_ioctl *row = m->native_table;
 	     row && row->name; row++)
-		if (!cusemu_ioctl_lookup(m->compat_table, row->cmd))
-			fn(dev, row, true);
+		if (!cusemu_ioctl_lookup(m->compat_table, row->cmd) &&
+		    !fn(dev, row, true, data))
+			return false;
+	return true;
 }
 
-static void register_entry(struct cusemu_device *dev,
-			   const struct cusemu_ioctl *row, bool compatible)
+static bool register_entry(struct cusemu_device *dev,
+			   const struct cusemu_ioctl *row, bool compatible,
+			   void *data)
 {
 	const struct entry *taken;
 
 	if (!register_row(row, compatible, dev, &taken))
-		return;
-	/* Read without the lock: entries change only at start-up. */
+		return true;
+	/* Read without the lock: entries change on the main thread alone,
+	 * this one. */
 	g_warning("/dev/%s (%s) lost %s (%08x) in the global ioctl32 "
 		  "table to /dev/%s (%s), which registered it first",
 		  dev->name, dev->model->name, row->name, row->cmd,
 		  taken->owner, taken->model->name);
+	return true;
 }
 
-static void unregister_entry(struct cusemu_device *dev,
-			     const struct cusemu_ioctl *row, bool compatible)
+/* The entry for cmd, if it is model's; on the main thread. */
+static bool holds(const struct cusemu_device_model *model, unsigned int cmd)
 {
 	const struct entry *e;
 	bool ours;
 
 	g_rw_lock_reader_lock(&ioctl32_sem);
-	e = g_hash_table_lookup(table, GUINT_TO_POINTER(row->cmd));
-	ours = e && e->model == dev->model;
+	e = table ? g_hash_table_lookup(table, GUINT_TO_POINTER(cmd)) : NULL;
+	ours = e && e->model == model;
 	g_rw_lock_reader_unlock(&ioctl32_sem);
+	return ours;
+}
+
+static bool unregister_entry(struct cusemu_device *dev,
+			     const struct cusemu_ioctl *row, bool compatible,
+			     void *data)
+{
 	/* What another model kept at start-up is not ours to free. */
-	if (ours)
+	if (holds(dev->model, row->cmd))
 		cusemu_ioctl32_unregister(row->cmd, dev);
+	return true;
 }
 
 void cusemu_ioctl32_register_device(struct cusemu_device *dev)
 {
 	if (model_ref(dev, +1))
-		each_entry(dev, register_entry);
+		each_entry(dev, register_entry, NULL);
 }
 
 void cusemu_ioctl32_unregister_device(struct cusemu_device *dev)
 {
 	if (model_ref(dev, -1))
-		each_entry(dev, unregister_entry);
+		each_entry(dev, unregister_entry, NULL);
+}
+
+/* An add under way: the row refused, and what holds its command. */
+struct adding {
+	const struct cusemu_ioctl *refused;
+	char *holder;		/* "/dev/NODE (MODEL)" */
+};
+
+static bool add_entry(struct cusemu_device *dev,
+		      const struct cusemu_ioctl *row, bool compatible,
+		      void *data)
+{
+	struct adding *a = data;
+	const struct entry *taken;
+
+	if (!register_row(row, compatible, dev, &taken))
+		return true;
+	a->refused = row;
+	a->holder = g_strdup_printf("/dev/%s (%s)", taken->owner,
+				    taken->model->name);
+	return false;
+}
+
+/* Undo an add's registrations up to the refused row. */
+static bool take_back(struct cusemu_device *dev,
+		      const struct cusemu_ioctl *row, bool compatible,
+		      void *data)
+{
+	const struct adding *a = data;
+
+	if (row == a->refused)
+		return false;
+	cusemu_ioctl32_unregister(row->cmd, dev);
+	return true;
+}
+
+gboolean cusemu_ioctl32_add_device(struct cusemu_device *dev, GError **error)
+{
+	struct adding a = { 0 };
+
+	if (!model_ref(dev, +1) || each_entry(dev, add_entry, &a))
+		return TRUE;
+	each_entry(dev, take_back, &a);
+	model_ref(dev, -1);
+	g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_EXIST,
+		    "%s's 32-bit command %s (%08x) is already in the global "
+		    "ioctl32 table, registered by %s: the kernel refuses a "
+		    "duplicate (\"Trying to register duplicated ioctl32 "
+		    "handler %x\"), and the device is not added; remove %s "
+		    "first, or give this device kernel=modern",
+		    dev->model->name, a.refused->name, a.refused->cmd, a.holder,
+		    a.refused->cmd, a.holder);
+	g_free(a.holder);
+	return FALSE;
+}
+
+static bool remove_entry(struct cusemu_device *dev,
+			 const struct cusemu_ioctl *row, bool compatible,
+			 void *data)
+{
+	unsigned int *unknown = data;
+
+	if (cusemu_ioctl32_unregister(row->cmd, dev))
+		(*unknown)++;
+	return true;
+}
+
+unsigned int cusemu_ioctl32_remove_device(struct cusemu_device *dev)
+{
+	unsigned int unknown = 0;
+
+	if (model_ref(dev, -1))
+		each_entry(dev, remove_entry, &unknown);
+	return unknown;
 }
 
 static void log_unknown(const struct cusemu_call *call)

@@ -8,6 +8,8 @@
 #ifndef CUSEMU_IOCTL32_H
 #define CUSEMU_IOCTL32_H
 
+#include <glib.h>
+
 #include "call.h"
 
 /*
@@ -28,6 +30,22 @@ int cusemu_ioctl32_unregister(unsigned int cmd,
  */
 void cusemu_ioctl32_register_device(struct cusemu_device *dev);
 void cusemu_ioctl32_unregister_device(struct cusemu_device *dev);
+
+/*
+ * At run time (cusemuctl add): dev's entries, all or none, as a module
+ * whose init fails: a command another model holds refuses the add, with
+ * the kernel's log line and an error naming the device that holds it.
+ */
+gboolean cusemu_ioctl32_add_device(struct cusemu_device *dev, GError **error);
+/*
+ * At run time (cusemuctl remove), once dev's model has no other device:
+ * unregister_ioctl32_conversion() of each of its entries, waiting for the
+ * 32-bit calls running through the table (ioctl32_sem); an entry the model
+ * does not hold (lost at start-up) is -EINVAL with the kernel's log line.
+ * Returns how many were unknown. A device removed here is not unregistered
+ * again by cusemu_ioctl32_unregister_device().
+ */
+unsigned int cusemu_ioctl32_remove_device(struct cusemu_device *dev);
 
 /*
  * Serve a 32-bit call from the table as compat_sys_ioctl() did: a handler

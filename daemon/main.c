@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <locale.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -78,6 +79,10 @@ struct daemon {
 	gboolean allow_other;
 	gboolean panic_on_oops;	/* an oops ends the daemon */
 	unsigned int soft_lockup_secs;	/* 0: no watchdog */
+	gboolean fuse_debug;	/* libfuse's trace, of added nodes too */
+	/* The CUSE nodes' major once known, and the minor a node added at
+	 * run time gets next. */
+	unsigned int cuse_major, next_minor;
 	struct cusemu_mount *mount;
 	char *control_path;
 	gid_t control_group;
@@ -742,9 +747,11 @@ static void explain_refusal(const struct cusemu_device *dev,
 			    GError **error)
 {
 	g_autofree char *sys = g_strdup_printf("/sys/class/cuse/%s", dev->name);
+	struct stat st;
 	const char *why;
 
-	if (g_file_test(sys, G_FILE_TEST_EXISTS)) {
+	/* stat, not access(): a node added at run time is in the sandbox. */
+	if (stat(sys, &st) == 0) {
 		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_EXIST,
 			    "/dev/%s did not appear: another CUSE device is "
 			    "named %s (%s exists); give this one another name=",
@@ -798,7 +805,7 @@ static gboolean wait_for_node(struct cusemu_device *dev,
 				    path, NODE_TIMEOUT_MS / 1000);
 			return FALSE;
 		}
-		g_usleep(5000);
+		poll(NULL, 0, 5);	/* not nanosleep: off the sandbox's list */
 	}
 	if (!cusemu_session_registered(s)) {
 		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_EXIST,
@@ -934,6 +941,9 @@ static gboolean start_sessions(struct daemon *d, const struct options *o,
 	for (guint i = waited; i < d->devices->len; i++)
 		if (!serve_node(d, i, so.major, first_minor + i, &rdev, error))
 			return FALSE;
+	d->fuse_debug = o->debug;
+	d->cuse_major = so.major;
+	d->next_minor = first_minor + d->devices->len;
 	return TRUE;
 }
 
@@ -971,6 +981,7 @@ static gboolean start_mount(struct daemon *d, const struct options *o,
 	};
 
 	raise_fd_limit(1);
+	d->fuse_debug = o->debug;
 	cusemu_transport_init(d->threads);
 	for (guint i = 0; i < d->devices->len; i++)
 		cusemu_dispatch_bind(d->devices->pdata[i], d->lock_mode);
@@ -1251,21 +1262,32 @@ static int control_model(struct daemon *d, struct cusemu_device *dev,
 	return -err;
 }
 
-static int control_device(void *data, char **argv, GString *out)
+/* The index of the device node names (NAME, /dev/NAME or DIR/NAME on
+ * the FUSE mount), or -1. */
+static int device_index(const struct daemon *d, const char *node)
 {
-	struct daemon *d = data;
-	const char *node = argv[0];
-
 	if (g_str_has_prefix(node, "/dev/"))
 		node += strlen("/dev/");
 	else if (d->fuse_dir && g_str_has_prefix(node, d->fuse_dir) &&
 		 node[strlen(d->fuse_dir)] == '/')
 		node += strlen(d->fuse_dir) + 1;
 	for (guint i = 0; i < d->devices->len; i++) {
+		const struct cusemu_device *dev = d->devices->pdata[i];
+
+		if (!strcmp(dev->name, node))
+			return (int)i;
+	}
+	return -1;
+}
+
+static int control_device(void *data, char **argv, GString *out)
+{
+	struct daemon *d = data;
+	int i = device_index(d, argv[0]);
+
+	if (i >= 0) {
 		struct cusemu_device *dev = d->devices->pdata[i];
 
-		if (strcmp(dev->name, node))
-			continue;
 		if (!dev->model->control) {
 			g_autofree char *path = device_path(d, dev);
 
@@ -1282,21 +1304,307 @@ static int control_device(void *data, char **argv, GString *out)
 	return ENODEV;
 }
 
-/* The device behind a node's name (/dev/NAME, DIR/NAME or NAME), or NULL. */
-static guint find_device(const struct daemon *d, const char *node)
-{
-	if (g_str_has_prefix(node, "/dev/"))
-		node += strlen("/dev/");
-	else if (d->fuse_dir && g_str_has_prefix(node, d->fuse_dir) &&
-		 node[strlen(d->fuse_dir)] == '/')
-		node += strlen(d->fuse_dir) + 1;
-	for (guint i = 0; i < d->devices->len; i++) {
-		const struct cusemu_device *dev = d->devices->pdata[i];
+/*
+ * Devices at run time (cusemuctl add, remove), on the main thread, which
+ * alone changes d->devices and d->sessions. The daemon is in its sandbox
+ * by then: no capability, maybe another user, and the system calls of
+ * docs/security.md.
+ */
 
-		if (!strcmp(dev->name, node))
-			return i;
+/*
+ * A model built in or from a plugin loaded at start-up. Loading a plugin
+ * file at run time is not done here: in the sandbox, dlopen()'s calls are
+ * off the list, and the file's checks want root. That belongs to the
+ * plugin loader (plugin.c), which would then answer for names it loads.
+ */
+static const struct cusemu_device_model *
+loaded_model(const struct cusemu_device_spec *spec, GError **error)
+{
+	const struct cusemu_device_model *m =
+		cusemu_device_model_loaded(spec->model);
+	g_autofree char *names = NULL;
+
+	if (m)
+		return m;
+	names = cusemu_device_model_names();
+	g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+		    "%s: no device model '%s' in this daemon; its models: %s. "
+		    "A plugin's model is added once cusemud has loaded the "
+		    "plugin at start-up (--plugin FILE, or plugins= in "
+		    "[daemon])",
+		    spec->origin, spec->model, names);
+	return NULL;
+}
+
+/* The instance number of a new device of model m: the first whose
+ * default node name (PREFIX0, PREFIX1, ...) no device has. */
+static unsigned int free_instance(const struct daemon *d,
+				  const struct cusemu_device_model *m)
+{
+	unsigned int n = 0;
+
+	for (guint i = 0; i < d->devices->len; i++)
+		if (((struct cusemu_device *)d->devices->pdata[i])->model == m)
+			n++;
+	for (;; n++) {
+		g_autofree char *name = g_strdup_printf("%s%u", m->node_prefix,
+							 n);
+
+		if (device_index(d, name) < 0)
+			return n;
 	}
-	return G_MAXUINT;
+}
+
+/*
+ * A new CUSE device opens /dev/cuse, root's: a daemon that became
+ * another user (user=) cannot, and says what to do instead.
+ */
+static gboolean check_cuse_openable(const struct daemon *d, GError **error)
+{
+	int fd = open(CUSE_PATH, O_RDWR | O_CLOEXEC);
+
+	if (fd >= 0) {
+		close(fd);
+		return TRUE;
+	}
+	if ((errno == EACCES || errno == EPERM) && d->sandbox.user) {
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
+			    "cannot open " CUSE_PATH ": %s: since start-up "
+			    "cusemud runs as user %s (user=), and a new CUSE "
+			    "node needs " CUSE_PATH ", which is root's. Give "
+			    "the device at start-up instead (--device, or a "
+			    "[device NAME] group of the configuration), or run "
+			    "cusemud without user= (it then stays root, with no "
+			    "capability), or serve files on a FUSE mount "
+			    "(--fuse DIR), where add needs no " CUSE_PATH,
+			    g_strerror(errno), d->sandbox.user);
+		return FALSE;
+	}
+	if (errno == ENOENT) {
+		set_no_cuse_error(error);
+		return FALSE;
+	}
+	g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
+		    "cannot open " CUSE_PATH ": %s", g_strerror(errno));
+	return FALSE;
+}
+
+/*
+ * The node's owner and group are set by the daemon, which dropped
+ * CAP_CHOWN after start-up: root's node (what devtmpfs makes) is all it
+ * can give. Its mode it can.
+ */
+static gboolean check_owner(const struct cusemu_device *dev, GError **error)
+{
+	const struct cusemu_instance *dp = cusemu_instance(dev);
+
+	if (dp->owner == 0 && dp->group == 0)
+		return TRUE;
+	g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_PERM,
+		    "/dev/%s: owner= and group= other than root need "
+		    "CAP_CHOWN, which cusemud dropped once it started (see "
+		    "docs/security.md); give the node a mode= instead (e.g. "
+		    "mode=0666), or the device at start-up (--device, or the "
+		    "configuration file)",
+		    dev->name);
+	return FALSE;
+}
+
+/* A new CUSE session: the next minor of the nodes' major, as at start-up. */
+static gboolean add_session(struct daemon *d, struct cusemu_device *dev,
+			    GError **error)
+{
+	g_autofree char *path = g_strdup_printf("/dev/%s", dev->name);
+	struct cusemu_session_options so = {
+		.debug = d->fuse_debug,
+		.major = d->cuse_major,
+		.minor = d->cuse_major ? d->next_minor : 0,
+	};
+	struct cusemu_session *s;
+	struct stat st;
+	dev_t rdev;
+
+	if (stat(path, &st) == 0) {
+		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_EXIST,
+			    "%s already exists (another driver's node, or a "
+			    "CUSE server's); give the device another name=",
+			    path);
+		return FALSE;
+	}
+	if (!check_owner(dev, error) || !check_cuse_openable(d, error))
+		return FALSE;
+	s = cusemu_session_start(dev, &so, error);
+	if (!s)
+		return FALSE;
+	if (!wait_for_node(dev, s, so.major, so.minor, &rdev, error)) {
+		cusemu_session_stop(s);
+		cusemu_session_free(s);
+		return FALSE;
+	}
+	g_ptr_array_add(d->sessions, s);
+	if (!d->cuse_major)
+		d->cuse_major = major(rdev);
+	if (major(rdev) == d->cuse_major)
+		d->next_minor = MAX(d->next_minor, minor(rdev) + 1);
+	g_message("serving /dev/%s (%u:%u): %s, kernel model %s, mode %04o, "
+		  "%s ioctls; added",
+		  dev->name, major(rdev), minor(rdev), dev->model->name,
+		  cusemu_instance(dev)->kmodel->name,
+		  (unsigned int)cusemu_instance(dev)->mode, ioctl_mode(d, dev));
+	return TRUE;
+}
+
+/* A new file on the FUSE mount, there once the kernel finds it. */
+static gboolean add_file(struct daemon *d, struct cusemu_device *dev,
+			 GError **error)
+{
+	g_autofree char *path = device_path(d, dev);
+	g_autofree char *fitness = fuse_fitness(dev->model);
+	struct stat st;
+
+	cusemu_mount_add(d->mount, dev);
+	if (stat(path, &st)) {
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
+			    "%s did not appear on the mount: %s", path,
+			    g_strerror(errno));
+		cusemu_mount_remove(d->mount, dev);
+		return FALSE;
+	}
+	g_message("serving %s: %s, kernel model %s, mode %04o, over FUSE: %s; "
+		  "added",
+		  path, dev->model->name, cusemu_instance(dev)->kmodel->name,
+		  (unsigned int)(st.st_mode & 07777), fitness);
+	warn_vfs_commands(dev);
+	return TRUE;
+}
+
+/* A device as --device makes it, checked as at start-up, and serving. */
+static struct cusemu_device *add_device(struct daemon *d, const char *text,
+					GError **error)
+{
+	struct cusemu_config *config = cusemu_config_new();
+	const struct cusemu_device_spec *spec;
+	const struct cusemu_device_model *m;
+	struct cusemu_device *dev = NULL;
+	int other;
+
+	if (!cusemu_config_add_device_text(config, text, "add", error))
+		goto out;
+	spec = config->devices->pdata[0];
+	m = loaded_model(spec, error);
+	if (!m)
+		goto out;
+	dev = cusemu_device_create(m, spec, free_instance(d, m), d->kmodel,
+				   error);
+	if (!dev)
+		goto out;
+	other = device_index(d, dev->name);
+	if (other >= 0) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s: node name '%s' is already used by a %s device; "
+			    "give this one another name=",
+			    spec->origin, dev->name,
+			    ((struct cusemu_device *)d->devices->pdata[other])
+				    ->model->name);
+		goto free_device;
+	}
+	if (!cusemu_device_sandboxed(dev, error) ||
+	    !cusemu_dispatch_bind_added(dev, d->lock_mode, error))
+		goto free_device;
+	if (!(d->fuse_dir ? add_file(d, dev, error)
+			  : add_session(d, dev, error)))
+		goto unbind;
+	g_ptr_array_add(d->devices, dev);
+	goto out;
+
+unbind:
+	cusemu_dispatch_unplug(dev);
+	cusemu_dispatch_unbind(dev);
+free_device:
+	cusemu_device_free(dev);
+	dev = NULL;
+out:
+	cusemu_config_free(config);
+	return dev;
+}
+
+static int control_add(void *data, const char *spec, GString *out)
+{
+	struct daemon *d = data;
+	g_autoptr(GError) error = NULL;
+	struct cusemu_device *dev = add_device(d, spec, &error);
+	g_autofree char *path = NULL;
+
+	if (!dev) {
+		g_message("add %s: refused: %s", spec, error->message);
+		g_string_append(out, error->message);
+		return error->domain == G_FILE_ERROR &&
+				       error->code == G_FILE_ERROR_EXIST
+			       ? EEXIST
+			       : EINVAL;
+	}
+	path = device_path(d, dev);
+	g_string_append_printf(out, "added %s: %s, kernel model %s, lock %s\n",
+			       path, dev->model->name,
+			       cusemu_instance(dev)->kmodel->name,
+			       cusemu_lock_mode_name(d->lock_mode));
+	return 0;
+}
+
+/*
+ * Its CUSE session ends (the node goes; the kernel fails its open files)
+ * or its file leaves the mount (its open files get ENODEV); FALSE when
+ * requests inside it do not end, and the device must stay.
+ */
+static gboolean take_away(struct daemon *d, guint i)
+{
+	struct cusemu_session *s;
+
+	if (d->fuse_dir)
+		return cusemu_mount_remove(d->mount, d->devices->pdata[i]);
+	s = d->sessions->pdata[i];
+	cusemu_session_stop(s);
+	if (!cusemu_session_ended(s))
+		return FALSE;
+	g_ptr_array_remove_index(d->sessions, i);
+	cusemu_session_free(s);
+	return TRUE;
+}
+
+static int control_remove(void *data, const char *node, GString *out)
+{
+	struct daemon *d = data;
+	int i = device_index(d, node);
+	struct cusemu_device *dev;
+	g_autofree char *path = NULL;
+
+	if (i < 0) {
+		g_string_append_printf(out, "no device %s here; cusemuctl list "
+					    "shows the devices",
+				       node);
+		return ENODEV;
+	}
+	dev = d->devices->pdata[i];
+	path = device_path(d, dev);
+	/* While the node serves, as a module's exit did before
+	 * misc_deregister(): its 32-bit calls in the table end first. */
+	cusemu_dispatch_unplug(dev);
+	if (!take_away(d, (guint)i)) {
+		g_string_append_printf(out, "%s: requests inside it did not end "
+					    "within 10 s, so its model is not "
+					    "stopped; the daemon keeps the "
+					    "device until it exits",
+				       path);
+		return EBUSY;
+	}
+	g_ptr_array_remove_index(d->devices, (guint)i);
+	cusemu_dispatch_unbind(dev);
+	g_message("removed %s (%s)", path, dev->model->name);
+	g_string_append_printf(out, "removed %s (%s)\n", path,
+			       dev->model->name);
+	/* Nothing is inside it any more: the model's remove runs. */
+	cusemu_device_free(dev);
+	return 0;
 }
 
 /*
@@ -1307,7 +1615,7 @@ static guint find_device(const struct daemon *d, const char *node)
 static int control_reload(void *data, const char *node, GString *out)
 {
 	struct daemon *d = data;
-	guint i = find_device(d, node);
+	int i = device_index(d, node);
 	g_autoptr(GError) error = NULL;
 	const struct cusemu_device_model *m;
 	const struct cusemu_device_model *old_model;
@@ -1315,7 +1623,7 @@ static int control_reload(void *data, const char *node, GString *out)
 	g_autofree char *path = NULL, *what = NULL;
 	const char *origin;
 
-	if (i == G_MAXUINT) {
+	if (i < 0) {
 		g_string_append_printf(out, "no device %s here; cusemuctl list "
 					    "shows the devices",
 				       node);
@@ -1368,6 +1676,8 @@ static const struct cusemu_control_ops control_ops = {
 	.reset = control_reset,
 	.device = control_device,
 	.reload = control_reload,
+	.add = control_add,
+	.remove = control_remove,
 };
 
 /*

@@ -118,6 +118,12 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 			 "it"),
 	ALLOW(fsync, "an EEPROM file is on disk before its rename"),
 	ALLOW(rename, "an EEPROM file is replaced whole"),
+	ALLOW(chmod, "a node added at run time (cusemuctl add) gets its "
+		     "mode"),
+	ALLOW(chown, "... and its owner: root's alone, without CAP_CHOWN"),
+	ALLOW(chdir, "libfuse's CUSE set-up of a node added at run time "
+		     "goes to / (where the daemon already is)"),
+	ALLOW(getuid, "... and libfuse's session notes the daemon's uid"),
 	ALLOW(unlink, "the control socket at shutdown; a failed save's "
 		      "temporary file"),
 	ALLOW(poll, "glib's main loop"),

@@ -24,7 +24,9 @@
 /* Without its newline: the daemon adds it. */
 #define STATS_JSON "{\"devices\":{}}"
 #define UNKNOWN(r) \
-	"error: unknown request '" r "'; requests: list, stats, reset, device NODE ..., reload NODE\n"
+	"error: unknown request '" r "'; requests: list, stats, reset, " \
+	"device NODE ..., add MODEL[:key=value,...], remove NODE, " \
+	"reload NODE\n"
 #define NOBODY 65534
 
 struct stub {
@@ -35,6 +37,8 @@ struct stub {
 	gboolean reset_quiet;
 	int device_requests;
 	char device_words[4096];	/* of the last one, joined by ' ' */
+	char added[4096];		/* the last add's spec */
+	char removed[256];		/* the last remove's node */
 };
 
 static int stub_list(void *data, gboolean json, GString *out)
@@ -83,11 +87,39 @@ static int stub_device(void *data, char **argv, GString *out)
 	return 0;
 }
 
+/* Adds anything but a spec starting with "BAD". */
+static int stub_add(void *data, const char *spec, GString *out)
+{
+	struct stub *stub = data;
+
+	g_strlcpy(stub->added, spec, sizeof(stub->added));
+	if (g_str_has_prefix(spec, "BAD")) {
+		g_string_append(out, "unknown device model 'BAD'");
+		return EINVAL;
+	}
+	g_string_append_printf(out, "added %s\n", spec);
+	return 0;
+}
+
+/* Removes anything but "gone". */
+static int stub_remove(void *data, const char *node, GString *out)
+{
+	struct stub *stub = data;
+
+	g_strlcpy(stub->removed, node, sizeof(stub->removed));
+	if (!strcmp(node, "gone"))
+		return ENODEV;
+	g_string_append_printf(out, "removed %s\n", node);
+	return 0;
+}
+
 static const struct cusemu_control_ops stub_ops = {
 	.list = stub_list,
 	.stats = stub_stats,
 	.reset = stub_reset,
 	.device = stub_device,
+	.add = stub_add,
+	.remove = stub_remove,
 };
 
 struct fixture {
@@ -310,12 +342,36 @@ static void test_unknown(struct fixture *f, gconstpointer unused)
 		g_autofree char *line = g_strconcat(long_request, "\n", NULL);
 		g_autofree char *expected = g_strdup_printf(
 			"error: unknown request '%s...'; requests: list, "
-			"stats, reset, device NODE ..., reload NODE\n",
+			"stats, reset, device NODE ..., add "
+			"MODEL[:key=value,...], remove NODE, reload NODE\n",
 			long_echo);
 
 		assert_answer(f, line, expected);
 	}
 	g_assert_cmpint(f->stub.resets, ==, 0);
+}
+
+/* add SPEC and remove NODE reach their callbacks, blanks trimmed. */
+static void test_add_remove(struct fixture *f, gconstpointer unused)
+{
+	g_autofree char *gone = g_strdup_printf("error: %s\n",
+						g_strerror(ENODEV));
+
+	assert_answer(f, "add rtc:name=rtc9,mode=0666\n",
+		      "added rtc:name=rtc9,mode=0666\n");
+	g_assert_cmpstr(f->stub.added, ==, "rtc:name=rtc9,mode=0666");
+	/* The spec is the rest of the line: a value may hold blanks. */
+	assert_answer(f, "add  i2c:eeprom_file=/var/lib/a b \n",
+		      "added i2c:eeprom_file=/var/lib/a b\n");
+	assert_answer(f, "add BAD\n",
+		      "error: unknown device model 'BAD'\n");
+	assert_answer(f, "add \n", UNKNOWN("add"));
+	assert_answer(f, "add  \n", UNKNOWN("add"));
+	assert_answer(f, "remove rtc9\n", "removed rtc9\n");
+	g_assert_cmpstr(f->stub.removed, ==, "rtc9");
+	assert_answer(f, "remove gone\n", gone);
+	assert_answer(f, "remove a b\n", "error: usage: remove NODE\n");
+	assert_answer(f, "removes x\n", UNKNOWN("removes x"));
 }
 
 /* A line may arrive in pieces, or end with the client's shutdown. */
@@ -771,6 +827,34 @@ static int ctl(const char *path, char **out, char **err, ...)
 		g_assert_true(g_str_has_suffix(e_, "cusemuctl --help'.\n")); \
 	} while (0)
 
+/* cusemuctl add and remove: one argument each, sent as it is. */
+static void test_cusemuctl_add_remove(struct fixture *f, gconstpointer unused)
+{
+	if (!g_getenv("CUSEMUCTL")) {
+		g_test_skip("CUSEMUCTL is not set to the built cusemuctl");
+		return;
+	}
+	CTL_EXPECT(f, 0, "added rtc:name=rtc9,kernel=2.6.11\n", "", "add",
+		   "rtc:name=rtc9,kernel=2.6.11");
+	g_assert_cmpstr(f->stub.added, ==, "rtc:name=rtc9,kernel=2.6.11");
+	CTL_EXPECT(f, 1, "", "cusemuctl: unknown device model 'BAD'\n", "add",
+		   "BAD");
+	CTL_EXPECT(f, 1, "",
+		   "cusemuctl: add takes one argument, MODEL[:key=value,...], "
+		   "e.g. add 'rtc:name=rtc9,mode=0660'\n",
+		   "add", "rtc", "fioc");
+	CTL_EXPECT(f, 0, "removed /dev/rtc9\n", "", "remove", "/dev/rtc9");
+	g_assert_cmpstr(f->stub.removed, ==, "/dev/rtc9");
+	CTL_EXPECT(f, 1, "",
+		   "cusemuctl: the node 'a b' cannot be sent: it is empty or "
+		   "has blanks\n",
+		   "remove", "a b");
+	CTL_EXPECT(f, 1, "",
+		   "cusemuctl: remove takes one argument, the NODE (a name "
+		   "under /dev, with or without /dev/)\n",
+		   "remove");
+}
+
 static void test_cusemuctl(struct fixture *f, gconstpointer unused)
 {
 	g_autofree char *missing = NULL;
@@ -792,10 +876,12 @@ static void test_cusemuctl(struct fixture *f, gconstpointer unused)
 	CTL_EXPECT_USAGE(f, "cusemuctl: --json applies to list and stats only",
 			 "--json", "reset");
 	CTL_EXPECT_USAGE(f, "cusemuctl: unknown command 'frob'; commands: "
-			    "list, stats, reset, inject, replay, device, reload",
+			    "list, stats, reset, inject, replay, device, add, "
+			    "remove, reload",
 			 "frob");
 	CTL_EXPECT_USAGE(f, "cusemuctl: give one command: list, stats, "
-			    "reset, inject, replay, device or reload",
+			    "reset, inject, replay, device, add, remove or "
+			    "reload",
 			 "list", "stats");
 	f->stub.stats_error = EBUSY;
 	CTL_EXPECT(f, 1, "", "cusemuctl: statistics are off\n", "stats");
@@ -948,5 +1034,8 @@ int main(int argc, char **argv)
 	add("/control/group", NOBODY, test_group);
 	add("/control/cusemuctl", (gid_t)-1, test_cusemuctl);
 	add("/control/cusemuctl-device", (gid_t)-1, test_cusemuctl_device);
+	add("/control/add-remove", (gid_t)-1, test_add_remove);
+	add("/control/cusemuctl-add-remove", (gid_t)-1,
+	    test_cusemuctl_add_remove);
 	return g_test_run();
 }

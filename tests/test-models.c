@@ -213,6 +213,100 @@ static void test_register_twice(void)
 	fake_device_free(dev);
 }
 
+/* A device as cusemuctl add makes it: bound all or none. */
+static struct cusemu_device *added_device(const char *arg, GError **error)
+{
+	struct cusemu_config *config = cusemu_config_new();
+	struct cusemu_device *dev;
+
+	g_assert_true(cusemu_config_add_device_arg(config, arg, NULL));
+	dev = cusemu_device_new(config->devices->pdata[0], 0,
+				cusemu_kernel_model_find("modern"), NULL);
+	g_assert_nonnull(dev);
+	cusemu_config_free(config);
+	if (cusemu_dispatch_bind_added(dev, CUSEMU_LOCK_MODEL, error))
+		return dev;
+	cusemu_device_free(dev);
+	return NULL;
+}
+
+/* An add whose command another model holds is refused whole. */
+static void test_add_refused(void)
+{
+	struct cusemu_device *probe = fake_device_new("probe:kernel=2.6.11");
+	struct cusemu_device *fioc, *later;
+	g_autoptr(GError) error = NULL;
+
+	g_test_expect_message("cusemu-ioctl32", G_LOG_LEVEL_WARNING,
+			      "Trying to register duplicated ioctl32 handler 4502");
+	fioc = added_device("fioc:kernel=2.6.11", &error);
+	g_test_assert_expected_messages();
+	g_assert_null(fioc);
+	g_assert_nonnull(strstr(error->message, "FIOC_READ (00004502)"));
+	g_assert_nonnull(strstr(error->message, "/dev/probe0 (probe)"));
+	/* What it registered before the refusal was taken back: a later fioc
+	 * registers every row again, once probe is gone. */
+	fake_device_free(probe);
+	later = added_device("fioc:kernel=2.6.11", &error);
+	g_assert_nonnull(later);
+	cusemu_dispatch_unplug(later);
+	cusemu_dispatch_unbind(later);
+	cusemu_device_free(later);
+}
+
+/* A removal unregisters every entry once; the unbind after it none. */
+static void test_remove(void)
+{
+	struct cusemu_device *fioc = added_device("fioc:kernel=2.6.10", NULL);
+	struct cusemu_device *second = added_device("fioc:kernel=2.6.10", NULL);
+
+	/* The entries are the model's: they stay while a device has it. */
+	cusemu_dispatch_unplug(fioc);
+	cusemu_dispatch_unbind(fioc);
+	cusemu_device_free(fioc);
+	g_test_expect_message("cusemu-ioctl32", G_LOG_LEVEL_WARNING,
+			      "Trying to register duplicated ioctl32 handler 80044500");
+	g_assert_cmpint(cusemu_ioctl32_register(
+				cusemu_ioctl_lookup(second->model->compat_table,
+						    FIOC_GET_SIZE32),
+				second),
+			==, -EINVAL);
+	g_test_assert_expected_messages();
+	cusemu_dispatch_unplug(second);
+	/* Gone: freeing one again is 2.6.11's unknown entry. */
+	g_test_expect_message("cusemu-ioctl32", G_LOG_LEVEL_WARNING,
+			      "Trying to free unknown 32bit ioctl handler 80044500");
+	g_assert_cmpint(cusemu_ioctl32_unregister(FIOC_GET_SIZE32, second), ==,
+			-EINVAL);
+	g_test_assert_expected_messages();
+	cusemu_dispatch_unbind(second);
+	cusemu_device_free(second);
+}
+
+/* A removal frees what the device lost at start-up: EINVAL and the log. */
+static void test_remove_lost(void)
+{
+	struct cusemu_device *probe = fake_device_new("probe:kernel=2.6.10");
+	struct cusemu_ioctl_report r;
+	struct cusemu_device *fioc;
+
+	g_test_expect_message("cusemu-ioctl32", G_LOG_LEVEL_WARNING,
+			      "Trying to register duplicated ioctl32 handler 4502");
+	g_test_expect_message("cusemu-ioctl32", G_LOG_LEVEL_WARNING,
+			      "/dev/fioc0 (fioc) lost FIOC_READ*");
+	fioc = fake_device_new("fioc:kernel=2.6.10");
+	g_test_assert_expected_messages();
+	g_test_expect_message("cusemu-ioctl32", G_LOG_LEVEL_WARNING,
+			      "Trying to free unknown 32bit ioctl handler 4502");
+	cusemu_dispatch_unplug(fioc);
+	g_test_assert_expected_messages();
+	/* probe keeps its entry. */
+	g_assert_cmpint(probe_call(probe, true, PROBE_CLAIM_FIOC_READ, &r), >,
+			0);
+	fake_device_free(fioc);
+	fake_device_free(probe);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -229,5 +323,8 @@ int main(int argc, char **argv)
 			test_duplicate_registration);
 	g_test_add_func("/ioctl32/unregister-unknown", test_unregister_unknown);
 	g_test_add_func("/ioctl32/register-twice", test_register_twice);
+	g_test_add_func("/ioctl32/add-refused", test_add_refused);
+	g_test_add_func("/ioctl32/remove", test_remove);
+	g_test_add_func("/ioctl32/remove-lost", test_remove_lost);
 	return g_test_run();
 }

@@ -1,17 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Plugins for test-cli's refusals, one source built several ways: a good
- * one (model "plugtest"), one without the entry symbol, one built for
- * another API version, and one whose model takes a built-in's name.
+ * one (models "plugtest" and "plugnap"), one without the entry symbol, one
+ * built for another API version, and one whose model takes a built-in's
+ * name.
  */
-#include <sys/ioctl.h>
-
-#include <linux/types.h>
+#include <errno.h>
 
 #include "cusemu/plugin.h"
+#include "cusemu/sched.h"
 #include "cusemu/uaccess.h"
-
-#define PLUGTEST_GET _IOR('Q', 1, __u32)
+#include "plugtest.h"
 
 static long plugtest_get(struct cusemu_device *dev, struct cusemu_file *file,
 			 unsigned int cmd, unsigned long arg)
@@ -36,6 +35,45 @@ static const struct cusemu_device_model plugtest_model = {
 	.compat_ptr_ioctl = true,
 };
 
+/* The dispatcher fetched the payload (an _IOC row): the nap happens once. */
+static long plugnap_nap(struct cusemu_device *dev, struct cusemu_file *file,
+			unsigned int cmd, unsigned long arg)
+{
+	__u32 ms;
+
+	if (cusemu_get_user(ms, arg))
+		return -EFAULT;
+	if (ms > PLUGTEST_NAP_MAX_MS)
+		return -EINVAL;
+	cusemu_msleep(ms);
+	return 0;
+}
+
+/* A driver of 2.6.11's time: ->ioctl only, its 32-bit command in the
+ * global ioctl32 table with a handler of its own. */
+static long plugnap_ioctl(struct cusemu_device *dev, struct cusemu_file *file,
+			  unsigned int cmd, unsigned long arg)
+{
+	if (cmd != PLUGTEST_NAP)
+		return -ENOTTY;
+	return plugnap_nap(dev, file, cmd, arg);
+}
+
+static const struct cusemu_ioctl plugnap_compat[] = {
+	CUSEMU_IOCTL_IOC(PLUGTEST_NAP, plugnap_nap),
+	CUSEMU_IOCTL_END
+};
+
+/* In every variant; the good one serves it. */
+__attribute__((unused)) static const struct cusemu_device_model plugnap_model = {
+	.name = "plugnap",
+	.summary = "a 2.6.11-era model from a plugin whose 32-bit command "
+		   "sleeps in the global ioctl32 table, for the tests",
+	.node_prefix = "plugnap",
+	.ioctl = plugnap_ioctl,
+	.compat_table = plugnap_compat,
+};
+
 #if defined(PLUGTEST_NO_SYMBOL)
 const struct cusemu_device_model *plugtest_models(void);
 const struct cusemu_device_model *plugtest_models(void)
@@ -49,5 +87,5 @@ static const struct cusemu_device_model *const models[] = {
 __attribute__((visibility("default")))
 const struct cusemu_plugin cusemu_plugin = { 99, models };
 #else
-CUSEMU_PLUGIN(&plugtest_model);
+CUSEMU_PLUGIN(&plugtest_model, &plugnap_model);
 #endif
