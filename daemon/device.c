@@ -401,7 +401,7 @@ static int guarded_probe(struct cusemu_device *dev, enum cusemu_oops_op op,
 	volatile int err = 0;
 
 	cusemu_oops_enter(&g, dev, op, NULL, 0);
-	if (!sigsetjmp(g.env, 1))
+	if (!cusemu_oops_setjmp(&g))
 		err = op == CUSEMU_OP_PROBE ? m->probe(dev, why)
 					    : m->sandboxed(dev, why);
 	if (cusemu_oops_leave(&g)) {
@@ -489,7 +489,7 @@ void cusemu_device_free(struct cusemu_device *dev)
 		struct cusemu_oops_guard g;
 
 		cusemu_oops_enter(&g, dev, CUSEMU_OP_REMOVE, NULL, 0);
-		if (!sigsetjmp(g.env, 1))
+		if (!cusemu_oops_setjmp(&g))
 			dev->model->remove(dev);
 		cusemu_oops_leave(&g);
 	}

@@ -1248,7 +1248,7 @@ static int control_model(struct daemon *d, struct cusemu_device *dev,
 		return EIO;
 	}
 	cusemu_oops_enter(&g, dev, CUSEMU_OP_CONTROL, NULL, 0);
-	if (!sigsetjmp(g.env, 1))
+	if (!cusemu_oops_setjmp(&g))
 		err = dev->model->control(dev, argv, out);
 	if (cusemu_oops_leave(&g)) {
 		g_string_append_printf(out, "%s%s oopsed answering this "

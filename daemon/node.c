@@ -107,7 +107,7 @@ static uint8_t *out_buffer(void)
 	({                                                               \
 		struct cusemu_oops_guard guard_;                         \
 		cusemu_oops_enter(&guard_, (dev), (op), (call), (pid));  \
-		if (!sigsetjmp(guard_.env, 1)) {                         \
+		if (!cusemu_oops_setjmp(&guard_)) {                      \
 			stmt;                                            \
 		}                                                        \
 		cusemu_oops_leave(&guard_);                              \

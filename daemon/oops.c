@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -547,6 +548,17 @@ static void fence(struct cusemu_device *dev, char *report)
 	g_free(report);
 }
 
+/* A signal sent while blocked (abort() blocks none; a kill may come
+ * from a thread that blocked it) is not left blocked after the jump. */
+static void unblock(int signo)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, signo);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+}
+
 bool cusemu_oops_leave(struct cusemu_oops_guard *g)
 {
 	struct slot *s = my_slot;
@@ -556,6 +568,7 @@ bool cusemu_oops_leave(struct cusemu_oops_guard *g)
 	__atomic_store_n(&s->guard, g->prev, __ATOMIC_RELEASE);
 	if (G_LIKELY(!g->signo))
 		return false;
+	unblock(g->signo);
 	/* What the call held through cusemu's API, so no one waits for it. */
 	cusemu_request_release_holds(g->holds);
 	cusemu_lock_release_held(g->locks);
@@ -694,8 +707,11 @@ void cusemu_oops_init(bool panic, unsigned int lockup_secs)
 {
 	static const int faults[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL,
 				      SIGABRT };
+	/* Not blocked in the handler: it leaves by a jump that restores no
+	 * mask (cusemu_oops_setjmp). */
 	struct sigaction sa = { .sa_sigaction = on_signal,
-				.sa_flags = SA_SIGINFO | SA_ONSTACK };
+				.sa_flags = SA_SIGINFO | SA_ONSTACK |
+					    SA_NODEFER };
 	void *warm[2];
 
 	oops.panic = panic;

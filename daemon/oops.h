@@ -50,12 +50,13 @@ const char *cusemu_oops_op_name(enum cusemu_oops_op op);
  *	struct cusemu_oops_guard g;
  *
  *	cusemu_oops_enter(&g, dev, CUSEMU_OP_READ, NULL, pid);
- *	if (!sigsetjmp(g.env, 1))
+ *	if (!cusemu_oops_setjmp(&g))
  *		ret = dev->model->read(...);
  *	if (cusemu_oops_leave(&g))
  *		ret = -EIO;
  *
- * sigsetjmp() must be called in the frame that stays alive for the call.
+ * cusemu_oops_setjmp() must be called in the frame that stays alive for
+ * the call, and a variable it sets there read only when it returned.
  */
 struct cusemu_oops_guard {
 	sigjmp_buf env;
@@ -72,6 +73,13 @@ struct cusemu_oops_guard {
 	void *frames[CUSEMU_OOPS_FRAMES];
 	int n_frames;
 };
+
+/*
+ * The guard's jump point: 0 when set, non-zero when the model faulted.
+ * The signal mask is not saved (that would be a system call per call):
+ * the handlers do not block their signal, so there is none to restore.
+ */
+#define cusemu_oops_setjmp(g) sigsetjmp((g)->env, 0)
 
 /*
  * Install the handlers and start the soft-lockup watchdog (lockup_secs 0:

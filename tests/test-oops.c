@@ -67,7 +67,7 @@ static int guarded(struct cusemu_device *dev, int (*fn)(struct cusemu_device *))
 	volatile int ret = 0;
 
 	cusemu_oops_enter(&g, dev, CUSEMU_OP_IOCTL, NULL, 0);
-	if (!sigsetjmp(g.env, 1))
+	if (!cusemu_oops_setjmp(&g))
 		ret = fn(dev);
 	if (cusemu_oops_leave(&g))
 		return -EIO;
