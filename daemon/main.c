@@ -1745,10 +1745,24 @@ static gboolean enter_sandbox(struct daemon *d, GError **error)
 }
 
 /* A session whose loop ended by itself lost its node: say so and stop. */
+/* A thread of a model's own oopsed: every device of that load's models. */
+static void fence_model(const char *origin, const char *report, void *data)
+{
+	struct daemon *d = data;
+
+	for (guint i = 0; i < d->devices->len; i++) {
+		struct cusemu_device *dev = d->devices->pdata[i];
+
+		if (cusemu_plugin_origin(dev->model) == origin)
+			cusemu_oops_fence(dev, report);
+	}
+}
+
 static gboolean check_sessions(gpointer data)
 {
 	struct daemon *d = data;
 
+	cusemu_oops_reap(fence_model, d);
 	if (d->mount && cusemu_mount_ended(d->mount)) {
 		g_critical("the FUSE mount at %s ended (unmounted?); stopping",
 			   d->fuse_dir);

@@ -85,6 +85,29 @@ static struct {
 
 static __thread struct slot *my_slot;
 
+/*
+ * The code of each plugin, for a fault in a thread of a model's own (a
+ * timer): written at load, read by the handler, never shrinking.
+ */
+#define MAX_CODE 512
+static struct {
+	uintptr_t start, end;
+	const char *origin;	/* the load's, as cusemu_plugin_origin() */
+} plugin_text[MAX_CODE];
+static gint n_text;
+
+/* Such faults, handed from the dying thread to cusemu_oops_reap(). */
+#define MAX_ORPHANS 8
+static struct orphan {
+	gint state;		/* 0 free, 1 being written, 2 ready */
+	int signo, code;
+	void *addr;
+	pid_t tid;
+	const char *origin;
+	void *frames[CUSEMU_OOPS_FRAMES];
+	int n_frames;
+} orphans[MAX_ORPHANS];
+
 static const char *const op_names[CUSEMU_OP_COUNT] = {
 	[CUSEMU_OP_OPEN] = "open",
 	[CUSEMU_OP_RELEASE] = "release",
@@ -142,6 +165,53 @@ static void *fault_ip(void *context)
 
 static void report_daemon_fault(int signo, const siginfo_t *si, void *ip);
 
+/* The plugin whose code one of the first frames runs, or NULL. */
+static const char *plugin_of(void *const *frames, int n)
+{
+	int count = g_atomic_int_get(&n_text);
+
+	for (int f = 0; f < n && f < 8; f++)
+		for (int i = 0; i < count; i++)
+			if ((uintptr_t)frames[f] >= plugin_text[i].start &&
+			    (uintptr_t)frames[f] < plugin_text[i].end)
+				return plugin_text[i].origin;
+	return NULL;
+}
+
+/*
+ * A thread the model started faulted in the model's code: it ends, as the
+ * kernel ends a kthread that oopses, and the report and the fences come
+ * from cusemu_oops_reap(). False when it is not such a thread.
+ */
+static bool end_model_thread(int signo, const siginfo_t *si, void *ip)
+{
+	struct orphan *o = NULL;
+	void *frames[CUSEMU_OOPS_FRAMES];
+	int n;
+	const char *origin;
+
+	if (my_slot || syscall(SYS_gettid) == getpid())
+		return false;	/* a worker or the main thread: ours */
+	n = capture(frames, ip);
+	origin = plugin_of(frames, n);
+	if (!origin)
+		return false;
+	for (int i = 0; i < MAX_ORPHANS && !o; i++)
+		if (g_atomic_int_compare_and_exchange(&orphans[i].state, 0, 1))
+			o = &orphans[i];
+	if (o) {
+		o->signo = signo;
+		o->code = si->si_code;
+		o->addr = si->si_addr;
+		o->tid = (pid_t)syscall(SYS_gettid);
+		o->origin = origin;
+		memcpy(o->frames, frames, sizeof(frames[0]) * (size_t)n);
+		o->n_frames = n;
+		g_atomic_int_set(&o->state, 2);
+	}
+	pthread_exit(NULL);
+}
+
 static void on_signal(int signo, siginfo_t *si, void *context)
 {
 	struct slot *s = my_slot;
@@ -163,6 +233,8 @@ static void on_signal(int signo, siginfo_t *si, void *context)
 		g->n_frames = capture(g->frames, ip);
 		siglongjmp(g->env, 1);
 	}
+	if (!g && end_model_thread(signo, si, ip))
+		return;
 	/* The daemon's own bug, or a second fault while one is handled. */
 	if (g_atomic_int_compare_and_exchange(&oops.fatal, 0, 1))
 		report_daemon_fault(signo, si, ip);
@@ -611,6 +683,91 @@ unsigned int cusemu_oops_count(void)
 unsigned int cusemu_oops_lockups(void)
 {
 	return (unsigned int)g_atomic_int_get(&oops.lockups);
+}
+
+struct object_search {
+	uintptr_t address;
+	const char *origin;
+};
+
+/* The executable segments of the object that holds the address. */
+static int note_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+	const struct object_search *q = data;
+	bool holds = false;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && q->address >= start &&
+		    q->address < start + ph->p_memsz)
+			holds = true;
+	}
+	for (int i = 0; holds && i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		int n = g_atomic_int_get(&n_text);
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) ||
+		    n >= MAX_CODE)
+			continue;
+		plugin_text[n].start = info->dlpi_addr + ph->p_vaddr;
+		plugin_text[n].end = plugin_text[n].start + ph->p_memsz;
+		plugin_text[n].origin = q->origin;
+		g_atomic_int_set(&n_text, n + 1);
+	}
+	return holds;
+}
+
+void cusemu_oops_add_plugin(const void *address, const char *origin)
+{
+	struct object_search q = { (uintptr_t)address, origin };
+
+	dl_iterate_phdr(note_object, &q);
+}
+
+void cusemu_oops_reap(void (*fence_model)(const char *origin,
+					  const char *report, void *data),
+		      void *data)
+{
+	for (int i = 0; i < MAX_ORPHANS; i++) {
+		struct orphan *o = &orphans[i];
+		g_autofree char *comm = NULL;
+		GString *r;
+		int number;
+
+		if (g_atomic_int_get(&o->state) != 2)
+			continue;
+		number = g_atomic_int_add(&oops.oopses, 1) + 1;
+		r = g_string_new(NULL);
+		append_headline(r, o->signo, o->code, o->addr);
+		g_string_append_printf(r, "\nOops: %s (%s) [#%d] in thread %d, "
+					  "which the model of %s started: the "
+					  "thread ends\nTainted: %s\n",
+				       signal_name(o->signo),
+				       code_name(o->signo, o->code), number,
+				       (int)o->tid, o->origin,
+				       cusemu_oops_taint());
+		append_symbols(r, o->frames, o->n_frames, true);
+		g_string_append_printf(r, "Every device of that model is "
+					  "fenced until 'cusemuctl reload'\n"
+					  "---[ end trace ]---");
+		log_report(r->str);
+		if (oops.panic) {
+			g_message("panic_on_oops: the daemon ends; its nodes go "
+				  "with it");
+			_exit(PANIC_STATUS);
+		}
+		fence_model(o->origin, r->str, data);
+		g_string_free(r, TRUE);
+		g_atomic_int_set(&o->state, 0);
+	}
+}
+
+void cusemu_oops_fence(struct cusemu_device *dev, const char *report)
+{
+	fence(dev, g_strdup(report));
 }
 
 /* ---- the soft-lockup watchdog */

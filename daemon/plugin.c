@@ -20,6 +20,7 @@
 
 #include "cusemu/plugin.h"
 #include "device.h"
+#include "oops.h"
 #include "plugin.h"
 
 const char cusemu_models_dir[] = CUSEMU_MODELS_DIR;
@@ -284,6 +285,7 @@ static void keep(GModule *module, const struct cusemu_plugin *plugin,
 		 struct plugin_file *file)
 {
 	g_module_make_resident(module);
+	cusemu_oops_add_plugin(plugin, file->origin);
 	if (!loaded)
 		loaded = g_array_new(FALSE, FALSE, sizeof(struct loaded));
 	for (unsigned int i = 0; plugin->models[i]; i++) {

@@ -23,6 +23,7 @@
 
 struct buggy {
 	unsigned int calls;
+	GThread *timer;
 };
 
 /* Its own function, so that the report names it with file:line. */
@@ -112,18 +113,39 @@ static const struct cusemu_ioctl buggy_native[] = {
 static const struct cusemu_param buggy_params[] = {
 	{ .key = "crash_read", .type = CUSEMU_PARAM_BOOL,
 	  .default_value = "false", .help = "read() dereferences NULL" },
+	{ .key = "crash_timer", .type = CUSEMU_PARAM_BOOL,
+	  .default_value = "false",
+	  .help = "a timer thread of the model's own dereferences NULL 0.3 s "
+		  "after the start" },
 	CUSEMU_PARAM_END
 };
 
+/* A timer of the model's own, as a driver's: outside any call. */
+static gpointer buggy_timer(gpointer data)
+{
+	struct buggy *b = data;
+
+	g_usleep(300 * 1000);
+	return GINT_TO_POINTER(buggy_null_deref(b));
+}
+
 static int buggy_probe(struct cusemu_device *dev, char **why)
 {
-	dev->priv = g_new0(struct buggy, 1);
+	struct buggy *b = g_new0(struct buggy, 1);
+
+	dev->priv = b;
+	if (cusemu_device_param_bool(dev, "crash_timer"))
+		b->timer = g_thread_new("buggy-timer", buggy_timer, b);
 	return 0;
 }
 
 static void buggy_remove(struct cusemu_device *dev)
 {
-	g_free(dev->priv);
+	struct buggy *b = dev->priv;
+
+	if (b->timer)
+		g_thread_join(b->timer);
+	g_free(b);
 }
 
 static ssize_t buggy_read(struct cusemu_device *dev, struct cusemu_file *file,
