@@ -40,6 +40,8 @@
 	"  stats   per device, per command and ABI (native or compat):\n"   \
 	"          calls, retries (round trips), errors by errno, lock\n"   \
 	"          acquisitions, contended ones, wait and hold times\n"     \
+	"          and per device, open, read, write, poll and release:\n" \
+	"          calls, time, errors by errno\n"                          \
 	"  reset   set every statistic back to zero\n"                      \
 	"  inject NODE TYPE CODE VALUE [TYPE CODE VALUE...]\n"              \
 	"          input events for an evdev device, e.g.\n"                 \

@@ -25,6 +25,7 @@
 #include "dispatch.h"
 #include "lock.h"
 #include "node.h"
+#include "op.h"
 #include "pool.h"
 #include "stats.h"
 
@@ -429,15 +430,19 @@ void cusemu_node_open(struct cusemu_node *n, fuse_req_t req,
 {
 	struct cusemu_device *dev = n->dev;
 	struct open_file *of = g_new0(struct open_file, 1);
+	struct cusemu_op_record rec;
 	int err;
 
+	cusemu_op_begin(&rec, CUSEMU_OP_OPEN, dev, fuse_req_ctx(req)->pid);
 	of->file.dev = dev;
 	of->file.flags = fi->flags;
 	of->file.opener = fuse_req_ctx(req)->pid;
 	err = dev->model->open ? dev->model->open(dev, &of->file) : 0;
 	if (err) {
 		g_free(of);
-		fuse_reply_err(req, reply_errno(err));
+		rec.error = reply_errno(err);
+		fuse_reply_err(req, rec.error);
+		cusemu_op_done(&rec);
 		return;
 	}
 	g_mutex_lock(&n->lock);
@@ -447,6 +452,7 @@ void cusemu_node_open(struct cusemu_node *n, fuse_req_t req,
 	fi->direct_io = 1;
 	fi->nonseekable = 1;
 	fuse_reply_open(req, fi);
+	cusemu_op_done(&rec);
 }
 
 static void free_file(struct cusemu_device *dev, struct open_file *of)
@@ -464,12 +470,16 @@ void cusemu_node_release(struct cusemu_node *n, fuse_req_t req,
 			 struct fuse_file_info *fi)
 {
 	struct open_file *of = file_of(fi);
+	struct cusemu_op_record rec;
 
+	cusemu_op_begin(&rec, CUSEMU_OP_RELEASE, n->dev,
+			fuse_req_ctx(req)->pid);
 	g_mutex_lock(&n->lock);
 	n->files = g_list_remove(n->files, of);
 	g_mutex_unlock(&n->lock);
 	free_file(n->dev, of);
 	fuse_reply_err(req, 0);
+	cusemu_op_done(&rec);
 }
 
 void cusemu_node_read(struct cusemu_node *n, fuse_req_t req, size_t size,
@@ -479,11 +489,16 @@ void cusemu_node_read(struct cusemu_node *n, fuse_req_t req, size_t size,
 	struct open_file *of = file_of(fi);
 	g_autofree char *big = NULL;
 	struct cusemu_request r;
+	struct cusemu_op_record rec;
 	char *buf;
 	ssize_t ret;
 
+	cusemu_op_begin(&rec, CUSEMU_OP_READ, dev, fuse_req_ctx(req)->pid);
+	rec.size = size;
 	if (!dev->model->read) {
+		rec.error = EINVAL;
 		fuse_reply_err(req, EINVAL);
+		cusemu_op_done(&rec);
 		return;
 	}
 	/* The kernel bounds size by max_read, which is what the buffer holds. */
@@ -494,10 +509,15 @@ void cusemu_node_read(struct cusemu_node *n, fuse_req_t req, size_t size,
 	request_begin(n, req, &r, of, fi, NULL);
 	ret = dev->model->read(dev, &of->file, buf, size);
 	request_end(req, &r);
-	if (ret < 0)
-		fuse_reply_err(req, reply_errno(ret));
-	else
-		fuse_reply_buf(req, buf, MIN((size_t)ret, size));
+	if (ret < 0) {
+		rec.error = reply_errno(ret);
+		fuse_reply_err(req, rec.error);
+	} else {
+		rec.result = (long)MIN((size_t)ret, size);
+		rec.data = buf;
+		fuse_reply_buf(req, buf, rec.result);
+	}
+	cusemu_op_done(&rec);
 }
 
 void cusemu_node_write(struct cusemu_node *n, fuse_req_t req, const char *buf,
@@ -506,19 +526,29 @@ void cusemu_node_write(struct cusemu_node *n, fuse_req_t req, const char *buf,
 	struct cusemu_device *dev = n->dev;
 	struct open_file *of = file_of(fi);
 	struct cusemu_request r;
+	struct cusemu_op_record rec;
 	ssize_t ret;
 
+	cusemu_op_begin(&rec, CUSEMU_OP_WRITE, dev, fuse_req_ctx(req)->pid);
+	rec.size = size;
+	rec.data = buf;
 	if (!dev->model->write) {
+		rec.error = EINVAL;
 		fuse_reply_err(req, EINVAL);
+		cusemu_op_done(&rec);
 		return;
 	}
 	request_begin(n, req, &r, of, fi, NULL);
 	ret = dev->model->write(dev, &of->file, buf, size);
 	request_end(req, &r);
-	if (ret < 0)
-		fuse_reply_err(req, reply_errno(ret));
-	else
-		fuse_reply_write(req, MIN((size_t)ret, size));
+	if (ret < 0) {
+		rec.error = reply_errno(ret);
+		fuse_reply_err(req, rec.error);
+	} else {
+		rec.result = (long)MIN((size_t)ret, size);
+		fuse_reply_write(req, rec.result);
+	}
+	cusemu_op_done(&rec);
 }
 
 /* Without a poll slot a node is always ready, as the kernel's default. */
@@ -531,7 +561,9 @@ void cusemu_node_poll(struct cusemu_node *n, fuse_req_t req,
 	struct open_file *of = file_of(fi);
 	struct fuse_pollhandle *old = NULL;
 	unsigned int mask = DEFAULT_POLLMASK;
+	struct cusemu_op_record rec;
 
+	cusemu_op_begin(&rec, CUSEMU_OP_POLL, dev, fuse_req_ctx(req)->pid);
 	/* Kept before asking the model, so no wake-up falls in between. */
 	if (ph) {
 		g_mutex_lock(&n->lock);
@@ -543,7 +575,9 @@ void cusemu_node_poll(struct cusemu_node *n, fuse_req_t req,
 		fuse_pollhandle_destroy(old);
 	if (dev->model->poll)
 		mask = dev->model->poll(dev, &of->file);
+	rec.result = mask;
 	fuse_reply_poll(req, mask);
+	cusemu_op_done(&rec);
 }
 
 /* The model's cusemu_device_wake_up(): the kernel polls every waiter again. */

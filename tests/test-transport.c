@@ -15,6 +15,7 @@
 #include "cusemu/abi/slow.h"
 #include "fake-fuse.h"
 #include "fake-kernel.h"
+#include "stats.h"
 
 #define NATIVE_BASE UINT64_C(0x7f5500000000)
 #define COMPAT_BASE UINT64_C(0x08100000)
@@ -490,6 +491,47 @@ static void test_greedy_read_write(void)
 	teardown(&f);
 }
 
+static void assert_json_has(struct cusemu_device *dev, const char *part)
+{
+	g_autoptr(GString) json = g_string_new(NULL);
+
+	cusemu_stats_append_json(cusemu_instance(dev)->stats, json);
+	if (!strstr(json->str, part))
+		g_error("expected '%s' in:\n%s", part, json->str);
+}
+
+/*
+ * Every request on a device is counted by operation, with its errors: a
+ * read and a write the model has no slot for are EINVAL.
+ */
+static void test_operation_stats(void)
+{
+	char buf[16] = { 0 };
+	struct fixture f;
+	int fh;
+
+	setup_model(&f, &greedy, "greedy", false);
+	g_assert_cmpint(fake_cuse_read(f.cuse, f.fh, buf, 8), ==, 8);
+	g_assert_cmpint(fake_cuse_read(f.cuse, f.fh, buf, 4), ==, 4);
+	g_assert_cmpint(fake_cuse_write(f.cuse, f.fh, buf, 8), ==, 8);
+	fh = fake_cuse_open(f.cuse, PID);
+	fake_cuse_release(f.cuse, fh);
+	assert_json_has(f.dev, "\"open\":{\"calls\":2,\"errors\":{},");
+	assert_json_has(f.dev, "\"read\":{\"calls\":2,\"errors\":{},");
+	assert_json_has(f.dev, "\"write\":{\"calls\":1,\"errors\":{},");
+	assert_json_has(f.dev, "\"release\":{\"calls\":1,");
+	teardown(&f);
+
+	setup_model(&f, &greedy_restricted, "greedy", false);
+	g_assert_cmpint(fake_cuse_read(f.cuse, f.fh, buf, 8), ==, -EINVAL);
+	g_assert_cmpint(fake_cuse_write(f.cuse, f.fh, buf, 8), ==, -EINVAL);
+	assert_json_has(f.dev, "\"read\":{\"calls\":1,"
+			       "\"errors\":{\"EINVAL\":1},");
+	assert_json_has(f.dev, "\"write\":{\"calls\":1,"
+			       "\"errors\":{\"EINVAL\":1},");
+	teardown(&f);
+}
+
 /* ---- steady state: what 1000 ioctls of each class allocate ---- */
 
 static unsigned int allocations_per_1000(struct fixture *f, const char *what,
@@ -599,6 +641,7 @@ int main(int argc, char **argv)
 	g_test_add_data_func("/transport/greedy/wrap/i386", GINT_TO_POINTER(1),
 			     test_greedy_wrap);
 	g_test_add_func("/transport/greedy/read-write", test_greedy_read_write);
+	g_test_add_func("/transport/operation-stats", test_operation_stats);
 	g_test_add_data_func("/transport/allocations/x86_64",
 			     GINT_TO_POINTER(0), test_allocations);
 	g_test_add_data_func("/transport/allocations/i386", GINT_TO_POINTER(1),
