@@ -43,6 +43,10 @@ struct cusemu_control_ops {
 	int (*reset)(void *data, GString *out);
 	/* "device NODE WORDS...": argv is NODE then the words */
 	int (*device)(void *data, char **argv, GString *out);
+	/* "trace [NODE...]": nodes NULL-terminated, maybe empty (all). On
+	 * 0 the connection's fd is the callee's, to push trace lines to;
+	 * otherwise it is answered and closed as any other. */
+	int (*trace)(void *data, int fd, char **nodes, GString *out);
 };
 
 struct cusemu_control;

@@ -20,8 +20,10 @@
 
 #include <glib.h>
 
+#include "abicheck.h"
 #include "config.h"
 #include "control.h"
+#include "trace-print.h"
 
 /* A daemon that does not answer in this time is stuck, not busy. */
 #define ANSWER_TIMEOUT_S 10
@@ -43,6 +45,12 @@
 	"          and per device, open, read, write, poll and release:\n" \
 	"          calls, time, errors by errno\n"                          \
 	"  reset   set every statistic back to zero\n"                      \
+	"  trace [NODE...]\n"                                                \
+	"          a line per request on those devices (all without NODE)\n" \
+	"          as it is answered, until interrupted: time, node, caller\n" \
+	"          pid and program, operation, command and ABI, payload,\n"  \
+	"          round trips, result and duration; --json gives the\n"    \
+	"          daemon's JSON lines, --header decodes ioctl payloads\n"  \
 	"  inject NODE TYPE CODE VALUE [TYPE CODE VALUE...]\n"              \
 	"          input events for an evdev device, e.g.\n"                 \
 	"          'inject event-kbd EV_KEY KEY_A 1': names or numbers; the\n" \
@@ -75,7 +83,8 @@
 	"answers included.\n"
 
 static const char *const commands[] = { "list",	  "stats",  "reset",
-					"inject", "replay", "device" };
+					"inject", "replay", "device",
+					"trace" };
 
 /* Commands whose arguments follow them, and are not options. */
 static const char *const commands_with_args[] = { "inject", "replay",
@@ -85,6 +94,7 @@ static char *socket_path;
 static const char *socket_option = "--control";	/* the one given */
 static gboolean json;
 static gboolean version;
+static char **headers;
 
 static gboolean on_socket(const char *name, const char *value, gpointer data,
 			  GError **error)
@@ -113,6 +123,10 @@ static const GOptionEntry entries[] = {
 	  G_OPTION_ARG_CALLBACK, on_socket, NULL, "PATH" },
 	{ "json", 'j', 0, G_OPTION_ARG_NONE, &json,
 	  "Answer list and stats as one JSON document", NULL },
+	{ "header", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &headers,
+	  "With trace: decode ioctl payloads member by member by the "
+	  "layouts of this uapi header, for both ABIs (repeatable)",
+	  "FILE" },
 	{ "version", 'V', 0, G_OPTION_ARG_NONE, &version,
 	  "Print the version and exit", NULL },
 	G_OPTION_ENTRY_NULL
@@ -576,6 +590,121 @@ static int run_replay(const char *path, char **args, int n)
 	return EXIT_SUCCESS;
 }
 
+/* The commands of --header, laid out for both ABIs, or FALSE. */
+static gboolean probe_trace_headers(GPtrArray **layouts)
+{
+	const char *cc = g_getenv("CC");
+	g_auto(GStrv) cc_argv = NULL;
+	g_autoptr(GPtrArray) cflags = g_ptr_array_new();
+	g_autoptr(GPtrArray) given = g_ptr_array_new();
+	g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GError) error = NULL;
+	struct probe_options o = { .cflags = cflags };
+
+	if (!cc || !*cc || !g_shell_parse_argv(cc, NULL, &cc_argv, NULL))
+		cc_argv = g_strsplit("gcc", " ", -1);
+	o.cc = cc_argv;
+	if (!probe_headers(&o, headers, given, layouts, notes, &error)) {
+		fail("--header: %s", error->message);
+		return FALSE;
+	}
+	if (!(*layouts)->len)
+		fprintf(stderr, "cusemuctl: --header: no command defined with "
+				"_IO, _IOR, _IOW or _IOWR; payloads are shown "
+				"as ranges\n");
+	return TRUE;
+}
+
+/* Lines of the trace until the daemon ends it; as they come, or decoded. */
+static int print_trace(FILE *in, const char *path, GPtrArray *layouts)
+{
+	g_autofree char *line = NULL;
+	size_t size = 0;
+	gboolean first = TRUE;
+
+	while (getline(&line, &size, in) >= 0) {
+		g_autoptr(GString) text = g_string_new(NULL);
+
+		if (first && g_str_has_prefix(line, "error: ")) {
+			fprintf(stderr, "cusemuctl: %s", line + 7);
+			return EXIT_FAILURE;
+		}
+		if (first && !json)
+			fprintf(stderr, "cusemuctl: tracing; interrupt to "
+					"stop\n");
+		first = FALSE;
+		if (json)
+			g_string_assign(text, line);
+		else if (!cusemu_trace_print(text, line, layouts))
+			g_string_append_printf(text, "? %s", line);
+		if (fputs(text->str, stdout) < 0 || fflush(stdout) != 0)
+			return fail("writing: %s", g_strerror(errno));
+	}
+	if (first)
+		return fail("cusemud at %s closed the connection without an "
+			    "answer",
+			    path);
+	fprintf(stderr, "cusemuctl: cusemud ended the trace\n");
+	return EXIT_SUCCESS;
+}
+
+/* "trace NODE...", or NULL after saying what is wrong. */
+static char *trace_request(char **nodes, int n)
+{
+	g_autoptr(GString) request = g_string_new("trace");
+
+	for (int i = 0; i < n; i++) {
+		if (!plain_word(nodes[i])) {
+			fail("the node '%s' cannot be sent: it is empty or "
+			     "has blanks",
+			     nodes[i]);
+			return NULL;
+		}
+		g_string_append_printf(request, " %s", nodes[i]);
+	}
+	if (request->len > REQUEST_MAX) {
+		fail("the request is %zu bytes long; cusemud takes at most %d",
+		     request->len, REQUEST_MAX);
+		return NULL;
+	}
+	return g_string_free(g_steal_pointer(&request), FALSE);
+}
+
+static int run_trace(const char *path, char **nodes, int n)
+{
+	g_autoptr(GPtrArray) layouts = NULL;
+	g_autofree char *request = NULL;
+	struct timeval forever = { 0 };
+	int fd, err;
+	FILE *in;
+	int status;
+
+	if (headers && !probe_trace_headers(&layouts))
+		return EXIT_FAILURE;
+	request = trace_request(nodes, n);
+	if (!request)
+		return EXIT_FAILURE;
+	fd = connect_daemon(path, &err);
+	if (fd < 0)
+		return fail_connect(path, err);
+	/* Lines come when clients call: wait for them as long as it takes. */
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &forever, sizeof(forever));
+	in = fdopen(fd, "r");
+	if (!in) {
+		close(fd);
+		return fail("fdopen: %s", g_strerror(errno));
+	}
+	if (!send_all(fd, request, strlen(request)) ||
+	    !send_all(fd, "\n", 1)) {
+		fclose(in);
+		return fail("sending to cusemud at %s: %s", path,
+			    g_strerror(errno));
+	}
+	status = print_trace(in, path, layouts);
+	fclose(in);
+	return status;
+}
+
 /* A bad command line: what is wrong, and where to read how it goes. */
 static int usage_error(const char *format, ...) G_GNUC_PRINTF(1, 2);
 
@@ -620,6 +749,11 @@ int main(int argc, char **argv)
 		printf("cusemuctl %s\n", CUSEMU_VERSION);
 		return EXIT_SUCCESS;
 	}
+	if (parse_argc >= 2 && !strcmp(argv[1], "trace"))
+		return run_trace(socket_path ? socket_path : default_path,
+				 argv + 2, parse_argc - 2);
+	if (headers)
+		return usage_error("--header applies to trace only");
 	if (parse_argc != 2)
 		return usage_error("give one command: list, stats, reset, "
 				   "inject, replay or device");

@@ -35,6 +35,7 @@
 #include "plugin.h"
 #include "sandbox.h"
 #include "stats.h"
+#include "trace.h"
 #include "pool.h"
 #include "transport.h"
 
@@ -937,6 +938,7 @@ static void stop(struct daemon *d)
 	if (d->control)
 		cusemu_control_stop(d->control);
 	d->control = NULL;
+	cusemu_trace_detach_all();
 	for (guint i = 0; i < d->sessions->len; i++)
 		cusemu_session_stop(d->sessions->pdata[i]);
 	if (d->mount)
@@ -1140,11 +1142,57 @@ static int control_device(void *data, char **argv, GString *out)
 	return ENODEV;
 }
 
+/* A node as cusemuctl may name it: NAME, /dev/NAME, or the mount's file. */
+static const char *node_name(const struct daemon *d, const char *node)
+{
+	if (g_str_has_prefix(node, "/dev/"))
+		return node + strlen("/dev/");
+	if (d->fuse_dir && g_str_has_prefix(node, d->fuse_dir) &&
+	    node[strlen(d->fuse_dir)] == '/')
+		return node + strlen(d->fuse_dir) + 1;
+	return node;
+}
+
+static const struct cusemu_device *find_device(const struct daemon *d,
+					       const char *name)
+{
+	for (guint i = 0; i < d->devices->len; i++) {
+		const struct cusemu_device *dev = d->devices->pdata[i];
+
+		if (!strcmp(dev->name, name))
+			return dev;
+	}
+	return NULL;
+}
+
+/* "trace [NODE...]": every node named must be one of ours. */
+static int control_trace(void *data, int fd, char **nodes, GString *out)
+{
+	struct daemon *d = data;
+	g_autoptr(GPtrArray) names = g_ptr_array_new();
+
+	for (char **n = nodes; *n; n++) {
+		const char *name = node_name(d, *n);
+
+		if (!find_device(d, name)) {
+			g_string_append_printf(out, "no device %s here; "
+						    "cusemuctl list shows the "
+						    "devices",
+					       *n);
+			return ENODEV;
+		}
+		g_ptr_array_add(names, (char *)name);
+	}
+	g_ptr_array_add(names, NULL);
+	return cusemu_trace_attach(fd, (char **)names->pdata, out);
+}
+
 static const struct cusemu_control_ops control_ops = {
 	.list = control_list,
 	.stats = control_stats,
 	.reset = control_reset,
 	.device = control_device,
+	.trace = control_trace,
 };
 
 /*

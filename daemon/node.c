@@ -63,6 +63,8 @@ struct retry {
 	unsigned long arg;
 	guint64 age;		/* when it was kept: the oldest goes first */
 	bool away;		/* kept elsewhere than its thread's home slot */
+	unsigned int round_trips;	/* the call's, this one counted */
+	uint64_t start_ns;	/* the call's, when traced */
 	/* in and out; allocated on the slot's first use and kept. */
 	struct cusemu_user_ranges *ranges;
 };
@@ -166,9 +168,12 @@ static bool take_retry(struct open_file *of, struct cusemu_call *call,
 	match = r->cmd == call->cmd && r->arg == call->arg &&
 		r->ranges[0].bytes == in_len && r->ranges[1].bytes == out_len &&
 		(in_len || out_len);
-	if (match)
+	if (match) {
 		cusemu_call_set_data(call, &r->ranges[0], &r->ranges[1], in_buf,
 				     (uint32_t)in_len, out, (uint32_t)out_len);
+		call->round_trips = r->round_trips;
+		call->start_ns = r->start_ns;
+	}
 	g_atomic_int_set(&r->owner, SLOT_FREE);
 	return match;
 }
@@ -219,6 +224,8 @@ static void keep_retry(struct open_file *of, const struct cusemu_call *call)
 	cusemu_user_ranges_copy(&r->ranges[0], &call->in);
 	cusemu_user_ranges_copy(&r->ranges[1], &call->out);
 	r->away = r != &of->retries[home_slot(call->tid)];
+	r->round_trips = call->round_trips + 1;
+	r->start_ns = call->start_ns;
 	/* Counted before it can be found: a count is never short. */
 	g_atomic_int_inc(&of->waiting);
 	if (r->away)
@@ -367,6 +374,7 @@ void cusemu_node_ioctl(struct cusemu_node *n, fuse_req_t req, unsigned int cmd,
 	struct open_file *of = file_of(fi);
 	struct cusemu_request r;
 	struct cusemu_call call;
+	struct cusemu_op_record rec;
 	uint8_t *out = out_buffer();
 	long result;
 
@@ -382,6 +390,8 @@ void cusemu_node_ioctl(struct cusemu_node *n, fuse_req_t req, unsigned int cmd,
 			call.stats.error = EIO;
 			fuse_reply_err(req, EIO);
 			record(&call);
+			cusemu_op_begin_call(&rec, &call);
+			cusemu_op_done(&rec);
 			return;
 		}
 		cusemu_call_set_ioc_data(&call, in_buf, (uint32_t)in_bufsz, out,
@@ -389,6 +399,7 @@ void cusemu_node_ioctl(struct cusemu_node *n, fuse_req_t req, unsigned int cmd,
 	} else {
 		take_retry(of, &call, in_buf, in_bufsz, out, out_bufsz);
 	}
+	cusemu_op_begin_call(&rec, &call);
 	request_begin(n, req, &r, of, NULL, &call);
 	result = dispatch(&call);
 	request_end(req, &r);
@@ -419,10 +430,12 @@ void cusemu_node_ioctl(struct cusemu_node *n, fuse_req_t req, unsigned int cmd,
 		fuse_reply_err(req, call.stats.error);
 		break;
 	case CUSEMU_CALL_REPLY:
+		rec.result = result;
 		fuse_reply_ioctl(req, (int)result, out, call.out_used);
 		break;
 	}
 	record(&call);
+	cusemu_op_done(&rec);
 }
 
 void cusemu_node_open(struct cusemu_node *n, fuse_req_t req,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The record of one request on a device, from its start to its reply: the
- * statistics of the operations other than ioctl.
+ * statistics of the operations other than ioctl, and the trace. Without a
+ * tracer an ioctl costs one atomic load here.
  */
 #define G_LOG_DOMAIN "cusemu-transport"
 
@@ -10,8 +11,10 @@
 
 #include <glib.h>
 
+#include "call.h"
 #include "device.h"
 #include "op.h"
+#include "trace.h"
 
 uint64_t cusemu_op_now_ns(void)
 {
@@ -29,17 +32,38 @@ void cusemu_op_begin(struct cusemu_op_record *rec, enum cusemu_op op,
 	rec->op = op;
 	rec->dev = dev;
 	rec->pid = pid;
+	rec->traced = cusemu_trace_on();
 	/* An ioctl is timed by the dispatcher when it needs to: the clock
 	 * is a system call on some machines. */
-	if (op != CUSEMU_OP_IOCTL)
+	if (op != CUSEMU_OP_IOCTL || rec->traced)
 		rec->start_ns = cusemu_op_now_ns();
+}
+
+void cusemu_op_begin_call(struct cusemu_op_record *rec,
+			  struct cusemu_call *call)
+{
+	cusemu_op_begin(rec, CUSEMU_OP_IOCTL, call->dev, call->tid);
+	rec->call = call;
+	if (rec->traced && !call->start_ns)
+		call->start_ns = rec->start_ns;
 }
 
 void cusemu_op_done(struct cusemu_op_record *rec)
 {
-	uint64_t ns = rec->start_ns ? cusemu_op_now_ns() - rec->start_ns : 0;
+	struct cusemu_call *call = rec->call;
+	uint64_t start = call && call->start_ns ? call->start_ns
+						: rec->start_ns;
+	uint64_t ns = start ? cusemu_op_now_ns() - start : 0;
 
 	if (rec->op != CUSEMU_OP_IOCTL)
 		cusemu_stats_record_op(cusemu_instance(rec->dev)->stats,
 				       rec->op, rec->error, ns);
+	if (G_LIKELY(!rec->traced))
+		return;
+	if (call) {
+		if (call->stats.retry)
+			return;
+		rec->error = call->stats.error;
+	}
+	cusemu_trace_op(rec, ns);
 }
