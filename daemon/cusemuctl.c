@@ -615,30 +615,60 @@ static gboolean probe_trace_headers(GPtrArray **layouts)
 	return TRUE;
 }
 
-/* Lines of the trace until the daemon ends it; as they come, or decoded. */
-static int print_trace(FILE *in, const char *path, GPtrArray *layouts)
+/* One line of the trace (with its '\n') onto out, as asked. */
+static void trace_line(GString *out, const char *line, GPtrArray *layouts)
 {
-	g_autofree char *line = NULL;
-	size_t size = 0;
+	if (json)
+		g_string_append(out, line);
+	else if (!cusemu_trace_print(out, line, layouts))
+		g_string_append_printf(out, "? %s", line);
+}
+
+/*
+ * Lines of the trace until the daemon ends it, as they come or decoded:
+ * what one read brings is written out at once, so a busy trace costs a
+ * write per read, not per line.
+ */
+static int print_trace(int fd, const char *path, GPtrArray *layouts)
+{
+	g_autoptr(GString) pending = g_string_new(NULL);
+	g_autoptr(GString) out = g_string_new(NULL);
 	gboolean first = TRUE;
+	char buf[65536];
+	ssize_t n;
 
-	while (getline(&line, &size, in) >= 0) {
-		g_autoptr(GString) text = g_string_new(NULL);
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		char *start, *end;
 
-		if (first && g_str_has_prefix(line, "error: ")) {
-			fprintf(stderr, "cusemuctl: %s", line + 7);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return fail("reading the trace from cusemud at %s: %s",
+				    path, g_strerror(errno));
+		g_string_append_len(pending, buf, n);
+		if (first && g_str_has_prefix(pending->str, "error: ") &&
+		    strchr(pending->str, '\n')) {
+			fprintf(stderr, "cusemuctl: %s", pending->str + 7);
 			return EXIT_FAILURE;
 		}
-		if (first && !json)
-			fprintf(stderr, "cusemuctl: tracing; interrupt to "
-					"stop\n");
-		first = FALSE;
-		if (json)
-			g_string_assign(text, line);
-		else if (!cusemu_trace_print(text, line, layouts))
-			g_string_append_printf(text, "? %s", line);
-		if (fputs(text->str, stdout) < 0 || fflush(stdout) != 0)
+		start = pending->str;
+		while ((end = strchr(start, '\n'))) {
+			char saved = end[1];
+
+			if (first && !json)
+				fprintf(stderr, "cusemuctl: tracing; interrupt "
+						"to stop\n");
+			first = FALSE;
+			end[1] = '\0';
+			trace_line(out, start, layouts);
+			end[1] = saved;
+			start = end + 1;
+		}
+		g_string_erase(pending, 0, start - pending->str);
+		if (fwrite(out->str, 1, out->len, stdout) != out->len ||
+		    fflush(stdout) != 0)
 			return fail("writing: %s", g_strerror(errno));
+		g_string_truncate(out, 0);
 	}
 	if (first)
 		return fail("cusemud at %s closed the connection without an "
@@ -675,9 +705,8 @@ static int run_trace(const char *path, char **nodes, int n)
 	g_autoptr(GPtrArray) layouts = NULL;
 	g_autofree char *request = NULL;
 	struct timeval forever = { 0 };
-	int fd, err;
-	FILE *in;
-	int status;
+	autoclose int fd = -1;
+	int err;
 
 	if (headers && !probe_trace_headers(&layouts))
 		return EXIT_FAILURE;
@@ -689,20 +718,11 @@ static int run_trace(const char *path, char **nodes, int n)
 		return fail_connect(path, err);
 	/* Lines come when clients call: wait for them as long as it takes. */
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &forever, sizeof(forever));
-	in = fdopen(fd, "r");
-	if (!in) {
-		close(fd);
-		return fail("fdopen: %s", g_strerror(errno));
-	}
 	if (!send_all(fd, request, strlen(request)) ||
-	    !send_all(fd, "\n", 1)) {
-		fclose(in);
+	    !send_all(fd, "\n", 1))
 		return fail("sending to cusemud at %s: %s", path,
 			    g_strerror(errno));
-	}
-	status = print_trace(in, path, layouts);
-	fclose(in);
-	return status;
+	return print_trace(fd, path, layouts);
 }
 
 /* A bad command line: what is wrong, and where to read how it goes. */

@@ -3,7 +3,8 @@
  * The live trace. A worker that answers a request while tracers are
  * attached formats its line and queues it for each tracer of the node,
  * under one short lock; the main loop writes the queues out without
- * blocking. A tracer that reads too slowly loses lines, and is told how
+ * blocking, every FLUSH_MS: a worker never wakes it, which would cost a
+ * system call per line. A tracer that reads too slowly loses lines, and is told how
  * many (a {"lost":N} line), rather than holding up a worker or the daemon.
  */
 #define G_LOG_DOMAIN "cusemu-trace"
@@ -12,6 +13,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
+#include <time.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -38,9 +40,12 @@ struct tracer {
 	guint64 lost;		/* lines dropped since the last report */
 };
 
+/* How often the main loop writes the queues out while tracers are on. */
+#define FLUSH_MS 10
+
 static GMutex lock;
 static GPtrArray *tracers;	/* struct tracer *, guarded by lock */
-static bool flush_scheduled;	/* guarded by lock */
+static guint flush_timer;	/* main loop only */
 
 /* ---- the line ---- */
 
@@ -96,17 +101,14 @@ static void append_ranges(GString *out, const struct cusemu_user_ranges *set,
 
 static void append_time(GString *out, gint64 wall_us)
 {
-	g_autoptr(GDateTime) t = g_date_time_new_from_unix_utc(
-		wall_us / G_USEC_PER_SEC);
+	time_t secs = (time_t)(wall_us / G_USEC_PER_SEC);
+	struct tm tm = { 0 };
 
+	gmtime_r(&secs, &tm);
 	g_string_append_printf(out, "\"time\":\"%04d-%02d-%02dT%02d:%02d:%02d"
 				    ".%06dZ\"",
-			       t ? g_date_time_get_year(t) : 1970,
-			       t ? g_date_time_get_month(t) : 1,
-			       t ? g_date_time_get_day_of_month(t) : 1,
-			       t ? g_date_time_get_hour(t) : 0,
-			       t ? g_date_time_get_minute(t) : 0,
-			       t ? g_date_time_get_second(t) : 0,
+			       tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+			       tm.tm_hour, tm.tm_min, tm.tm_sec,
 			       (int)(wall_us % G_USEC_PER_SEC));
 }
 
@@ -189,17 +191,6 @@ static bool traces(const struct tracer *t, const char *node)
 	return false;
 }
 
-static gboolean flush_all(gpointer data);
-
-/* Under lock: the main loop writes the queues out soon. */
-static void schedule_flush(void)
-{
-	if (flush_scheduled)
-		return;
-	flush_scheduled = true;
-	g_idle_add(flush_all, NULL);
-}
-
 /* Under lock: the report of lines t lost, if it has room for it now. */
 static void report_lost(struct tracer *t)
 {
@@ -224,7 +215,6 @@ static void publish(const char *node, const GString *line)
 		}
 		report_lost(t);
 		g_string_append_len(t->queue, line->str, line->len);
-		schedule_flush();
 	}
 	g_mutex_unlock(&lock);
 }
@@ -241,16 +231,53 @@ static const char *abi_of_pid(pid_t pid)
 	}
 }
 
+/*
+ * What /proc said of the last caller a worker traced, for this long: a
+ * client calling in a loop costs one read of /proc per second, not per
+ * call (a comm changed by prctl shows within that second).
+ */
+#define CALLER_FRESH_US G_USEC_PER_SEC
+
+struct caller_cache {
+	pid_t pid;
+	gint64 comm_at, abi_at;	/* monotonic; 0: not asked */
+	bool has_comm;
+	char comm[32];
+	const char *abi;
+};
+
+static __thread struct caller_cache last_caller;
+
+static struct caller_cache *caller_of(pid_t pid, bool want_abi)
+{
+	struct caller_cache *c = &last_caller;
+	gint64 now = g_get_monotonic_time();
+
+	if (c->pid != pid) {
+		*c = (struct caller_cache){ .pid = pid };
+	}
+	if (!c->comm_at || now - c->comm_at > CALLER_FRESH_US) {
+		c->has_comm = cusemu_proc_comm(pid, c->comm,
+					       sizeof(c->comm)) >= 0;
+		c->comm_at = now;
+	}
+	if (want_abi && (!c->abi_at || now - c->abi_at > CALLER_FRESH_US)) {
+		c->abi = abi_of_pid(pid);
+		c->abi_at = now;
+	}
+	return c;
+}
+
 void cusemu_trace_op(const struct cusemu_op_record *rec, uint64_t duration_ns)
 {
 	g_autoptr(GString) line = g_string_sized_new(512);
-	char comm[32];
+	/* An ioctl says its ABI itself; the others, the program's. */
+	bool want_abi = rec->op != CUSEMU_OP_IOCTL;
+	struct caller_cache *c = caller_of(rec->pid, want_abi);
 	struct cusemu_trace_caller caller = {
 		.wall_us = g_get_real_time(),
-		.comm = cusemu_proc_comm(rec->pid, comm, sizeof(comm)) < 0
-				? NULL : comm,
-		/* An ioctl says its ABI itself; the others, the program's. */
-		.abi = rec->op == CUSEMU_OP_IOCTL ? NULL : abi_of_pid(rec->pid),
+		.comm = c->has_comm ? c->comm : NULL,
+		.abi = want_abi ? c->abi : NULL,
 	};
 
 	cusemu_trace_format(line, rec, duration_ns, &caller);
@@ -259,9 +286,14 @@ void cusemu_trace_op(const struct cusemu_op_record *rec, uint64_t duration_ns)
 
 static void tracer_free(struct tracer *t)
 {
+	bool last;
+
 	g_mutex_lock(&lock);
 	g_ptr_array_remove_fast(tracers, t);
+	last = !tracers->len;
 	g_mutex_unlock(&lock);
+	if (last)
+		g_clear_handle_id(&flush_timer, g_source_remove);
 	g_atomic_int_dec_and_test(&cusemu_trace_tracers);
 	g_clear_handle_id(&t->out_watch, g_source_remove);
 	g_clear_handle_id(&t->in_watch, g_source_remove);
@@ -321,7 +353,6 @@ static gboolean flush_all(gpointer data)
 	g_autoptr(GPtrArray) all = g_ptr_array_new();
 
 	g_mutex_lock(&lock);
-	flush_scheduled = false;
 	for (guint i = 0; i < tracers->len; i++) {
 		struct tracer *t = tracers->pdata[i];
 
@@ -339,7 +370,7 @@ static gboolean flush_all(gpointer data)
 		if (!t->out_watch)
 			write_out(t);
 	}
-	return G_SOURCE_REMOVE;
+	return G_SOURCE_CONTINUE;
 }
 
 /* The client sends nothing more: readable means it closed its end. */
@@ -393,11 +424,14 @@ int cusemu_trace_attach(int fd, char **nodes, GString *err)
 	t->out = g_string_new(NULL);
 	append_header(t->queue, t->nodes);
 	g_ptr_array_add(tracers, t);
-	schedule_flush();
 	g_mutex_unlock(&lock);
+	if (!flush_timer)
+		flush_timer = g_timeout_add(FLUSH_MS, flush_all, NULL);
 	t->in_watch = g_unix_fd_add(fd, G_IO_IN | G_IO_HUP | G_IO_ERR,
 				    on_client, t);
 	g_atomic_int_inc(&cusemu_trace_tracers);
+	/* The header at once: the tracer knows it is attached. */
+	flush_all(NULL);
 	return 0;
 }
 

@@ -145,8 +145,10 @@ static void test_format_cut(void)
 
 /* ---- tracers ---- */
 
+/* The main loop's turn, after its timer has written the queues out. */
 static void iterate(void)
 {
+	g_usleep(25 * 1000);
 	while (g_main_context_iteration(NULL, FALSE))
 		;
 }
