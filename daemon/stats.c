@@ -314,13 +314,19 @@ void cusemu_stats_count_event(struct cusemu_stats *stats, const char *event)
 	g_mutex_unlock(&stats->lock);
 }
 
+/* Counts to zero; the errno slots stay claimed. */
+static void errors_zero(struct error_count *errors, uint64_t *other)
+{
+	for (unsigned int i = 0; i < ERROR_SLOTS; i++)
+		SET(&errors[i].count, 0);
+	SET(other, 0);
+}
+
 static void row_zero(struct command_row *row)
 {
 	SET(&row->calls, 0);
 	SET(&row->retries, 0);
-	for (unsigned int i = 0; i < ERROR_SLOTS; i++)
-		SET(&row->errors[i].count, 0);
-	SET(&row->other_errors, 0);
+	errors_zero(row->errors, &row->other_errors);
 	SET(&row->lock_acquisitions, 0);
 	SET(&row->lock_contended, 0);
 	SET(&row->wait_ns_total, 0);
@@ -335,9 +341,7 @@ static void row_zero(struct command_row *row)
 static void op_row_zero(struct op_row *row)
 {
 	SET(&row->calls, 0);
-	for (unsigned int i = 0; i < ERROR_SLOTS; i++)
-		SET(&row->errors[i].count, 0);
-	SET(&row->other_errors, 0);
+	errors_zero(row->errors, &row->other_errors);
 	SET(&row->ns_total, 0);
 	SET(&row->ns_max, 0);
 	for (unsigned int i = 0; i < CUSEMU_STATS_BUCKETS; i++)
