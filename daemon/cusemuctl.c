@@ -122,7 +122,8 @@ static const GOptionEntry entries[] = {
 	{ "socket", 's', G_OPTION_FLAG_FILENAME | G_OPTION_FLAG_HIDDEN,
 	  G_OPTION_ARG_CALLBACK, on_socket, NULL, "PATH" },
 	{ "json", 'j', 0, G_OPTION_ARG_NONE, &json,
-	  "Answer list and stats as one JSON document", NULL },
+	  "Answer list and stats as one JSON document; trace as JSON lines",
+	  NULL },
 	{ "header", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &headers,
 	  "With trace: decode ioctl payloads member by member by the "
 	  "layouts of this uapi header, for both ABIs (repeatable)",
@@ -744,7 +745,7 @@ static int usage_error(const char *format, ...)
 int main(int argc, char **argv)
 {
 	g_autoptr(GOptionContext) context = g_option_context_new(
-		"list|stats|reset|inject|replay|device [ARGS...]");
+		"list|stats|reset|inject|replay|device|trace [ARGS...]");
 	g_autoptr(GError) error = NULL;
 	g_autofree char *request = NULL;
 	g_autofree char *default_path = cusemu_control_default_path();
@@ -776,14 +777,15 @@ int main(int argc, char **argv)
 		return usage_error("--header applies to trace only");
 	if (parse_argc != 2)
 		return usage_error("give one command: list, stats, reset, "
-				   "inject, replay or device");
+				   "inject, replay, device or trace");
 	command = argv[1];
 	if (!in_list(commands, G_N_ELEMENTS(commands), command))
 		return usage_error("unknown command '%s'; commands: list, "
-				   "stats, reset, inject, replay, device",
+				   "stats, reset, inject, replay, device, trace",
 				   command);
 	if (json && strcmp(command, "list") && strcmp(command, "stats"))
-		return usage_error("--json applies to list and stats only");
+		return usage_error("--json applies to list, stats and trace "
+				   "only");
 	path = socket_path ? socket_path : default_path;
 	if (!strcmp(command, "inject"))
 		return run_inject(path, args, n_args);
