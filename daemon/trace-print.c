@@ -508,13 +508,20 @@ static void append_ioctl(GString *out, const struct json *j,
 				       unum(j, "round_trips"));
 }
 
-/* "16:48:45.354489" of "2026-12-05T16:48:45.354489Z". */
+/* "17:48:45.354489" of "2026-12-05T16:48:45.354489Z": local time, as
+ * strace -t prints it. */
 static void append_clock(GString *out, const char *time)
 {
-	const char *t = time ? strchr(time, 'T') : NULL;
+	g_autoptr(GDateTime) utc = time ? g_date_time_new_from_iso8601(time,
+								       NULL)
+					: NULL;
+	g_autoptr(GDateTime) local = utc ? g_date_time_to_local(utc) : NULL;
+	g_autofree char *hms = local ? g_date_time_format(local, "%H:%M:%S")
+				     : NULL;
 
-	if (t)
-		g_string_append_len(out, t + 1, strcspn(t + 1, "Z"));
+	if (hms)
+		g_string_append_printf(out, "%s.%06d", hms,
+				       g_date_time_get_microsecond(local));
 	else
 		g_string_append(out, time ? time : "?");
 }

@@ -427,6 +427,8 @@ static void test_print_ops(void)
 
 int main(int argc, char **argv)
 {
+	/* cusemuctl prints local time: make it UTC here. */
+	g_setenv("TZ", "UTC", TRUE);
 	g_test_init(&argc, &argv, NULL);
 	g_test_add_func("/trace/format/ops", test_format_ops);
 	g_test_add_func("/trace/format/ioctl", test_format_ioctl);
