@@ -35,6 +35,8 @@ void cusemu_call_init(struct cusemu_call *call, struct cusemu_device *dev,
 	call->pending = false;
 	call->error = 0;
 	call->method = 0;
+	call->round_trips = 0;
+	call->start_ns = 0;
 	call->stats = (struct cusemu_request_stats){
 		.cmd = cmd,
 		.compat = compat,

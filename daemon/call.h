@@ -59,6 +59,9 @@ struct cusemu_call {
 	int error;		/* -errno that fails the call whatever the handler says */
 
 	enum cusemu_method method;	/* how the handler was reached */
+	/* Kept by the transport across the call's retries: */
+	unsigned int round_trips;	/* FUSE_IOCTL_RETRY replies so far */
+	uint64_t start_ns;	/* when a traced call began, or 0 */
 	struct cusemu_request_stats stats;
 };
 

@@ -17,6 +17,8 @@
  *     device NODE WORDS...  a request for the model of NODE
  *     add MODEL[:key=value,...]  a new device, as --device makes one
  *     remove NODE     take a device away
+ *     trace [NODE...] stay connected: a JSON line per request on those
+ *                     devices (all without NODE), as docs/daemon.md says
  *
  * Blanks around the request, and a '\r' before the '\n', are ignored.
  * The answer is text ending in '\n', never empty ("ok" at least). Every failure is a text starting
@@ -118,7 +120,8 @@ static void connection_free(struct connection *c)
 {
 	g_clear_handle_id(&c->watch, g_source_remove);
 	g_clear_handle_id(&c->timeout, g_source_remove);
-	close(c->fd);
+	if (c->fd >= 0)
+		close(c->fd);
 	g_ptr_array_remove_fast(c->control->connections, c);
 	g_string_free(c->request, TRUE);
 	g_string_free(c->answer, TRUE);
@@ -304,6 +307,44 @@ static bool run_hotplug_request(struct cusemu_control *control,
 	return true;
 }
 
+/* The words of line after its first one, runs of blanks dropped. */
+static GPtrArray *request_words(const char *line, gsize len)
+{
+	g_autofree char *text = g_strndup(line, len);
+	g_auto(GStrv) argv = g_strsplit_set(g_strstrip(text), " \t", -1);
+	GPtrArray *words = g_ptr_array_new_with_free_func(g_free);
+
+	for (char **w = argv; *w; w++)
+		if (**w && w != argv)
+			g_ptr_array_add(words, g_strdup(*w));
+	g_ptr_array_add(words, NULL);
+	return words;
+}
+
+/* "trace [NODE...]": on success the connection is handed over (fd -1). */
+static int run_trace_request(struct connection *c, const char *line,
+			     gsize len, GString *body)
+{
+	g_autoptr(GPtrArray) words = request_words(line, len);
+	int err;
+
+	if (!c->control->ops->trace) {
+		g_string_append(body, "this daemon does not trace");
+		return EOPNOTSUPP;
+	}
+	err = c->control->ops->trace(c->control->data, c->fd,
+				     (char **)words->pdata, body);
+	if (!err)
+		c->fd = -1;
+	return err;
+}
+
+static bool is_trace_request(const char *line, gsize len)
+{
+	return len >= strlen("trace") && !memcmp(line, "trace", strlen("trace")) &&
+	       (len == strlen("trace") || line[strlen("trace")] == ' ');
+}
+
 static void answer_request(struct connection *c, const char *line, gsize len)
 {
 	g_autoptr(GString) body = g_string_new(NULL);
@@ -328,6 +369,12 @@ static void answer_request(struct connection *c, const char *line, gsize len)
 		known = run_hotplug_request(c->control, line, len, body, &err);
 	if (!known)
 		known = run_reload_request(c->control, line, len, body, &err);
+	if (!known && is_trace_request(line, len)) {
+		known = true;
+		err = run_trace_request(c, line, len, body);
+		if (c->fd < 0)
+			return;
+	}
 	if (!known) {
 		g_string_printf(c->answer,
 				"error: unknown request '%s'; requests: "
@@ -420,7 +467,12 @@ static gboolean on_readable(int fd, GIOCondition condition, gpointer user_data)
 	}
 	if (state == READ_LINE)
 		answer_line(c, len);
-	else
+	if (state == READ_LINE && c->fd < 0) {
+		/* A tracer: the connection lives on elsewhere. */
+		connection_free(c);
+		return G_SOURCE_REMOVE;
+	}
+	if (state != READ_LINE)
 		g_string_printf(c->answer,
 				"error: request longer than %d bytes\n",
 				REQUEST_MAX);

@@ -51,6 +51,10 @@ struct cusemu_control_ops {
 	int (*add)(void *data, const char *spec, GString *out);
 	/* "remove NODE": the device goes away, its node or file with it */
 	int (*remove)(void *data, const char *node, GString *out);
+	/* "trace [NODE...]": nodes NULL-terminated, maybe empty (all). On
+	 * 0 the connection's fd is the callee's, to push trace lines to;
+	 * otherwise it is answered and closed as any other. */
+	int (*trace)(void *data, int fd, char **nodes, GString *out);
 };
 
 struct cusemu_control;

@@ -21,8 +21,10 @@
 
 #include <glib.h>
 
+#include "abicheck.h"
 #include "config.h"
 #include "control.h"
+#include "trace-print.h"
 
 /* A daemon that does not answer in this time is stuck, not busy. */
 #define ANSWER_TIMEOUT_S 10
@@ -46,7 +48,15 @@ static int answer_timeout_s = ANSWER_TIMEOUT_S;
 	"  stats   per device, per command and ABI (native or compat):\n"   \
 	"          calls, retries (round trips), errors by errno, lock\n"   \
 	"          acquisitions, contended ones, wait and hold times\n"     \
+	"          and per device, open, read, write, poll and release:\n" \
+	"          calls, time, errors by errno\n"                          \
 	"  reset   set every statistic back to zero\n"                      \
+	"  trace [NODE...]\n"                                                \
+	"          a line per request on those devices (all without NODE)\n" \
+	"          as it is answered, until interrupted: time, node, caller\n" \
+	"          pid and program, operation, command and ABI, payload,\n"  \
+	"          round trips, result and duration; --json gives the\n"    \
+	"          daemon's JSON lines, --header decodes ioctl payloads\n"  \
 	"  inject NODE TYPE CODE VALUE [TYPE CODE VALUE...]\n"              \
 	"          input events for an evdev device, e.g.\n"                 \
 	"          'inject event-kbd EV_KEY KEY_A 1': names or numbers; the\n" \
@@ -92,7 +102,8 @@ static int answer_timeout_s = ANSWER_TIMEOUT_S;
 
 static const char *const commands[] = { "list",   "stats",  "reset",
 					"inject", "replay", "device",
-					"add",	  "remove", "reload" };
+					"add",	  "remove", "reload",
+					"trace" };
 
 /* Commands whose arguments follow them, and are not options. */
 static const char *const commands_with_args[] = { "inject", "replay",
@@ -103,6 +114,7 @@ static char *socket_path;
 static const char *socket_option = "--control";	/* the one given */
 static gboolean json;
 static gboolean version;
+static char **headers;
 
 static gboolean on_socket(const char *name, const char *value, gpointer data,
 			  GError **error)
@@ -130,7 +142,12 @@ static const GOptionEntry entries[] = {
 	{ "socket", 's', G_OPTION_FLAG_FILENAME | G_OPTION_FLAG_HIDDEN,
 	  G_OPTION_ARG_CALLBACK, on_socket, NULL, "PATH" },
 	{ "json", 'j', 0, G_OPTION_ARG_NONE, &json,
-	  "Answer list and stats as one JSON document", NULL },
+	  "Answer list and stats as one JSON document; trace as JSON lines",
+	  NULL },
+	{ "header", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &headers,
+	  "With trace: decode ioctl payloads member by member by the "
+	  "layouts of this uapi header, for both ABIs (repeatable)",
+	  "FILE" },
 	{ "version", 'V', 0, G_OPTION_ARG_NONE, &version,
 	  "Print the version and exit", NULL },
 	G_OPTION_ENTRY_NULL
@@ -634,6 +651,141 @@ static int run_hotplug(const char *path, const char *command, char **args,
 	return ask(path, request);
 }
 
+/* The commands of --header, laid out for both ABIs, or FALSE. */
+static gboolean probe_trace_headers(GPtrArray **layouts)
+{
+	const char *cc = g_getenv("CC");
+	g_auto(GStrv) cc_argv = NULL;
+	g_autoptr(GPtrArray) cflags = g_ptr_array_new();
+	g_autoptr(GPtrArray) given = g_ptr_array_new();
+	g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GError) error = NULL;
+	struct probe_options o = { .cflags = cflags };
+
+	if (!cc || !*cc || !g_shell_parse_argv(cc, NULL, &cc_argv, NULL))
+		cc_argv = g_strsplit("gcc", " ", -1);
+	o.cc = cc_argv;
+	if (!probe_headers(&o, headers, given, layouts, notes, &error)) {
+		fail("--header: %s", error->message);
+		return FALSE;
+	}
+	if (!(*layouts)->len)
+		fprintf(stderr, "cusemuctl: --header: no command defined with "
+				"_IO, _IOR, _IOW or _IOWR; payloads are shown "
+				"as ranges\n");
+	return TRUE;
+}
+
+/* One line of the trace (with its '\n') onto out, as asked. */
+static void trace_line(GString *out, const char *line, GPtrArray *layouts)
+{
+	if (json)
+		g_string_append(out, line);
+	else if (!cusemu_trace_print(out, line, layouts))
+		g_string_append_printf(out, "? %s", line);
+}
+
+/*
+ * Lines of the trace until the daemon ends it, as they come or decoded:
+ * what one read brings is written out at once, so a busy trace costs a
+ * write per read, not per line.
+ */
+static int print_trace(int fd, const char *path, GPtrArray *layouts)
+{
+	g_autoptr(GString) pending = g_string_new(NULL);
+	g_autoptr(GString) out = g_string_new(NULL);
+	gboolean first = TRUE;
+	char buf[65536];
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		char *start, *end;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return fail("reading the trace from cusemud at %s: %s",
+				    path, g_strerror(errno));
+		g_string_append_len(pending, buf, n);
+		if (first && g_str_has_prefix(pending->str, "error: ") &&
+		    strchr(pending->str, '\n')) {
+			fprintf(stderr, "cusemuctl: %s", pending->str + 7);
+			return EXIT_FAILURE;
+		}
+		start = pending->str;
+		while ((end = strchr(start, '\n'))) {
+			char saved = end[1];
+
+			if (first && !json)
+				fprintf(stderr, "cusemuctl: tracing; interrupt "
+						"to stop\n");
+			first = FALSE;
+			end[1] = '\0';
+			trace_line(out, start, layouts);
+			end[1] = saved;
+			start = end + 1;
+		}
+		g_string_erase(pending, 0, start - pending->str);
+		if (fwrite(out->str, 1, out->len, stdout) != out->len ||
+		    fflush(stdout) != 0)
+			return fail("writing: %s", g_strerror(errno));
+		g_string_truncate(out, 0);
+	}
+	if (first)
+		return fail("cusemud at %s closed the connection without an "
+			    "answer",
+			    path);
+	fprintf(stderr, "cusemuctl: cusemud ended the trace\n");
+	return EXIT_SUCCESS;
+}
+
+/* "trace NODE...", or NULL after saying what is wrong. */
+static char *trace_request(char **nodes, int n)
+{
+	g_autoptr(GString) request = g_string_new("trace");
+
+	for (int i = 0; i < n; i++) {
+		if (!plain_word(nodes[i])) {
+			fail("the node '%s' cannot be sent: it is empty or "
+			     "has blanks",
+			     nodes[i]);
+			return NULL;
+		}
+		g_string_append_printf(request, " %s", nodes[i]);
+	}
+	if (request->len > REQUEST_MAX) {
+		fail("the request is %zu bytes long; cusemud takes at most %d",
+		     request->len, REQUEST_MAX);
+		return NULL;
+	}
+	return g_string_free(g_steal_pointer(&request), FALSE);
+}
+
+static int run_trace(const char *path, char **nodes, int n)
+{
+	g_autoptr(GPtrArray) layouts = NULL;
+	g_autofree char *request = NULL;
+	struct timeval forever = { 0 };
+	autoclose int fd = -1;
+	int err;
+
+	if (headers && !probe_trace_headers(&layouts))
+		return EXIT_FAILURE;
+	request = trace_request(nodes, n);
+	if (!request)
+		return EXIT_FAILURE;
+	fd = connect_daemon(path, &err);
+	if (fd < 0)
+		return fail_connect(path, err);
+	/* Lines come when clients call: wait for them as long as it takes. */
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &forever, sizeof(forever));
+	if (!send_all(fd, request, strlen(request)) ||
+	    !send_all(fd, "\n", 1))
+		return fail("sending to cusemud at %s: %s", path,
+			    g_strerror(errno));
+	return print_trace(fd, path, layouts);
+}
+
 /* A bad command line: what is wrong, and where to read how it goes. */
 static int usage_error(const char *format, ...) G_GNUC_PRINTF(1, 2);
 
@@ -653,7 +805,7 @@ static int usage_error(const char *format, ...)
 int main(int argc, char **argv)
 {
 	g_autoptr(GOptionContext) context = g_option_context_new(
-		"list|stats|reset|inject|replay|device|add|remove|reload "
+		"list|stats|reset|inject|replay|device|add|remove|reload|trace "
 		"[ARGS...]");
 	g_autoptr(GError) error = NULL;
 	g_autofree char *request = NULL;
@@ -679,18 +831,24 @@ int main(int argc, char **argv)
 		printf("cusemuctl %s\n", CUSEMU_VERSION);
 		return EXIT_SUCCESS;
 	}
+	if (parse_argc >= 2 && !strcmp(argv[1], "trace"))
+		return run_trace(socket_path ? socket_path : default_path,
+				 argv + 2, parse_argc - 2);
+	if (headers)
+		return usage_error("--header applies to trace only");
 	if (parse_argc != 2)
 		return usage_error("give one command: list, stats, reset, "
-				   "inject, replay, device, add, remove or "
-				   "reload");
+				   "inject, replay, device, add, remove, "
+				   "reload or trace");
 	command = argv[1];
 	if (!in_list(commands, G_N_ELEMENTS(commands), command))
 		return usage_error("unknown command '%s'; commands: list, "
 				   "stats, reset, inject, replay, device, add, "
-				   "remove, reload",
+				   "remove, reload, trace",
 				   command);
 	if (json && strcmp(command, "list") && strcmp(command, "stats"))
-		return usage_error("--json applies to list and stats only");
+		return usage_error("--json applies to list, stats and trace "
+				   "only");
 	path = socket_path ? socket_path : default_path;
 	if (!strcmp(command, "inject"))
 		return run_inject(path, args, n_args);

@@ -392,7 +392,7 @@ static void set_model_error(GError **error, int err, char *why,
 }
 
 /* ->probe or ->sandboxed, under an oops guard: a fault there is -EIO. */
-static int guarded_probe(struct cusemu_device *dev, enum cusemu_oops_op op,
+static int guarded_probe(struct cusemu_device *dev, enum cusemu_op op,
 			 char **why)
 {
 	const struct cusemu_device_model *m = dev->model;
@@ -408,7 +408,7 @@ static int guarded_probe(struct cusemu_device *dev, enum cusemu_oops_op op,
 		g_free(*why);
 		*why = g_strdup_printf("the model's %s oopsed (the report is "
 				       "above)",
-				       cusemu_oops_op_name(op));
+				       cusemu_op_name(op));
 		return -EIO;
 	}
 	return err;

@@ -294,13 +294,13 @@ static void log_unknown(const struct cusemu_call *call)
 	/* The kernel stopped after 50 of these; so do we. */
 	static gint count;
 	g_autofree char *node = g_strdup_printf("/dev/%s", call->dev->name);
-	g_autofree char *comm = NULL;
 	unsigned int type = _IOC_TYPE(call->cmd);
-	char t[8];
+	char t[8], comm[32];
 
 	if (g_atomic_int_add(&count, 1) >= 50)
 		return;
-	comm = cusemu_proc_comm(call->tid);
+	if (cusemu_proc_comm(call->tid, comm, sizeof(comm)) < 0)
+		g_strlcpy(comm, "?", sizeof(comm));
 	if (g_ascii_isprint(type))
 		snprintf(t, sizeof(t), "'%c'", type);
 	else

@@ -38,6 +38,7 @@
 #include "plugin.h"
 #include "sandbox.h"
 #include "stats.h"
+#include "trace.h"
 #include "pool.h"
 #include "transport.h"
 
@@ -1018,6 +1019,7 @@ static void stop(struct daemon *d)
 	if (d->control)
 		cusemu_control_stop(d->control);
 	d->control = NULL;
+	cusemu_trace_detach_all();
 	for (guint i = 0; i < d->sessions->len; i++)
 		cusemu_session_stop(d->sessions->pdata[i]);
 	if (d->mount)
@@ -1670,6 +1672,29 @@ static int control_reload(void *data, const char *node, GString *out)
 	return 0;
 }
 
+/* "trace [NODE...]": every node named must be one of ours. */
+static int control_trace(void *data, int fd, char **nodes, GString *out)
+{
+	struct daemon *d = data;
+	g_autoptr(GPtrArray) names = g_ptr_array_new();
+
+	for (char **n = nodes; *n; n++) {
+		int i = device_index(d, *n);
+
+		if (i < 0) {
+			g_string_append_printf(out, "no device %s here; "
+						    "cusemuctl list shows the "
+						    "devices",
+					       *n);
+			return ENODEV;
+		}
+		g_ptr_array_add(names, (char *)((struct cusemu_device *)
+						d->devices->pdata[i])->name);
+	}
+	g_ptr_array_add(names, NULL);
+	return cusemu_trace_attach(fd, (char **)names->pdata, out);
+}
+
 static const struct cusemu_control_ops control_ops = {
 	.list = control_list,
 	.stats = control_stats,
@@ -1678,6 +1703,7 @@ static const struct cusemu_control_ops control_ops = {
 	.reload = control_reload,
 	.add = control_add,
 	.remove = control_remove,
+	.trace = control_trace,
 };
 
 /*

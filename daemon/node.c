@@ -26,6 +26,7 @@
 #include "lock.h"
 #include "node.h"
 #include "oops.h"
+#include "op.h"
 #include "pool.h"
 #include "stats.h"
 
@@ -63,6 +64,8 @@ struct retry {
 	unsigned long arg;
 	guint64 age;		/* when it was kept: the oldest goes first */
 	bool away;		/* kept elsewhere than its thread's home slot */
+	unsigned int round_trips;	/* the call's, this one counted */
+	uint64_t start_ns;	/* the call's, when traced */
 	/* in and out; allocated on the slot's first use and kept. */
 	struct cusemu_user_ranges *ranges;
 };
@@ -205,9 +208,12 @@ static bool take_retry(struct open_file *of, struct cusemu_call *call,
 	match = r->cmd == call->cmd && r->arg == call->arg &&
 		r->ranges[0].bytes == in_len && r->ranges[1].bytes == out_len &&
 		(in_len || out_len);
-	if (match)
+	if (match) {
 		cusemu_call_set_data(call, &r->ranges[0], &r->ranges[1], in_buf,
 				     (uint32_t)in_len, out, (uint32_t)out_len);
+		call->round_trips = r->round_trips;
+		call->start_ns = r->start_ns;
+	}
 	g_atomic_int_set(&r->owner, SLOT_FREE);
 	return match;
 }
@@ -258,6 +264,8 @@ static void keep_retry(struct open_file *of, const struct cusemu_call *call)
 	cusemu_user_ranges_copy(&r->ranges[0], &call->in);
 	cusemu_user_ranges_copy(&r->ranges[1], &call->out);
 	r->away = r != &of->retries[home_slot(call->tid)];
+	r->round_trips = call->round_trips + 1;
+	r->start_ns = call->start_ns;
 	/* Counted before it can be found: a count is never short. */
 	g_atomic_int_inc(&of->waiting);
 	if (r->away)
@@ -449,6 +457,7 @@ void cusemu_node_ioctl(struct cusemu_node *n, fuse_req_t req, unsigned int cmd,
 	struct open_file *of = file_of(fi);
 	struct cusemu_request r;
 	struct cusemu_call call;
+	struct cusemu_op_record rec;
 	uint8_t *out = out_buffer();
 	long result = 0;
 
@@ -464,6 +473,8 @@ void cusemu_node_ioctl(struct cusemu_node *n, fuse_req_t req, unsigned int cmd,
 			call.stats.error = EIO;
 			fuse_reply_err(req, EIO);
 			record(&call);
+			cusemu_op_begin_call(&rec, &call);
+			cusemu_op_done(&rec);
 			return;
 		}
 		cusemu_call_set_ioc_data(&call, in_buf, (uint32_t)in_bufsz, out,
@@ -471,6 +482,7 @@ void cusemu_node_ioctl(struct cusemu_node *n, fuse_req_t req, unsigned int cmd,
 	} else {
 		take_retry(of, &call, in_buf, in_bufsz, out, out_bufsz);
 	}
+	cusemu_op_begin_call(&rec, &call);
 	request_begin(n, req, &r, of, NULL, &call);
 	if (replaced(n, of)) {
 		call.error = -ENODEV;
@@ -508,16 +520,19 @@ void cusemu_node_ioctl(struct cusemu_node *n, fuse_req_t req, unsigned int cmd,
 		fuse_reply_err(req, call.stats.error);
 		break;
 	case CUSEMU_CALL_REPLY:
+		rec.result = result;
 		fuse_reply_ioctl(req, (int)result, out, call.out_used);
 		break;
 	}
 	record(&call);
+	cusemu_op_done(&rec);
 }
 
 void cusemu_node_open(struct cusemu_node *n, fuse_req_t req,
 		      struct fuse_file_info *fi)
 {
 	struct open_file *of = g_new0(struct open_file, 1);
+	struct cusemu_op_record rec;
 	struct cusemu_device *dev;
 	int err = 0;
 
@@ -526,6 +541,7 @@ void cusemu_node_open(struct cusemu_node *n, fuse_req_t req,
 	dev = n->dev;
 	cusemu_instance(dev)->users++;
 	g_mutex_unlock(&n->lock);
+	cusemu_op_begin(&rec, CUSEMU_OP_OPEN, dev, fuse_req_ctx(req)->pid);
 	of->file.dev = dev;
 	of->file.flags = fi->flags;
 	of->file.opener = fuse_req_ctx(req)->pid;
@@ -535,7 +551,9 @@ void cusemu_node_open(struct cusemu_node *n, fuse_req_t req,
 		err = -EIO;
 	if (err) {
 		g_free(of);
-		fuse_reply_err(req, reply_errno(err));
+		rec.error = reply_errno(err);
+		fuse_reply_err(req, rec.error);
+		cusemu_op_done(&rec);
 		put_instance(n, dev);
 		return;
 	}
@@ -546,11 +564,15 @@ void cusemu_node_open(struct cusemu_node *n, fuse_req_t req,
 	fi->direct_io = 1;
 	fi->nonseekable = 1;
 	fuse_reply_open(req, fi);
+	cusemu_op_done(&rec);
 }
 
-/* pid: who closed it, 0 at the daemon's end. A fenced model is not
- * called: its file state is left. */
-static void free_file(struct cusemu_node *n, struct open_file *of, pid_t pid)
+/*
+ * The model's release (pid: who closed it, 0 at the daemon's end; a
+ * fenced model is not called, its file state is left) and the file's
+ * memory. Its instance is the caller's to put_instance() after.
+ */
+static void free_file(struct open_file *of, pid_t pid)
 {
 	struct cusemu_device *dev = of->file.dev;
 
@@ -561,19 +583,37 @@ static void free_file(struct cusemu_node *n, struct open_file *of, pid_t pid)
 	for (unsigned int i = 0; i < RETRY_SLOTS; i++)
 		g_free(of->retries[i].ranges);
 	g_free(of);
-	put_instance(n, dev);
 }
 
 void cusemu_node_release(struct cusemu_node *n, fuse_req_t req,
 			 struct fuse_file_info *fi)
 {
 	struct open_file *of = file_of(fi);
+	struct cusemu_device *dev = of->file.dev;
+	struct cusemu_op_record rec;
 
+	cusemu_op_begin(&rec, CUSEMU_OP_RELEASE, dev, fuse_req_ctx(req)->pid);
 	g_mutex_lock(&n->lock);
 	n->files = g_list_remove(n->files, of);
 	g_mutex_unlock(&n->lock);
-	free_file(n, of, fuse_req_ctx(req)->pid);
+	free_file(of, fuse_req_ctx(req)->pid);
 	fuse_reply_err(req, 0);
+	cusemu_op_done(&rec);
+	put_instance(n, dev);
+}
+
+/* A read or write that reaches no model: ENODEV after a reload, EINVAL
+ * without the slot. */
+static bool refuse_io(struct cusemu_node *n, fuse_req_t req,
+		      const struct open_file *of, bool has_slot,
+		      struct cusemu_op_record *rec)
+{
+	if (!replaced(n, of) && has_slot)
+		return false;
+	rec->error = replaced(n, of) ? ENODEV : EINVAL;
+	fuse_reply_err(req, rec->error);
+	cusemu_op_done(rec);
+	return true;
 }
 
 void cusemu_node_read(struct cusemu_node *n, fuse_req_t req, size_t size,
@@ -583,13 +623,14 @@ void cusemu_node_read(struct cusemu_node *n, fuse_req_t req, size_t size,
 	struct cusemu_device *dev = of->file.dev;
 	g_autofree char *big = NULL;
 	struct cusemu_request r;
+	struct cusemu_op_record rec;
 	char *buf;
 	ssize_t ret = 0;
 
-	if (replaced(n, of) || !dev->model->read) {
-		fuse_reply_err(req, replaced(n, of) ? ENODEV : EINVAL);
+	cusemu_op_begin(&rec, CUSEMU_OP_READ, dev, fuse_req_ctx(req)->pid);
+	rec.size = size;
+	if (refuse_io(n, req, of, dev->model->read, &rec))
 		return;
-	}
 	/* The kernel bounds size by max_read, which is what the buffer holds. */
 	if (size <= CUSEMU_USER_MAX_BYTES)
 		buf = (char *)out_buffer();
@@ -601,10 +642,15 @@ void cusemu_node_read(struct cusemu_node *n, fuse_req_t req, size_t size,
 		       &ret))
 		ret = -EIO;
 	request_end(req, &r);
-	if (ret < 0)
-		fuse_reply_err(req, reply_errno(ret));
-	else
-		fuse_reply_buf(req, buf, MIN((size_t)ret, size));
+	if (ret < 0) {
+		rec.error = reply_errno(ret);
+		fuse_reply_err(req, rec.error);
+	} else {
+		rec.result = (long)MIN((size_t)ret, size);
+		rec.data = buf;
+		fuse_reply_buf(req, buf, rec.result);
+	}
+	cusemu_op_done(&rec);
 }
 
 void cusemu_node_write(struct cusemu_node *n, fuse_req_t req, const char *buf,
@@ -613,22 +659,28 @@ void cusemu_node_write(struct cusemu_node *n, fuse_req_t req, const char *buf,
 	struct open_file *of = file_of(fi);
 	struct cusemu_device *dev = of->file.dev;
 	struct cusemu_request r;
+	struct cusemu_op_record rec;
 	ssize_t ret = 0;
 
-	if (replaced(n, of) || !dev->model->write) {
-		fuse_reply_err(req, replaced(n, of) ? ENODEV : EINVAL);
+	cusemu_op_begin(&rec, CUSEMU_OP_WRITE, dev, fuse_req_ctx(req)->pid);
+	rec.size = size;
+	rec.data = buf;
+	if (refuse_io(n, req, of, dev->model->write, &rec))
 		return;
-	}
 	request_begin(n, req, &r, of, fi, NULL);
 	if (cusemu_device_fenced(dev) ||
 	    model_write(dev, &of->file, buf, size, fuse_req_ctx(req)->pid,
 			&ret))
 		ret = -EIO;
 	request_end(req, &r);
-	if (ret < 0)
-		fuse_reply_err(req, reply_errno(ret));
-	else
-		fuse_reply_write(req, MIN((size_t)ret, size));
+	if (ret < 0) {
+		rec.error = reply_errno(ret);
+		fuse_reply_err(req, rec.error);
+	} else {
+		rec.result = (long)MIN((size_t)ret, size);
+		fuse_reply_write(req, rec.result);
+	}
+	cusemu_op_done(&rec);
 }
 
 /* Without a poll slot a node is always ready, as the kernel's default. */
@@ -641,7 +693,9 @@ void cusemu_node_poll(struct cusemu_node *n, fuse_req_t req,
 	struct cusemu_device *dev = of->file.dev;
 	struct fuse_pollhandle *old = NULL;
 	unsigned int mask = DEFAULT_POLLMASK;
+	struct cusemu_op_record rec;
 
+	cusemu_op_begin(&rec, CUSEMU_OP_POLL, dev, fuse_req_ctx(req)->pid);
 	/* Kept before asking the model, so no wake-up falls in between. */
 	if (ph) {
 		g_mutex_lock(&n->lock);
@@ -658,7 +712,9 @@ void cusemu_node_poll(struct cusemu_node *n, fuse_req_t req,
 		   model_poll(dev, &of->file, fuse_req_ctx(req)->pid, &mask)) {
 		mask = POLLERR | DEFAULT_POLLMASK;
 	}
+	rec.result = mask;
 	fuse_reply_poll(req, mask);
+	cusemu_op_done(&rec);
 }
 
 /* The model's cusemu_device_wake_up(): the kernel polls every waiter again. */
@@ -796,8 +852,13 @@ void cusemu_node_close_files(struct cusemu_node *n)
 	files = n->files;
 	n->files = NULL;
 	g_mutex_unlock(&n->lock);
-	for (GList *l = files; l; l = l->next)
-		free_file(n, l->data, 0);
+	for (GList *l = files; l; l = l->next) {
+		struct open_file *of = l->data;
+		struct cusemu_device *dev = of->file.dev;
+
+		free_file(of, 0);
+		put_instance(n, dev);
+	}
 	g_list_free(files);
 }
 

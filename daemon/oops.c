@@ -108,24 +108,6 @@ static struct orphan {
 	int n_frames;
 } orphans[MAX_ORPHANS];
 
-static const char *const op_names[CUSEMU_OP_COUNT] = {
-	[CUSEMU_OP_OPEN] = "open",
-	[CUSEMU_OP_RELEASE] = "release",
-	[CUSEMU_OP_READ] = "read",
-	[CUSEMU_OP_WRITE] = "write",
-	[CUSEMU_OP_POLL] = "poll",
-	[CUSEMU_OP_IOCTL] = "ioctl",
-	[CUSEMU_OP_CONTROL] = "control",
-	[CUSEMU_OP_PROBE] = "probe",
-	[CUSEMU_OP_SANDBOXED] = "sandboxed",
-	[CUSEMU_OP_REMOVE] = "remove",
-};
-
-const char *cusemu_oops_op_name(enum cusemu_oops_op op)
-{
-	return op < CUSEMU_OP_COUNT ? op_names[op] : "?";
-}
-
 /* ---- the signal handler: backtrace, then back to the guard */
 
 /*
@@ -291,7 +273,7 @@ static struct slot *slot_new(void)
 }
 
 void cusemu_oops_enter(struct cusemu_oops_guard *g, struct cusemu_device *dev,
-		       enum cusemu_oops_op op, struct cusemu_call *call,
+		       enum cusemu_op op, struct cusemu_call *call,
 		       pid_t pid)
 {
 	struct slot *s = my_slot ? my_slot : slot_new();
@@ -531,14 +513,23 @@ static const char *command_name(const struct cusemu_call *call)
 	return row ? row->name : "an unknown command";
 }
 
+/* The command name of pid, "?" when it is gone (or pid is 0). */
+static void comm_of(pid_t pid, char *buf, size_t size)
+{
+	if (pid <= 0 || cusemu_proc_comm(pid, buf, size) < 0)
+		g_strlcpy(buf, "?", size);
+}
+
 /* Device:, Call: and Thread: lines of a guard's report. */
 static void append_context(GString *r, const struct cusemu_oops_guard *g,
 			   pid_t tid)
 {
 	const struct cusemu_device *dev = g->dev;
 	const char *origin = cusemu_plugin_origin(dev->model);
-	g_autofree char *comm = g->pid ? cusemu_proc_comm(g->pid) : NULL;
-	g_autofree char *self = cusemu_proc_comm(tid);
+	char comm[32], self[32];
+
+	comm_of(g->pid, comm, sizeof(comm));
+	comm_of(tid, self, sizeof(self));
 
 	g_string_append_printf(r, "Device: %s, model %s (%s%s), kernel model "
 				  "%s\n",
@@ -546,7 +537,7 @@ static void append_context(GString *r, const struct cusemu_oops_guard *g,
 			       origin ? "from " : "built in",
 			       origin ? origin : "",
 			       cusemu_device_kernel_model(dev));
-	g_string_append_printf(r, "Call: %s", cusemu_oops_op_name(g->op));
+	g_string_append_printf(r, "Call: %s", cusemu_op_name(g->op));
 	if (g->call)
 		g_string_append_printf(r, " %s (0x%08x) from an %s caller",
 				       command_name(g->call), g->call->cmd,
@@ -595,7 +586,7 @@ static char *oops_report(const struct cusemu_oops_guard *g, int number)
 			       signal_name(g->signo),
 			       code_name(g->signo, g->code), number,
 			       g->dev->model->name,
-			       cusemu_oops_op_name(g->op));
+			       cusemu_op_name(g->op));
 	append_context(r, g, my_slot->tid);
 	append_symbols(r, g->frames, g->n_frames, true);
 	if (!oops.panic)
@@ -733,7 +724,6 @@ void cusemu_oops_reap(void (*fence_model)(const char *origin,
 {
 	for (int i = 0; i < MAX_ORPHANS; i++) {
 		struct orphan *o = &orphans[i];
-		g_autofree char *comm = NULL;
 		GString *r;
 		int number;
 
@@ -790,14 +780,16 @@ static void report_lockup(struct slot *s, struct cusemu_oops_guard *g,
 			  gint64 stuck_us)
 {
 	GString *r = g_string_new(NULL);
-	g_autofree char *comm = g->pid ? cusemu_proc_comm(g->pid) : NULL;
+	char comm[32];
+
+	comm_of(g->pid ? g->pid : s->tid, comm, sizeof(comm));
 
 	g_atomic_int_inc(&oops.lockups);
 	g_string_append_printf(r, "BUG: soft lockup - %s's %s stuck for %us "
 				  "without sleeping! [%s:%d]\n",
-			       g->dev->model->name, cusemu_oops_op_name(g->op),
+			       g->dev->model->name, cusemu_op_name(g->op),
 			       (unsigned int)(stuck_us / G_USEC_PER_SEC),
-			       comm ? comm : "cusemud",
+			       comm,
 			       (int)(g->pid ? g->pid : s->tid));
 	append_context(r, g, s->tid);
 	if (sample(s))

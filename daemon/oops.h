@@ -19,29 +19,13 @@
 
 #include <glib.h>
 
+#include "stats.h"
+
 struct cusemu_call;
 struct cusemu_device;
 
 /* Frames of a backtrace kept for a report. */
 #define CUSEMU_OOPS_FRAMES 48
-
-/* What the daemon was doing in the model's code. */
-enum cusemu_oops_op {
-	CUSEMU_OP_OPEN,
-	CUSEMU_OP_RELEASE,
-	CUSEMU_OP_READ,
-	CUSEMU_OP_WRITE,
-	CUSEMU_OP_POLL,
-	CUSEMU_OP_IOCTL,
-	CUSEMU_OP_CONTROL,	/* cusemuctl device NODE ... (inject too) */
-	CUSEMU_OP_PROBE,
-	CUSEMU_OP_SANDBOXED,
-	CUSEMU_OP_REMOVE,
-	CUSEMU_OP_COUNT,
-};
-
-/* "open", "ioctl", ...: the names reports and statistics use. */
-const char *cusemu_oops_op_name(enum cusemu_oops_op op);
 
 /*
  * One call into a model, on the stack of the thread that makes it.
@@ -61,7 +45,7 @@ const char *cusemu_oops_op_name(enum cusemu_oops_op op);
 struct cusemu_oops_guard {
 	sigjmp_buf env;
 	struct cusemu_device *dev;
-	enum cusemu_oops_op op;
+	enum cusemu_op op;		/* what the daemon asked of the model */
 	struct cusemu_call *call;	/* an ioctl's, else NULL */
 	pid_t pid;			/* the caller, 0 if none */
 	unsigned int locks;		/* dispatcher locks held before */
@@ -91,7 +75,7 @@ void cusemu_oops_init(bool panic, unsigned int lockup_secs);
 void cusemu_oops_shutdown(void);
 
 void cusemu_oops_enter(struct cusemu_oops_guard *g, struct cusemu_device *dev,
-		       enum cusemu_oops_op op, struct cusemu_call *call,
+		       enum cusemu_op op, struct cusemu_call *call,
 		       pid_t pid);
 /*
  * Leave the guard. True when the model faulted inside it: what the call

@@ -190,16 +190,6 @@ int cusemu_proc_elf_class(pid_t pid)
 		   PROC_DEADLINE_MS);
 }
 
-char *cusemu_proc_comm(pid_t pid)
-{
-	g_autofree char *path = g_strdup_printf("/proc/%d/comm", (int)pid);
-	char *comm = NULL;
-
-	if (pid <= 0 || !g_file_get_contents(path, &comm, NULL, NULL))
-		return g_strdup("?");
-	return g_strchomp(comm);
-}
-
 int cusemu_proc_fd_of(pid_t pid, const char *path)
 {
 	struct proc_request rq = { .op = PROC_FD_OF, .pid = pid };
@@ -210,6 +200,28 @@ int cusemu_proc_fd_of(pid_t pid, const char *path)
 		return -ENAMETOOLONG;
 	strcpy(rq.path, path);
 	return ask(&rq, PROC_DEADLINE_MS);
+}
+
+int cusemu_proc_comm(pid_t pid, char *buf, size_t size)
+{
+	char path[32];
+	ssize_t n;
+	int fd;
+
+	if (pid <= 0 || size < 2)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -errno : -ENODATA;
+	if (buf[n - 1] == '\n')
+		n--;
+	buf[n] = '\0';
+	return (int)n;
 }
 
 void cusemu_proc_use_helper(int sock)

@@ -13,12 +13,14 @@
 /* ELFCLASS32 or ELFCLASS64 of /proc/PID/exe, or -errno. */
 int cusemu_proc_elf_class(pid_t pid);
 
+/*
+ * The name of PID's program, /proc/PID/comm without its newline, in buf;
+ * its length, or -errno. Read here: every process may read any comm.
+ */
+int cusemu_proc_comm(pid_t pid, char *buf, size_t size);
+
 /* The descriptor of PID whose link in /proc/PID/fd is path, or -errno. */
 int cusemu_proc_fd_of(pid_t pid, const char *path);
-
-/* The command name of PID (/proc/PID/comm, world-readable), "?" if gone.
- * Free it with g_free(). */
-char *cusemu_proc_comm(pid_t pid);
 
 /*
  * From now on ask the helper on sock (a SOCK_SEQPACKET socket) and never

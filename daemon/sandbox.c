@@ -99,9 +99,9 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 	ALLOW(clock_gettime, "clocks, where the vDSO falls back to the call"),
 	ALLOW(gettimeofday, "wall-clock time, where the vDSO falls back"),
 	/* Files and descriptors */
-	ALLOW(openat, "i2c saves EEPROM files; the ioctl32 log line reads "
-		      "the client's /proc/PID/comm; syslog reads the time "
-		      "zone"),
+	ALLOW(openat, "i2c saves EEPROM files; the ioctl32 log line and the "
+		      "trace read the client's /proc/PID/comm; syslog reads "
+		      "the time zone"),
 	ALLOW(close, "every descriptor"),
 	ALLOW(dup2, "a detached daemon, once ready, points stdin, stdout and "
 		    "stderr at /dev/null"),
@@ -135,7 +135,8 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 	/* Sockets */
 	ALLOW(accept4, "control socket connections"),
 	ALLOW(recvfrom, "control requests; the /proc helper's answers"),
-	ALLOW(sendto, "control answers; syslog; queries to the /proc helper"),
+	ALLOW(sendto, "control answers and trace lines; syslog; queries to "
+		      "the /proc helper"),
 	ALLOW(shutdown, "the end of a control answer"),
 	ALLOW(getsockopt, "who is on the control socket (SO_PEERCRED, "
 			  "SO_PEERGROUPS)"),

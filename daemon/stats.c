@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Statistics of one device: a row per command and ABI, model events by name,
+ * Statistics of one device: a row per command and ABI, a row per other
+ * operation (open, read, write, poll, release), model events by name,
  * and their rendering as a text table or as JSON for the control socket.
  */
 #define G_LOG_DOMAIN "cusemu-stats"
@@ -62,8 +63,19 @@ struct command_row {
 	uint64_t hold_hist[CUSEMU_STATS_BUCKETS];
 };
 
+/* open, read, write, poll or release: one row each per device. */
+struct op_row {
+	uint64_t calls;
+	struct error_count errors[ERROR_SLOTS];
+	uint64_t other_errors;
+	uint64_t ns_total;
+	uint64_t ns_max;
+	uint64_t hist[CUSEMU_STATS_BUCKETS];
+};
+
 struct cusemu_stats {
 	struct command_row *rows;
+	struct op_row ops[CUSEMU_STATS_OPS];
 	unsigned int mask;	/* rows in the table, minus one */
 	struct command_row other;
 	GMutex lock;		/* guards events */
@@ -96,8 +108,20 @@ static const struct {
 	{ ERESTARTSYS, "ERESTARTSYS" },	{ ENOIOCTLCMD, "ENOIOCTLCMD" },
 };
 
-/* The symbolic name of error, or its number in buf. */
-static const char *errno_name(int error, char *buf, gsize size)
+static const char *const op_names[] = {
+	[CUSEMU_OP_OPEN] = "open",	[CUSEMU_OP_READ] = "read",
+	[CUSEMU_OP_WRITE] = "write",	[CUSEMU_OP_POLL] = "poll",
+	[CUSEMU_OP_RELEASE] = "release", [CUSEMU_OP_IOCTL] = "ioctl",
+	[CUSEMU_OP_CONTROL] = "control", [CUSEMU_OP_PROBE] = "probe",
+	[CUSEMU_OP_SANDBOXED] = "sandboxed", [CUSEMU_OP_REMOVE] = "remove",
+};
+
+const char *cusemu_op_name(enum cusemu_op op)
+{
+	return (unsigned int)op < G_N_ELEMENTS(op_names) ? op_names[op] : "?";
+}
+
+const char *cusemu_errno_name(int error, char *buf, gsize size)
 {
 	for (gsize i = 0; i < G_N_ELEMENTS(errno_names); i++)
 		if (errno_names[i].error == error)
@@ -196,10 +220,11 @@ static struct command_row *row_lookup(struct cusemu_stats *stats,
 	return row;
 }
 
-static void count_error(struct command_row *row, int error)
+static void count_error(struct error_count *errors, uint64_t *other,
+			int error)
 {
 	for (unsigned int i = 0; i < ERROR_SLOTS; i++) {
-		struct error_count *e = &row->errors[i];
+		struct error_count *e = &errors[i];
 		int have = __atomic_load_n(&e->error, __ATOMIC_ACQUIRE);
 
 		if (!have &&
@@ -212,7 +237,7 @@ static void count_error(struct command_row *row, int error)
 			return;
 		}
 	}
-	ADD(&row->other_errors, 1);
+	ADD(other, 1);
 }
 
 static void atomic_max(uint64_t *p, uint64_t v)
@@ -257,8 +282,23 @@ void cusemu_stats_record(struct cusemu_stats *stats,
 	row = row_lookup(stats, req);
 	ADD(req->retry ? &row->retries : &row->calls, 1);
 	if (req->error)
-		count_error(row, ABS(req->error));
+		count_error(row->errors, &row->other_errors, ABS(req->error));
 	count_lock(row, req);
+}
+
+void cusemu_stats_record_op(struct cusemu_stats *stats, enum cusemu_op op,
+			    int error, uint64_t ns)
+{
+	struct op_row *row;
+
+	g_return_if_fail(stats && (unsigned int)op < CUSEMU_STATS_OPS);
+	row = &stats->ops[op];
+	ADD(&row->calls, 1);
+	if (error)
+		count_error(row->errors, &row->other_errors, ABS(error));
+	ADD(&row->ns_total, ns);
+	atomic_max(&row->ns_max, ns);
+	ADD(&row->hist[cusemu_stats_bucket(ns)], 1);
 }
 
 void cusemu_stats_count_event(struct cusemu_stats *stats, const char *event)
@@ -276,13 +316,19 @@ void cusemu_stats_count_event(struct cusemu_stats *stats, const char *event)
 	g_mutex_unlock(&stats->lock);
 }
 
+/* Counts to zero; the errno slots stay claimed. */
+static void errors_zero(struct error_count *errors, uint64_t *other)
+{
+	for (unsigned int i = 0; i < ERROR_SLOTS; i++)
+		SET(&errors[i].count, 0);
+	SET(other, 0);
+}
+
 static void row_zero(struct command_row *row)
 {
 	SET(&row->calls, 0);
 	SET(&row->retries, 0);
-	for (unsigned int i = 0; i < ERROR_SLOTS; i++)
-		SET(&row->errors[i].count, 0);
-	SET(&row->other_errors, 0);
+	errors_zero(row->errors, &row->other_errors);
 	SET(&row->lock_acquisitions, 0);
 	SET(&row->lock_contended, 0);
 	SET(&row->wait_ns_total, 0);
@@ -292,6 +338,16 @@ static void row_zero(struct command_row *row)
 		SET(&row->wait_hist[i], 0);
 		SET(&row->hold_hist[i], 0);
 	}
+}
+
+static void op_row_zero(struct op_row *row)
+{
+	SET(&row->calls, 0);
+	errors_zero(row->errors, &row->other_errors);
+	SET(&row->ns_total, 0);
+	SET(&row->ns_max, 0);
+	for (unsigned int i = 0; i < CUSEMU_STATS_BUCKETS; i++)
+		SET(&row->hist[i], 0);
 }
 
 /*
@@ -304,6 +360,8 @@ void cusemu_stats_reset(struct cusemu_stats *stats)
 	for (unsigned int i = 0; i <= stats->mask; i++)
 		row_zero(&stats->rows[i]);
 	row_zero(&stats->other);
+	for (unsigned int i = 0; i < CUSEMU_STATS_OPS; i++)
+		op_row_zero(&stats->ops[i]);
 	g_mutex_lock(&stats->lock);
 	g_hash_table_remove_all(stats->events);
 	g_mutex_unlock(&stats->lock);
@@ -337,10 +395,28 @@ static int error_compare(const void *pa, const void *pb)
 /* Errors sort after the errnos; "other" is shown as -1 below them all. */
 #define OTHER_ERRORS INT_MAX
 
-static bool row_view_get(const struct command_row *row, struct row_view *v)
+/* The errnos counted, sorted, then "other", then an entry of count 0. */
+static void errors_view(const struct error_count *errors,
+			const uint64_t *other, struct error_count *v)
 {
 	unsigned int n = 0;
 
+	for (unsigned int i = 0; i < ERROR_SLOTS; i++) {
+		int error = __atomic_load_n(&errors[i].error,
+					    __ATOMIC_ACQUIRE);
+		uint64_t count = GET(&errors[i].count);
+
+		if (error && count)
+			v[n++] = (struct error_count){ error, count };
+	}
+	qsort(v, n, sizeof(v[0]), error_compare);
+	if (GET(other))
+		v[n++] = (struct error_count){ OTHER_ERRORS, GET(other) };
+	v[n].count = 0;
+}
+
+static bool row_view_get(const struct command_row *row, struct row_view *v)
+{
 	v->calls = GET(&row->calls);
 	v->retries = GET(&row->retries);
 	if (!v->calls && !v->retries)
@@ -349,20 +425,7 @@ static bool row_view_get(const struct command_row *row, struct row_view *v)
 	v->cmd = v->other ? 0 : row_cmd(row);
 	v->compat = !v->other && row_compat(row);
 	v->name = __atomic_load_n(&row->name, __ATOMIC_ACQUIRE);
-	for (unsigned int i = 0; i < ERROR_SLOTS; i++) {
-		int error = __atomic_load_n(&row->errors[i].error,
-					    __ATOMIC_ACQUIRE);
-		uint64_t count = GET(&row->errors[i].count);
-
-		if (error && count)
-			v->errors[n++] = (struct error_count){ error, count };
-	}
-	qsort(v->errors, n, sizeof(v->errors[0]), error_compare);
-	if (GET(&row->other_errors))
-		v->errors[n++] = (struct error_count){
-			OTHER_ERRORS, GET(&row->other_errors)
-		};
-	v->errors[n].count = 0;
+	errors_view(row->errors, &row->other_errors, v->errors);
 	v->lock_acquisitions = GET(&row->lock_acquisitions);
 	v->lock_contended = GET(&row->lock_contended);
 	v->wait_ns_total = GET(&row->wait_ns_total);
@@ -379,7 +442,7 @@ static const char *error_name(int error, char *buf, gsize size)
 {
 	if (error == OTHER_ERRORS)
 		return "other";
-	return errno_name(error, buf, size);
+	return cusemu_errno_name(error, buf, size);
 }
 
 /* Rows in the order of the output: by name, native before compat. */
@@ -560,6 +623,54 @@ static void append_row_text(GString *out, const struct row_view *row,
 	g_string_append_c(out, '\n');
 }
 
+/* One operation's counters, copied out for rendering. */
+struct op_view {
+	uint64_t calls, ns_total, ns_max;
+	uint64_t hist[CUSEMU_STATS_BUCKETS];
+	struct error_count errors[ERROR_SLOTS + 2];
+};
+
+static void op_view_get(const struct op_row *row, struct op_view *v)
+{
+	v->calls = GET(&row->calls);
+	v->ns_total = GET(&row->ns_total);
+	v->ns_max = GET(&row->ns_max);
+	for (unsigned int i = 0; i < CUSEMU_STATS_BUCKETS; i++)
+		v->hist[i] = GET(&row->hist[i]);
+	errors_view(row->errors, &row->other_errors, v->errors);
+}
+
+#define OP_ROW_FORMAT "%-9s  %8s  %9s  %9s  %9s  "
+
+/* The operations other than ioctl that were served, one row each. */
+static void append_ops_text(GString *out, struct cusemu_stats *stats)
+{
+	bool header = false;
+
+	for (unsigned int op = 0; op < CUSEMU_STATS_OPS; op++) {
+		char calls[24], mean[16], p99[16], max[16];
+		struct op_view v;
+
+		op_view_get(&stats->ops[op], &v);
+		if (!v.calls)
+			continue;
+		if (!header)
+			g_string_append_printf(out, "\n" OP_ROW_FORMAT "errors\n",
+					       "operation", "calls",
+					       "time mean", "time p99",
+					       "time max");
+		header = true;
+		g_snprintf(calls, sizeof(calls), "%" PRIu64, v.calls);
+		format_mean(v.ns_total, v.calls, mean, sizeof(mean));
+		format_p99(v.hist, p99, sizeof(p99));
+		format_mean(v.ns_max, 1, max, sizeof(max));
+		g_string_append_printf(out, OP_ROW_FORMAT, cusemu_op_name(op),
+				       calls, mean, p99, max);
+		append_errors_text(out, v.errors);
+		g_string_append_c(out, '\n');
+	}
+}
+
 static void append_events_text(GString *out, struct cusemu_stats *stats)
 {
 	g_autoptr(GPtrArray) names = sorted_events(stats);
@@ -606,6 +717,7 @@ void cusemu_stats_append_text(struct cusemu_stats *stats, GString *out)
 				name_width);
 	if (!rows->len)
 		g_string_append(out, "(no requests yet)\n");
+	append_ops_text(out, stats);
 	append_events_text(out, stats);
 	g_mutex_unlock(&stats->lock);
 }
@@ -658,9 +770,23 @@ static void append_json_histogram(GString *out, const uint64_t *hist)
 	g_string_append_c(out, ']');
 }
 
-static void append_row_json(GString *out, const struct row_view *row)
+static void append_errors_json(GString *out, const struct error_count *e)
 {
 	char num[16];
+
+	g_string_append_c(out, '{');
+	for (unsigned int i = 0; e[i].count; i++) {
+		if (i)
+			g_string_append_c(out, ',');
+		cusemu_json_append_string(out, error_name(e[i].error, num,
+							  sizeof(num)));
+		g_string_append_printf(out, ":%" PRIu64, e[i].count);
+	}
+	g_string_append_c(out, '}');
+}
+
+static void append_row_json(GString *out, const struct row_view *row)
+{
 
 	g_string_append_printf(out, "{\"cmd\":%u,\"name\":", row->cmd);
 	if (row->name)
@@ -669,18 +795,11 @@ static void append_row_json(GString *out, const struct row_view *row)
 		g_string_append(out, "null");
 	g_string_append_printf(out,
 			       ",\"abi\":\"%s\",\"calls\":%" PRIu64
-			       ",\"retries\":%" PRIu64 ",\"errors\":{",
+			       ",\"retries\":%" PRIu64 ",\"errors\":",
 			       abi_name(row), row->calls, row->retries);
-	for (unsigned int i = 0; row->errors[i].count; i++) {
-		if (i)
-			g_string_append_c(out, ',');
-		cusemu_json_append_string(out, error_name(row->errors[i].error, num,
-						   sizeof(num)));
-		g_string_append_printf(out, ":%" PRIu64,
-				       row->errors[i].count);
-	}
+	append_errors_json(out, row->errors);
 	g_string_append_printf(out,
-			       "},\"lock\":{\"acquisitions\":%" PRIu64
+			       ",\"lock\":{\"acquisitions\":%" PRIu64
 			       ",\"contended\":%" PRIu64
 			       ",\"wait_ns_total\":%" PRIu64
 			       ",\"hold_ns_total\":%" PRIu64
@@ -709,7 +828,26 @@ void cusemu_stats_append_json(struct cusemu_stats *stats, GString *out)
 			g_string_append_c(out, ',');
 		append_row_json(out, &g_array_index(rows, struct row_view, i));
 	}
-	g_string_append(out, "],\"events\":{");
+	g_string_append(out, "],\"operations\":{");
+	for (unsigned int op = 0; op < CUSEMU_STATS_OPS; op++) {
+		struct op_view v;
+
+		op_view_get(&stats->ops[op], &v);
+		g_string_append_printf(out,
+				       "%s\"%s\":{\"calls\":%" PRIu64
+				       ",\"errors\":",
+				       op ? "," : "", cusemu_op_name(op),
+				       v.calls);
+		append_errors_json(out, v.errors);
+		g_string_append_printf(out,
+				       ",\"time_ns_total\":%" PRIu64
+				       ",\"time_ns_max\":%" PRIu64
+				       ",\"time_us_histogram\":",
+				       v.ns_total, v.ns_max);
+		append_json_histogram(out, v.hist);
+		g_string_append_c(out, '}');
+	}
+	g_string_append(out, "},\"events\":{");
 	names = sorted_events(stats);
 	for (guint i = 0; i < names->len; i++) {
 		const uint64_t *count =

@@ -39,6 +39,7 @@ struct stub {
 	char device_words[4096];	/* of the last one, joined by ' ' */
 	char added[4096];		/* the last add's spec */
 	char removed[256];		/* the last remove's node */
+	char trace_nodes[256];		/* of the last trace, joined by ' ' */
 };
 
 static int stub_list(void *data, gboolean json, GString *out)
@@ -113,6 +114,26 @@ static int stub_remove(void *data, const char *node, GString *out)
 	return 0;
 }
 
+#define TRACE_LINES "{\"trace\":\"cusemu\"}\n{\"op\":\"open\"}\n"
+
+/* Takes the connection, says two lines and ends the trace; refuses a node
+ * named "nosuch". */
+static int stub_trace(void *data, int fd, char **nodes, GString *out)
+{
+	struct stub *stub = data;
+	g_autofree char *names = g_strjoinv(" ", nodes);
+
+	g_strlcpy(stub->trace_nodes, names, sizeof(stub->trace_nodes));
+	if (g_strv_contains((const char *const *)nodes, "nosuch")) {
+		g_string_append(out, "no device nosuch here");
+		return ENODEV;
+	}
+	g_assert_cmpint(send(fd, TRACE_LINES, strlen(TRACE_LINES),
+			     MSG_NOSIGNAL), ==, strlen(TRACE_LINES));
+	close(fd);
+	return 0;
+}
+
 static const struct cusemu_control_ops stub_ops = {
 	.list = stub_list,
 	.stats = stub_stats,
@@ -120,6 +141,7 @@ static const struct cusemu_control_ops stub_ops = {
 	.device = stub_device,
 	.add = stub_add,
 	.remove = stub_remove,
+	.trace = stub_trace,
 };
 
 struct fixture {
@@ -303,6 +325,19 @@ static void test_requests(struct fixture *f, gconstpointer unused)
 	/* Only the first line counts. */
 	assert_answer(f, "list\nreset\n", LIST_TEXT);
 	g_assert_cmpint(f->stub.resets, ==, 1);
+}
+
+/* "trace [NODE...]" hands the connection over; a refusal is answered. */
+static void test_trace(struct fixture *f, gconstpointer unused)
+{
+	assert_answer(f, "trace\n", TRACE_LINES);
+	g_assert_cmpstr(f->stub.trace_nodes, ==, "");
+	assert_answer(f, "trace  fioc0 /dev/rtc0\n", TRACE_LINES);
+	g_assert_cmpstr(f->stub.trace_nodes, ==, "fioc0 /dev/rtc0");
+	assert_answer(f, "trace fioc0 nosuch\n",
+		      "error: no device nosuch here\n");
+	/* Not a trace request: a word that starts the same. */
+	assert_answer(f, "tracer\n", UNKNOWN("tracer"));
 }
 
 static void test_errors(struct fixture *f, gconstpointer unused)
@@ -873,15 +908,23 @@ static void test_cusemuctl(struct fixture *f, gconstpointer unused)
 	CTL_EXPECT(f, 0, "statistics reset\n", "", "reset");
 	g_assert_cmpint(f->stub.resets, ==, 1);
 
-	CTL_EXPECT_USAGE(f, "cusemuctl: --json applies to list and stats only",
+	CTL_EXPECT_USAGE(f, "cusemuctl: --json applies to list, stats and trace only",
 			 "--json", "reset");
+	/* trace: the lines as they come, until the daemon ends it. */
+	CTL_EXPECT(f, 0, TRACE_LINES, "cusemuctl: cusemud ended the trace\n",
+		   "--json", "trace", "fioc0");
+	g_assert_cmpstr(f->stub.trace_nodes, ==, "fioc0");
+	CTL_EXPECT(f, 1, "", "cusemuctl: no device nosuch here\n", "trace",
+		   "nosuch");
+	CTL_EXPECT_USAGE(f, "cusemuctl: --header applies to trace only",
+			 "--header", "x.h", "list");
 	CTL_EXPECT_USAGE(f, "cusemuctl: unknown command 'frob'; commands: "
 			    "list, stats, reset, inject, replay, device, add, "
-			    "remove, reload",
+			    "remove, reload, trace",
 			 "frob");
 	CTL_EXPECT_USAGE(f, "cusemuctl: give one command: list, stats, "
-			    "reset, inject, replay, device, add, remove or "
-			    "reload",
+			    "reset, inject, replay, device, add, remove, "
+			    "reload or trace",
 			 "list", "stats");
 	f->stub.stats_error = EBUSY;
 	CTL_EXPECT(f, 1, "", "cusemuctl: statistics are off\n", "stats");
@@ -938,7 +981,7 @@ static void test_cusemuctl_device(struct fixture *f, gconstpointer unused)
 		   "inject", "event-kbd", "EV_KEY", "KEY_A");
 	CTL_EXPECT(f, 0, "ok\n", "", "device", "event-kbd", "frob", "1");
 	g_assert_cmpstr(f->stub.device_words, ==, "event-kbd frob 1");
-	CTL_EXPECT_USAGE(f, "cusemuctl: --json applies to list and stats only",
+	CTL_EXPECT_USAGE(f, "cusemuctl: --json applies to list, stats and trace only",
 			 "--json", "device", "event-kbd", "frob");
 	g_assert_cmpint(f->stub.device_requests, ==, 3);
 
@@ -1023,6 +1066,7 @@ int main(int argc, char **argv)
 	add("/control/socket-file", (gid_t)-1, test_socket_file);
 	add("/control/requests", (gid_t)-1, test_requests);
 	add("/control/errors", (gid_t)-1, test_errors);
+	add("/control/trace", (gid_t)-1, test_trace);
 	add("/control/unknown", (gid_t)-1, test_unknown);
 	add("/control/pieces", (gid_t)-1, test_pieces);
 	add("/control/overlong", (gid_t)-1, test_overlong);

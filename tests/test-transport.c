@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <glib.h>
 
@@ -15,6 +17,8 @@
 #include "cusemu/abi/slow.h"
 #include "fake-fuse.h"
 #include "fake-kernel.h"
+#include "stats.h"
+#include "trace.h"
 
 #define NATIVE_BASE UINT64_C(0x7f5500000000)
 #define COMPAT_BASE UINT64_C(0x08100000)
@@ -490,6 +494,111 @@ static void test_greedy_read_write(void)
 	teardown(&f);
 }
 
+static void assert_json_has(struct cusemu_device *dev, const char *part)
+{
+	g_autoptr(GString) json = g_string_new(NULL);
+
+	cusemu_stats_append_json(cusemu_instance(dev)->stats, json);
+	if (!strstr(json->str, part))
+		g_error("expected '%s' in:\n%s", part, json->str);
+}
+
+/*
+ * Every request on a device is counted by operation, with its errors: a
+ * read and a write the model has no slot for are EINVAL.
+ */
+static void test_operation_stats(void)
+{
+	char buf[16] = { 0 };
+	struct fixture f;
+	int fh;
+
+	setup_model(&f, &greedy, "greedy", false);
+	g_assert_cmpint(fake_cuse_read(f.cuse, f.fh, buf, 8), ==, 8);
+	g_assert_cmpint(fake_cuse_read(f.cuse, f.fh, buf, 4), ==, 4);
+	g_assert_cmpint(fake_cuse_write(f.cuse, f.fh, buf, 8), ==, 8);
+	fh = fake_cuse_open(f.cuse, PID);
+	fake_cuse_release(f.cuse, fh);
+	assert_json_has(f.dev, "\"open\":{\"calls\":2,\"errors\":{},");
+	assert_json_has(f.dev, "\"read\":{\"calls\":2,\"errors\":{},");
+	assert_json_has(f.dev, "\"write\":{\"calls\":1,\"errors\":{},");
+	assert_json_has(f.dev, "\"release\":{\"calls\":1,");
+	teardown(&f);
+
+	setup_model(&f, &greedy_restricted, "greedy", false);
+	g_assert_cmpint(fake_cuse_read(f.cuse, f.fh, buf, 8), ==, -EINVAL);
+	g_assert_cmpint(fake_cuse_write(f.cuse, f.fh, buf, 8), ==, -EINVAL);
+	assert_json_has(f.dev, "\"read\":{\"calls\":1,"
+			       "\"errors\":{\"EINVAL\":1},");
+	assert_json_has(f.dev, "\"write\":{\"calls\":1,"
+			       "\"errors\":{\"EINVAL\":1},");
+	teardown(&f);
+}
+
+/* What a tracer on sv[1] has received, after the main loop wrote it out. */
+static char *trace_received(int fd)
+{
+	GString *got = g_string_new(NULL);
+	char buf[8192];
+	ssize_t n;
+
+	g_usleep(25 * 1000);
+	while (g_main_context_iteration(NULL, FALSE))
+		;
+	while ((n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
+		g_string_append_len(got, buf, n);
+	return g_string_free(got, FALSE);
+}
+
+/*
+ * A traced ioctl is one line, once its retry is answered: both requests'
+ * round trip counted, the bytes it fetched and wrote back in hex; the
+ * other operations a line each.
+ */
+static void test_trace_lines(gconstpointer data)
+{
+	bool compat = GPOINTER_TO_INT(data);
+	g_autoptr(GString) err = g_string_new(NULL);
+	g_autofree char *got = NULL;
+	const char *first;
+	unsigned int requests;
+	struct fixture f;
+	char buf[8];
+	int sv[2];
+
+	setup(&f, "fioc", compat);
+	g_assert_no_errno(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0,
+				     sv));
+	g_assert_cmpint(cusemu_trace_attach(sv[0], NULL, err), ==, 0);
+	g_assert_cmpint(fioc_set_size(&f, 3, &requests), ==, 0);
+	g_assert_cmpuint(fioc_get_size(&f, &requests), ==, 3);
+	g_assert_cmpuint(requests, ==, 2);
+	g_assert_cmpint(fake_cuse_read(f.cuse, f.fh, buf, 8), ==, 3);
+	got = trace_received(sv[1]);
+	if (compat)
+		g_assert_nonnull(strstr(got, "\"op\":\"ioctl\",\"abi\":\"i386\","
+					     "\"cmd\":2147763456,"
+					     "\"name\":\"FIOC_GET_SIZE32\","));
+	else
+		g_assert_nonnull(strstr(got, "\"op\":\"ioctl\",\"abi\":\"x86_64\","
+					     "\"cmd\":2148025600,"
+					     "\"name\":\"FIOC_GET_SIZE\","));
+	/* The size, 3, as the client's memory holds it. */
+	g_assert_nonnull(strstr(got, compat ? "\"data\":\"03000000\"}],"
+					      "\"round_trips\":1,\"result\":0,"
+					    : "\"data\":\"0300000000000000\"}],"
+					      "\"round_trips\":1,\"result\":0,"));
+	/* One line for the two requests of the call. */
+	first = strstr(got, "_GET_SIZE");
+	g_assert_nonnull(first);
+	g_assert_null(strstr(first + 1, "_GET_SIZE"));
+	g_assert_nonnull(strstr(got, "\"op\":\"read\","));
+	g_assert_null(strstr(got, "\"round_trips\":2"));
+	cusemu_trace_detach_all();
+	close(sv[1]);
+	teardown(&f);
+}
+
 /* ---- steady state: what 1000 ioctls of each class allocate ---- */
 
 static unsigned int allocations_per_1000(struct fixture *f, const char *what,
@@ -599,6 +708,11 @@ int main(int argc, char **argv)
 	g_test_add_data_func("/transport/greedy/wrap/i386", GINT_TO_POINTER(1),
 			     test_greedy_wrap);
 	g_test_add_func("/transport/greedy/read-write", test_greedy_read_write);
+	g_test_add_func("/transport/operation-stats", test_operation_stats);
+	g_test_add_data_func("/transport/trace/x86_64", GINT_TO_POINTER(0),
+			     test_trace_lines);
+	g_test_add_data_func("/transport/trace/i386", GINT_TO_POINTER(1),
+			     test_trace_lines);
 	g_test_add_data_func("/transport/allocations/x86_64",
 			     GINT_TO_POINTER(0), test_allocations);
 	g_test_add_data_func("/transport/allocations/i386", GINT_TO_POINTER(1),

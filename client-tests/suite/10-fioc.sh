@@ -53,6 +53,21 @@ for abi in 64 32; do
 		test "$("$cc" /dev/fioc-shared r 64 2>/dev/null)" = "hello from $abi"
 done
 
+# The clients' open, read, write and release, counted per device over CUSE.
+"$cusemuctl" stats --json >"$work/stats.json" 2>&1
+# (cuse_client reads and writes through ioctls: fioc-shared sees no read.)
+check "stats --json counts every node's open, read, write and release" python3 -c '
+import json, sys
+devices = {d["name"]: d["stats"]["operations"] for d in json.load(open(sys.argv[1]))["devices"]}
+for name in ("fioc0", "fioc1", "fioc-shared"):
+    o = devices[name]
+    ops = ("open", "read", "write", "release") if name != "fioc-shared" else ("open", "release")
+    for op in ops:
+        assert o[op]["calls"] > 0, (name, op, o[op])
+    assert o["open"]["calls"] == o["release"]["calls"], (name, o)
+print(*("%s open=%d read=%d write=%d" % (n, d["open"]["calls"], d["read"]["calls"],
+      d["write"]["calls"]) for n, d in devices.items()))' "$work/stats.json"
+
 # libfuse's own example server refuses the i386 client that cusemu serves.
 "$build/client-tests/fuse-example-cuse" -f --name=fuse-example >"$work/ex.log" 2>&1 &
 ex_pid=$!

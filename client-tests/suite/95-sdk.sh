@@ -15,6 +15,11 @@ start_daemon "$work/sdk.log" --plugin "$sdk_dir/sensorhub.so" \
 	--device sensorhub:name=hub0,channels=3 --control "$sdk_ctl"
 if wait_for 15 is_char_node /dev/hub0; then
 	ok "cusemud --plugin sensorhub.so serves /dev/hub0"
+	# A tracer decoding the payloads by the example's header, meanwhile.
+	"$cusemuctl" --socket "$sdk_ctl" trace --header "$here/../examples/sensorhub/sensorhub.h" \
+		hub0 >"$work/hub-trace.txt" 2>"$work/hub-trace.err" &
+	tracer=$!
+	wait_for 10 grep -q tracing "$work/hub-trace.err"
 	for abi in 64 32; do
 		"$sdk/sensorhub-client-$abi" /dev/hub0 >"$work/hub-$abi.out" 2>&1
 		status=$?
@@ -31,6 +36,17 @@ if wait_for 15 is_char_node /dev/hub0; then
 			diag <"$work/hub-$abi.out"
 		fi
 	done
+	# Both clients' files released: their last lines are in.
+	wait_for 5 sh -c "[ \$(grep -c 'release(' '$work/hub-trace.txt') -ge 2 ]"
+	kill "$tracer"; wait "$tracer" 2>/dev/null
+	for abi in x86_64 i386; do
+		if [ $abi = x86_64 ]; then number=0x8028bc01 size=40; else number=0x8024bc01 size=36; fi
+		check "cusemuctl trace --header sensorhub.h hub0 decodes SENSORHUB_IOC_INFO for $abi, member by member" \
+			grep -E "hub0 [0-9]+ sensorhub-clien ioctl\(SENSORHUB_IOC_INFO $number, $abi, $size bytes\) in \{\} out \{version=65536, serial=[0-9]+, channels=3, rate_hz=[0-9]+, name=\"[a-z0-9]+\"\}( round trips 1)? = 0 <" "$work/hub-trace.txt"
+	done
+	check "the trace shows the round trip of an unrestricted ioctl" \
+		grep -Eq "SENSORHUB_IOC_INFO .* round trips 1 = 0" "$work/hub-trace.txt"
+	[ -s "$work/hub-trace.txt" ] || diag <"$work/hub-trace.err"
 	check "cusemuctl list names the plugin the model came from" \
 		sh -c "'$cusemuctl' --socket '$sdk_ctl' list | grep -q '^hub0 .*model sensorhub .* from $sdk_dir/sensorhub.so'"
 	check "cusemuctl list shows every model, the plugin's with its file" \
