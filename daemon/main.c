@@ -1264,6 +1264,15 @@ static int control_model(struct daemon *d, struct cusemu_device *dev,
 	return -err;
 }
 
+/* The answer to a control request naming a node the daemon lacks. */
+static int no_device(GString *out, const char *node)
+{
+	g_string_append_printf(out, "no device %s here; cusemuctl list shows "
+				    "the devices",
+			       node);
+	return ENODEV;
+}
+
 /* The index of the device node names (NAME, /dev/NAME or DIR/NAME on
  * the FUSE mount), or -1. */
 static int device_index(const struct daemon *d, const char *node)
@@ -1300,10 +1309,7 @@ static int control_device(void *data, char **argv, GString *out)
 		}
 		return control_model(d, dev, argv + 1, out);
 	}
-	g_string_append_printf(out, "no device %s here; cusemuctl list "
-				    "shows the devices",
-			       argv[0]);
-	return ENODEV;
+	return no_device(out, argv[0]);
 }
 
 /*
@@ -1580,12 +1586,8 @@ static int control_remove(void *data, const char *node, GString *out)
 	struct cusemu_device *dev;
 	g_autofree char *path = NULL;
 
-	if (i < 0) {
-		g_string_append_printf(out, "no device %s here; cusemuctl list "
-					    "shows the devices",
-				       node);
-		return ENODEV;
-	}
+	if (i < 0)
+		return no_device(out, node);
 	dev = d->devices->pdata[i];
 	path = device_path(d, dev);
 	/* While the node serves, as a module's exit did before
@@ -1625,12 +1627,8 @@ static int control_reload(void *data, const char *node, GString *out)
 	g_autofree char *path = NULL, *what = NULL;
 	const char *origin;
 
-	if (i < 0) {
-		g_string_append_printf(out, "no device %s here; cusemuctl list "
-					    "shows the devices",
-				       node);
-		return ENODEV;
-	}
+	if (i < 0)
+		return no_device(out, node);
 	old = d->devices->pdata[i];
 	old_model = old->model;
 	path = device_path(d, old);
@@ -1681,13 +1679,8 @@ static int control_trace(void *data, int fd, char **nodes, GString *out)
 	for (char **n = nodes; *n; n++) {
 		int i = device_index(d, *n);
 
-		if (i < 0) {
-			g_string_append_printf(out, "no device %s here; "
-						    "cusemuctl list shows the "
-						    "devices",
-					       *n);
-			return ENODEV;
-		}
+		if (i < 0)
+			return no_device(out, *n);
 		g_ptr_array_add(names, (char *)((struct cusemu_device *)
 						d->devices->pdata[i])->name);
 	}
