@@ -591,7 +591,8 @@ static void test_trace_lines(gconstpointer data)
 	/* One line for the two requests of the call. */
 	first = strstr(got, "_GET_SIZE");
 	g_assert_nonnull(first);
-	g_assert_null(strstr(first + 1, "_GET_SIZE"));
+	/* first ? ...: gcc with sanitizers warns of a read at NULL + 1. */
+	g_assert_null(strstr(first ? first + 1 : "", "_GET_SIZE"));
 	g_assert_nonnull(strstr(got, "\"op\":\"read\","));
 	g_assert_null(strstr(got, "\"round_trips\":2"));
 	cusemu_trace_detach_all();
