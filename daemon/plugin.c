@@ -284,9 +284,17 @@ static GModule *open_plugin(const char *path, const char *as,
 #define ELF_MAX_DYNAMIC (64 * 1024)
 #define ELF_MAX_STRTAB (1024 * 1024)
 
+/* lseek and read, not pread: a reload runs under the daemon's filter. */
 static bool read_at(int fd, void *buf, size_t len, off_t off)
 {
-	return pread(fd, buf, len, off) == (ssize_t)len;
+	ssize_t n;
+
+	if (lseek(fd, off, SEEK_SET) != off)
+		return false;
+	do
+		n = read(fd, buf, len);
+	while (n < 0 && errno == EINTR);
+	return n == (ssize_t)len;
 }
 
 /* The file offset of a virtual address, through the PT_LOAD segments. */
