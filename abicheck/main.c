@@ -6,10 +6,14 @@
  */
 #define G_LOG_DOMAIN "cusemu-abicheck"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <glib.h>
 
@@ -46,7 +50,7 @@ static const GOptionEntry entries[] = {
 	  "Write C for the commands that need a translation: their i386 "
 	  "structs and the conversions to and from the native ones", NULL },
 	{ "output", 'o', 0, G_OPTION_ARG_FILENAME, &output_path,
-	  "Write --emit-compat's code to FILE instead of standard output",
+	  "Write --emit-compat's code to FILE (- for standard output)",
 	  "FILE" },
 	{ "uapi", 'u', 0, G_OPTION_ARG_FILENAME_ARRAY, &uapi_dirs,
 	  "Look for colliding numbers in DIR instead of the installed uapi "
@@ -433,6 +437,98 @@ static char **compiler(void)
 	return argv;
 }
 
+/* Write to an open descriptor, all of it. */
+static gboolean write_all(int fd, const GString *out, const char *path,
+			  GError **error)
+{
+	for (gsize done = 0; done < out->len;) {
+		ssize_t n = write(fd, out->str + done, out->len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+
+			g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e),
+				    "cannot write %s: %s", path, g_strerror(e));
+			return FALSE;
+		}
+		done += n;
+	}
+	return TRUE;
+}
+
+/*
+ * Where --emit-compat's code goes. A regular file (or a new one) is
+ * replaced whole through a temporary file, so a reader never sees half of
+ * it; through a symbolic link the link stays and its target is replaced.
+ * Anything else is never renamed over: a character device or a FIFO is
+ * written through as a shell's > would (so -o /dev/null stays a device),
+ * a directory, a block device or a socket is refused.
+ */
+static gboolean write_output(const char *path, const GString *out,
+			     GError **error)
+{
+	g_autofree char *target = NULL;
+	struct stat st;
+	int fd;
+
+	if (!path || strcmp(path, "-") == 0) {
+		if (fwrite(out->str, 1, out->len, stdout) != out->len ||
+		    fflush(stdout) != 0) {
+			g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_IO,
+				    "cannot write standard output: %s",
+				    g_strerror(errno));
+			return FALSE;
+		}
+		return TRUE;
+	}
+	if (stat(path, &st) < 0) {
+		if (errno != ENOENT) {
+			int e = errno;
+
+			g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e),
+				    "%s: %s", path, g_strerror(e));
+			return FALSE;
+		}
+		return g_file_set_contents(path, out->str, out->len, error);
+	}
+	if (S_ISREG(st.st_mode)) {
+		target = realpath(path, NULL);
+		return g_file_set_contents(target ? target : path, out->str,
+					   out->len, error);
+	}
+	if (!S_ISCHR(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+			    "%s is %s; give a regular file, a character "
+			    "device, a FIFO or - for standard output", path,
+			    S_ISDIR(st.st_mode) ? "a directory" :
+			    S_ISBLK(st.st_mode) ? "a block device" :
+			    "not a file");
+		return FALSE;
+	}
+	fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e),
+			    "cannot open %s: %s", path, g_strerror(e));
+		return FALSE;
+	}
+	if (!write_all(fd, out, path, error)) {
+		close(fd);
+		return FALSE;
+	}
+	if (close(fd) < 0) {
+		int e = errno;
+
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e),
+			    "cannot write %s: %s", path, g_strerror(e));
+		return FALSE;
+	}
+	return TRUE;
+}
+
 int main(int argc, char **argv)
 {
 	g_autoptr(GOptionContext) ctx = NULL;
@@ -512,15 +608,9 @@ int main(int argc, char **argv)
 
 	if (emit) {
 		emit_compat(out, commands, headers + 1);
-		if (output_path) {
-			if (!g_file_set_contents(output_path, out->str, out->len,
-						 &error)) {
-				fprintf(stderr, "cusemu-abicheck: %s\n",
-					error->message);
-				return EXIT_ERROR;
-			}
-		} else {
-			fputs(out->str, stdout);
+		if (!write_output(output_path, out, &error)) {
+			fprintf(stderr, "cusemu-abicheck: %s\n", error->message);
+			return EXIT_ERROR;
 		}
 		return EXIT_CLEAN;
 	}

@@ -751,6 +751,62 @@ unlink_socket:
 	return -1;
 }
 
+gboolean cusemu_control_private_dir(const char *dir, GError **error)
+{
+	g_autofree char *parent = g_path_get_dirname(dir);
+	g_autofree char *fix = NULL;
+	const char *what = NULL;
+	struct stat st;
+
+	/* What is there already is judged below, whatever it is. */
+	if (g_mkdir_with_parents(parent, 0700) < 0 ||
+	    (mkdir(dir, 0700) < 0 && errno != EEXIST)) {
+		int e = errno;
+
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e),
+			    "control directory %s: cannot create it: %s", dir,
+			    g_strerror(e));
+		return FALSE;
+	}
+	if (lstat(dir, &st) < 0) {
+		int e = errno;
+
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e),
+			    "control directory %s: %s", dir, g_strerror(e));
+		return FALSE;
+	}
+	if (!S_ISDIR(st.st_mode))
+		what = "is not a directory";
+	else if (st.st_uid != geteuid())
+		what = "is owned by another user";
+	else if ((st.st_mode & 07777) != 0700)
+		what = "is not mode 0700";
+	if (!what)
+		return TRUE;
+	if (S_ISDIR(st.st_mode) && st.st_uid == geteuid())
+		fix = g_strdup_printf("chmod 0700 %s", dir);
+	else
+		fix = g_strdup_printf("have it removed (rm -r %s, as its owner "
+				      "or root) and start again", dir);
+	g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_PERM,
+		    "control directory %s %s (uid %u, mode %04o); it must be a "
+		    "directory of uid %u with mode 0700, or another user could "
+		    "answer cusemuctl: %s, or give another socket with --control "
+		    "PATH", dir, what, (unsigned int)st.st_uid,
+		    (unsigned int)(st.st_mode & 07777), (unsigned int)geteuid(),
+		    fix);
+	return FALSE;
+}
+
+/* Whether dir is an ordinary user's default control directory. */
+static bool is_default_dir(const char *dir)
+{
+	g_autofree char *def = cusemu_control_default_path();
+	g_autofree char *def_dir = g_path_get_dirname(def);
+
+	return geteuid() != 0 && strcmp(dir, def_dir) == 0;
+}
+
 struct cusemu_control *cusemu_control_start(const char *path, gid_t group,
 					    const struct cusemu_control_ops *ops,
 					    void *data, GError **error)
@@ -762,7 +818,10 @@ struct cusemu_control *cusemu_control_start(const char *path, gid_t group,
 
 	g_return_val_if_fail(path && ops, NULL);
 	dir = g_path_get_dirname(path);
-	if (g_mkdir_with_parents(dir, 0755) < 0) {
+	if (is_default_dir(dir)) {
+		if (!cusemu_control_private_dir(dir, error))
+			return NULL;
+	} else if (g_mkdir_with_parents(dir, 0755) < 0) {
 		set_errno_error(error, errno, path, "creating its directory");
 		return NULL;
 	}

@@ -60,9 +60,19 @@ struct cusemu_control_ops {
 struct cusemu_control;
 
 /*
- * Listen on path (its directory is created 0755 if missing), socket mode
- * 0600 root, or 0660 with group when group != (gid_t)-1. Peers other than
- * root or that group are refused (SO_PEERCRED).
+ * An ordinary user's own control directory (the default socket's): made
+ * 0700 if missing; one that exists must be a directory (not a symbolic
+ * link) owned by the user with mode 0700, as systemd and ssh-agent ask,
+ * else another local user could move the socket away and answer in its
+ * place. FALSE with a message that says what to do.
+ */
+gboolean cusemu_control_private_dir(const char *dir, GError **error);
+
+/*
+ * Listen on path, socket mode 0600 root, or 0660 with group when group !=
+ * (gid_t)-1. Its directory is created 0755 if missing; an ordinary user's
+ * default directory is held to cusemu_control_private_dir(). Peers other
+ * than root, the daemon's user or that group are refused (SO_PEERCRED).
  */
 struct cusemu_control *cusemu_control_start(const char *path, gid_t group,
 					    const struct cusemu_control_ops *ops,

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -196,6 +197,42 @@ static int fail_connect(const char *path, int err)
 	}
 }
 
+/*
+ * Whether the process that answers at path may: root, our own user, or,
+ * for a socket named with --control, the socket file's owner. At the
+ * default path (our uid's directory) only root or we may answer: anyone
+ * else got there by taking the directory over. Says why not.
+ */
+static gboolean peer_trusted(int fd, const char *path)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	struct stat st;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+		fail("cusemud at %s: cannot learn who answers: %s", path,
+		     g_strerror(errno));
+		return FALSE;
+	}
+	if (cred.uid == 0 || cred.uid == geteuid())
+		return TRUE;
+	if (socket_path && lstat(path, &st) == 0 && S_ISSOCK(st.st_mode) &&
+	    st.st_uid == cred.uid)
+		return TRUE;
+	fail("the process answering at %s runs as uid %u, which is neither "
+	     "root, you (uid %u) nor the socket's owner: another user may have "
+	     "taken over its directory; not talking to it. Check who owns %s's "
+	     "directory (it must be yours, mode 0700), remove it and start "
+	     "cusemud again, or give the socket with %s PATH",
+	     path, (unsigned int)cred.uid, (unsigned int)geteuid(), path,
+	     socket_option);
+	return FALSE;
+}
+
+/*
+ * A connection to the daemon at path, or -1 with *err an errno to report
+ * (fail_connect), or 0 when the reason was said already.
+ */
 static int connect_daemon(const char *path, int *err)
 {
 	autoclose int fd = -1;
@@ -218,6 +255,8 @@ static int connect_daemon(const char *path, int *err)
 		return -1;
 	}
 	*err = 0;
+	if (!peer_trusted(fd, path))
+		return -1;
 	return g_steal_fd(&fd);
 }
 
@@ -271,7 +310,7 @@ static int exchange(const char *path, const char *request, GString *answer)
 
 	fd = connect_daemon(path, &err);
 	if (fd < 0)
-		return fail_connect(path, err);
+		return err ? fail_connect(path, err) : EXIT_FAILURE;
 	/* A daemon too busy to serve says so and closes before reading:
 	 * its answer is still there to read. */
 	if (!send_all(fd, line, strlen(line)) && errno != EPIPE &&
@@ -776,7 +815,7 @@ static int run_trace(const char *path, char **nodes, int n)
 		return EXIT_FAILURE;
 	fd = connect_daemon(path, &err);
 	if (fd < 0)
-		return fail_connect(path, err);
+		return err ? fail_connect(path, err) : EXIT_FAILURE;
 	/* Lines come when clients call: wait for them as long as it takes. */
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &forever, sizeof(forever));
 	if (!send_all(fd, request, strlen(request)) ||

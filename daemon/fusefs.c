@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,6 +26,7 @@
 #include "device.h"
 #include "fusefs.h"
 #include "pool.h"
+#include "sandbox.h"
 #include "transport.h"
 
 #define ROOT_INO 1
@@ -67,6 +69,20 @@ struct cusemu_mount {
 	time_t mounted;
 	gint ended;
 	bool stuck;
+	pid_t unmounter;
+};
+
+/*
+ * The mount point, found again without a path: its parent directory, open
+ * since before the mount, its name there, and the id of the mount there
+ * before ours and of ours. A symbolic link swapped in for a directory on
+ * the way later changes none of it.
+ */
+struct mount_point {
+	int parent;		/* an O_PATH descriptor */
+	char *base;
+	uint64_t before;
+	uint64_t id;
 };
 
 /* The file of ino, or NULL for the directory and unknown ones. */
@@ -349,17 +365,121 @@ static void mount_ready(struct cusemu_pool_source *src)
 }
 
 /*
- * The child that unmounts dir once the daemon is gone, however it ends:
- * it waits for the end of a pipe whose other end only the daemon holds.
- * fusermount3's own auto_unmount cannot serve: before libfuse 3.17 it
- * checks the dead mount as root, is refused (EACCES) on a mount without
- * allow_other, and leaves it. Forked while the pool may have threads, so
- * the child does only async-signal-safe work, all prepared before.
+ * The id of the mount at base in parent, and whether base is the root of a
+ * mount, from what the kernel knows (AT_STATX_DONT_SYNC): never a request
+ * to a FUSE server, which may be dead or not serving yet. Async-signal-safe.
  */
-static gboolean start_unmounter(const char *dir, GError **error)
+static int mount_id_at(int parent, const char *base, uint64_t *id,
+		       bool *is_root)
+{
+	struct statx stx;
+
+	if (statx(parent, base, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC,
+		  STATX_MNT_ID, &stx))
+		return -errno;
+	if (!(stx.stx_mask & STATX_MNT_ID))
+		return -ENOSYS;
+	*id = stx.stx_mnt_id;
+	if (is_root)
+		*is_root = stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT &&
+			   stx.stx_attributes & STATX_ATTR_MOUNT_ROOT;
+	return 0;
+}
+
+static void point_clear(struct mount_point *p)
+{
+	if (p->parent >= 0)
+		close(p->parent);
+	p->parent = -1;
+	g_clear_pointer(&p->base, g_free);
+}
+
+/* Before the mount: where it goes, and what is there now. */
+static gboolean point_open(struct mount_point *p, const char *dir,
+			   GError **error)
+{
+	g_autofree char *real = realpath(dir, NULL);
+	g_autofree char *parent = NULL;
+	bool is_root = false;
+	int err;
+
+	p->parent = -1;
+	if (!real || !strcmp(real, "/")) {
+		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+			    "cannot mount at %s: %s", dir,
+			    real ? "it is the root directory"
+				 : g_strerror(errno));
+		return FALSE;
+	}
+	parent = g_path_get_dirname(real);
+	p->base = g_path_get_basename(real);
+	p->parent = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	err = p->parent < 0 ? -errno
+			    : mount_id_at(p->parent, p->base, &p->before,
+					  &is_root);
+	if (err) {
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(-err),
+			    "cannot mount at %s: %s", dir, g_strerror(-err));
+		point_clear(p);
+		return FALSE;
+	}
+	if (is_root)
+		g_message("%s is already a mount point: the daemon mounts over "
+			  "it, and at its end unmounts only its own mount, "
+			  "leaving the one below", dir);
+	return TRUE;
+}
+
+/* After the mount: ours is the one there now, or the path moved. */
+static gboolean point_mounted(struct mount_point *p, const char *dir,
+			      GError **error)
+{
+	int err = mount_id_at(p->parent, p->base, &p->id, NULL);
+
+	if (!err && p->id != p->before)
+		return TRUE;
+	g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
+		    "the mount at %s is not where it was made (%s); did a "
+		    "directory on the way change?", dir,
+		    err ? g_strerror(-err) : "no new mount there");
+	return FALSE;
+}
+
+/*
+ * The unmounter, once the daemon is gone: from the mount point's parent,
+ * held open, and only when the mount there is still ours (not after a
+ * lazy unmount, not under another mount made since). Root unmounts itself
+ * (UMOUNT_NOFOLLOW); an ordinary user through fusermount3. Async-signal-
+ * safe, all prepared before.
+ */
+static G_GNUC_NORETURN void unmount_ours(const struct mount_point *p,
+					 char *fusermount, bool as_root)
+{
+	char *argv[] = { fusermount, "-u", "-z", "-q", p->base, NULL };
+	uint64_t id;
+
+	if (mount_id_at(4, p->base, &id, NULL) || id != p->id)
+		_exit(0);
+	if (as_root)
+		_exit(umount2(p->base, MNT_DETACH | UMOUNT_NOFOLLOW) ? 1 : 0);
+	execv(fusermount, argv);
+	_exit(127);
+}
+
+/*
+ * The child that unmounts the mount once the daemon is gone, however it
+ * ends: it waits for the end of a pipe whose other end only the daemon
+ * holds. fusermount3's own auto_unmount cannot serve: before libfuse 3.17
+ * it checks the dead mount as root, is refused (EACCES) on a mount without
+ * allow_other, and leaves it. Root's keeps only what unmounting needs
+ * (seal). Forked while the pool may have threads, so the child does only
+ * async-signal-safe work, all prepared before.
+ */
+static pid_t start_unmounter(const struct mount_point *p, const char *dir,
+			     const struct cusemu_unmounter_seal *seal,
+			     GError **error)
 {
 	g_autofree char *fusermount = g_find_program_in_path("fusermount3");
-	char *argv[] = { fusermount, "-u", "-z", "-q", (char *)dir, NULL };
 	bool as_root = geteuid() == 0;
 	struct sigaction ignore = { .sa_handler = SIG_IGN };
 	int pipefd[2];
@@ -370,12 +490,12 @@ static gboolean start_unmounter(const char *dir, GError **error)
 			    "fusermount3 is not in PATH: install the fuse3 "
 			    "package, which unmounts %s for an ordinary user",
 			    dir);
-		return FALSE;
+		return -1;
 	}
 	if (pipe2(pipefd, O_CLOEXEC)) {
 		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
 			    "cannot make a pipe: %s", g_strerror(errno));
-		return FALSE;
+		return -1;
 	}
 	pid = fork();
 	if (pid < 0) {
@@ -384,27 +504,31 @@ static gboolean start_unmounter(const char *dir, GError **error)
 			    dir, g_strerror(errno));
 		close(pipefd[0]);
 		close(pipefd[1]);
-		return FALSE;
+		return -1;
 	}
 	if (pid == 0) {
+		int in = fcntl(pipefd[0], F_DUPFD, 10);
+		int at = fcntl(p->parent, F_DUPFD, 10);
 		char c;
 
 		/* Nothing of the daemon's, /dev/fuse least of all, stays. */
-		dup2(pipefd[0], 3);
-		close_range(4, ~0u, 0);
+		dup2(in, 3);
+		dup2(at, 4);
+		close_range(5, ~0u, 0);
+		/* The process group's signals leave it; kill -9 does not. */
 		sigaction(SIGINT, &ignore, NULL);
 		sigaction(SIGTERM, &ignore, NULL);
 		sigaction(SIGHUP, &ignore, NULL);
+		prctl(PR_SET_NAME, "cusemud-umount");
+		if (fchdir(4) || (seal && cusemu_sandbox_unmounter_seal(seal)))
+			_exit(126);
 		while (read(3, &c, 1) < 0 && errno == EINTR)
 			;
-		if (as_root)
-			_exit(umount2(dir, MNT_DETACH) ? 1 : 0);
-		execv(fusermount, argv);
-		_exit(127);
+		unmount_ours(p, fusermount, as_root);
 	}
 	close(pipefd[0]);
 	/* Kept open, and closed by the exit alone. */
-	return TRUE;
+	return pid;
 }
 
 static void free_mount(struct cusemu_mount *m)
@@ -483,7 +607,12 @@ struct cusemu_mount *cusemu_mount_start(GPtrArray *devices,
 	char *argv[] = { "cusemud", "-o", mount_opts,
 			 opts->debug ? "-d" : NULL, NULL };
 	struct fuse_args args = FUSE_ARGS_INIT(opts->debug ? 4 : 3, argv);
-	struct cusemu_mount *m = g_new0(struct cusemu_mount, 1);
+	struct mount_point point = { .parent = -1 };
+	struct cusemu_mount *m;
+
+	if (!point_open(&point, opts->dir, error))
+		return NULL;
+	m = g_new0(struct cusemu_mount, 1);
 
 	m->dir = g_strdup(opts->dir);
 	m->uid = geteuid();
@@ -506,10 +635,15 @@ struct cusemu_mount *cusemu_mount_start(GPtrArray *devices,
 			    m->dir);
 		if (m->se)
 			fuse_session_destroy(m->se);
+		point_clear(&point);
 		free_mount(m);
 		return NULL;
 	}
-	if (!start_unmounter(m->dir, error)) {
+	if (point_mounted(&point, m->dir, error))
+		m->unmounter = start_unmounter(&point, m->dir, opts->seal,
+					       error);
+	point_clear(&point);
+	if (m->unmounter <= 0) {
 		fuse_session_unmount(m->se);
 		fuse_session_destroy(m->se);
 		free_mount(m);
@@ -589,6 +723,11 @@ bool cusemu_mount_remove(struct cusemu_mount *m, struct cusemu_device *dev)
 	/* The kernel's releases of these find the file gone. */
 	cusemu_node_close_files(&f->node);
 	return true;
+}
+
+pid_t cusemu_mount_unmounter(const struct cusemu_mount *m)
+{
+	return m->unmounter;
 }
 
 bool cusemu_mount_ended(struct cusemu_mount *m)

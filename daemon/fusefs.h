@@ -10,22 +10,29 @@
 #define CUSEMU_FUSEFS_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include <glib.h>
 
 struct cusemu_mount;
 
+struct cusemu_unmounter_seal;
+
 struct cusemu_mount_options {
 	const char *dir;	/* an existing directory */
 	bool allow_other;	/* other users may use the files */
 	bool debug;		/* libfuse's request trace */
+	/* As root: what the unmounter keeps (sandbox.h); NULL otherwise. */
+	const struct cusemu_unmounter_seal *seal;
 };
 
 /*
  * Mount dir with a file for each of devices (struct cusemu_device, whose
  * dispatch is bound) and serve it from the pool; as an ordinary user the
  * mount goes through fusermount3. The mount goes away when the daemon
- * ends, however it ends: a child process forked here unmounts it then.
+ * ends, however it ends, but for a kill of the unmounter too (kill -9 of
+ * the process group): a child process forked here unmounts it then, and
+ * only it: not what a symbolic link or another mount put at dir since.
  */
 struct cusemu_mount *cusemu_mount_start(GPtrArray *devices,
 					const struct cusemu_mount_options *opts,
@@ -41,6 +48,9 @@ struct cusemu_mount *cusemu_mount_start(GPtrArray *devices,
  */
 void cusemu_mount_add(struct cusemu_mount *m, struct cusemu_device *dev);
 bool cusemu_mount_remove(struct cusemu_mount *m, struct cusemu_device *dev);
+
+/* The unmounter's process id. */
+pid_t cusemu_mount_unmounter(const struct cusemu_mount *m);
 
 /* True once the kernel has dropped the mount (someone unmounted it). */
 bool cusemu_mount_ended(struct cusemu_mount *m);

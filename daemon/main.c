@@ -980,15 +980,26 @@ static gboolean start_mount(struct daemon *d, const struct options *o,
 		.allow_other = d->allow_other,
 		.debug = o->debug,
 	};
+	struct cusemu_unmounter_seal seal;
 
+	/* Root's unmounter keeps only what unmounting needs. */
+	if (geteuid() == 0) {
+		if (!cusemu_sandbox_unmounter_prepare(&d->sandbox, d->fuse_dir,
+						      &seal, error))
+			return FALSE;
+		mo.seal = &seal;
+	}
 	raise_fd_limit(1);
 	d->fuse_debug = o->debug;
 	cusemu_transport_init(d->threads);
 	for (guint i = 0; i < d->devices->len; i++)
 		cusemu_dispatch_bind(d->devices->pdata[i], d->lock_mode);
 	d->mount = cusemu_mount_start(d->devices, &mo, error);
+	if (mo.seal)
+		cusemu_sandbox_unmounter_clear(&seal);
 	if (!d->mount)
 		return FALSE;
+	d->sandbox.unmounter_pid = cusemu_mount_unmounter(d->mount);
 	for (guint i = 0; i < d->devices->len; i++) {
 		struct cusemu_device *dev = d->devices->pdata[i];
 		g_autofree char *path = g_build_filename(d->fuse_dir, dev->name,

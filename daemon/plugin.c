@@ -6,6 +6,7 @@
  */
 #define G_LOG_DOMAIN "cusemu-plugin"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -84,14 +85,14 @@ static char *trusted(uid_t self)
  * not own, so it is safe when its next component, child_uid, is root's or
  * the daemon's user's. Never advise chmod on such a directory: the system
  * needs it as it is. Otherwise advise chmod only on the plugin's own
- * directory, which its author made; above it, moving the plugin is safe.
+ * directory, which its author made; above it, moving is safe (fix says
+ * what to move).
  */
 static gboolean safe_dir(const char *path, const char *p,
 			 const struct stat *st, uid_t child_uid, bool own_dir,
-			 GError **error)
+			 const char *fix, GError **error)
 {
 	uid_t self = geteuid();
-	g_autofree char *who = trusted(self);
 	const char *by = st->st_mode & S_IWOTH ? "anyone" : "its group";
 	unsigned int mode = st->st_mode & 07777;
 
@@ -101,9 +102,8 @@ static gboolean safe_dir(const char *path, const char *p,
 		return refuse(error, path,
 			      "%s is writable by %s (mode %04o), and sticky "
 			      "keeps others from replacing only what root or "
-			      "the daemon's user owns there; copy the plugin "
-			      "into a directory that only %s can write",
-			      p, by, mode, who);
+			      "the daemon's user owns there; %s",
+			      p, by, mode, fix);
 	}
 	if (own_dir)
 		return refuse(error, path,
@@ -112,24 +112,37 @@ static gboolean safe_dir(const char *path, const char *p,
 			      p, by, mode, p);
 	return refuse(error, path,
 		      "%s is writable by %s (mode %04o) and not sticky, so "
-		      "others could replace what it holds; copy the plugin "
-		      "into a directory that only %s can write",
-		      p, by, mode, who);
+		      "others could replace what it holds; %s",
+		      p, by, mode, fix);
 }
 
 /*
  * The plugin and every directory above it: owned by root or by the user
  * the daemon runs as, and writable by that owner alone, or sticky (see
  * safe_dir). Anyone else who could replace one of them could make the
- * daemon run their code as root.
+ * daemon run their code as root. With runpath, real is a directory the
+ * plugin's libraries are looked up in (runpath as the plugin names it),
+ * held to the same rules: the directory itself as the plugin file.
  */
 static gboolean safe_path(const char *path, const char *real,
-			  GError **error)
+			  const char *runpath, GError **error)
 {
 	g_autofree char *p = g_strdup(real);
+	g_autofree char *who = trusted(geteuid());
+	g_autofree char *fix = NULL;
 	uid_t self = geteuid(), child_uid = self;
 	bool file = true, own_dir = false;
 
+	if (runpath)
+		fix = g_strdup_printf("its run path %s names it, and the "
+				      "plugin's libraries come from there; "
+				      "link the plugin without it "
+				      "(-Wl,-rpath), or put its libraries in "
+				      "a directory that only %s can write",
+				      runpath, who);
+	else
+		fix = g_strdup_printf("copy the plugin into a directory that "
+				      "only %s can write", who);
 	for (;;) {
 		struct stat st;
 		char *slash;
@@ -137,17 +150,22 @@ static gboolean safe_path(const char *path, const char *real,
 		if (lstat(p, &st) < 0)
 			return refuse(error, path, "%s: %s", p,
 				      g_strerror(errno));
-		if (st.st_uid != 0 && st.st_uid != self) {
-			g_autofree char *who = trusted(self);
-
+		if (st.st_uid != 0 && st.st_uid != self)
 			return refuse(error, path,
 				      "%s belongs to uid %u, neither root nor "
 				      "the daemon's user: that user could "
-				      "replace the plugin; copy the plugin "
-				      "into a directory that only %s can "
-				      "write",
-				      p, (unsigned int)st.st_uid, who);
-		}
+				      "replace %s; %s",
+				      p, (unsigned int)st.st_uid,
+				      runpath ? "the libraries found there"
+					      : "the plugin",
+				      fix);
+		if (file && runpath && st.st_mode & (S_IWGRP | S_IWOTH))
+			return refuse(error, path,
+				      "%s is writable by %s (mode %04o): "
+				      "others could put a library there; %s",
+				      p, st.st_mode & S_IWOTH ? "anyone"
+							      : "its group",
+				      (unsigned int)(st.st_mode & 07777), fix);
 		if (file && st.st_mode & (S_IWGRP | S_IWOTH))
 			return refuse(error, path,
 				      "%s is writable by %s (mode %04o); make "
@@ -157,7 +175,7 @@ static gboolean safe_path(const char *path, const char *real,
 							      : "its group",
 				      (unsigned int)(st.st_mode & 07777), p);
 		if (!file && st.st_mode & (S_IWGRP | S_IWOTH) &&
-		    !safe_dir(path, p, &st, child_uid, own_dir, error))
+		    !safe_dir(path, p, &st, child_uid, own_dir, fix, error))
 			return FALSE;
 		if (!strcmp(p, "/"))
 			return TRUE;
@@ -261,13 +279,216 @@ static GModule *open_plugin(const char *path, const char *as,
 	return module;
 }
 
+/* Limits on what a plugin's dynamic section may make us read. */
+#define ELF_MAX_PHDRS 256
+#define ELF_MAX_DYNAMIC (64 * 1024)
+#define ELF_MAX_STRTAB (1024 * 1024)
+
+/* lseek and read, not pread: a reload runs under the daemon's filter. */
+static bool read_at(int fd, void *buf, size_t len, off_t off)
+{
+	ssize_t n;
+
+	if (lseek(fd, off, SEEK_SET) != off)
+		return false;
+	do
+		n = read(fd, buf, len);
+	while (n < 0 && errno == EINTR);
+	return n == (ssize_t)len;
+}
+
+/* The file offset of a virtual address, through the PT_LOAD segments. */
+static bool elf_offset(const Elf64_Phdr *ph, unsigned int n, Elf64_Addr addr,
+		       off_t *off)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		if (ph[i].p_type == PT_LOAD && addr >= ph[i].p_vaddr &&
+		    addr - ph[i].p_vaddr < ph[i].p_filesz) {
+			*off = ph[i].p_offset + (addr - ph[i].p_vaddr);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The strings of a 64-bit ELF file's dynamic section that name where its
+ * libraries come from: DT_RUNPATH and DT_RPATH, and DT_NEEDED names with a
+ * slash (a path, not a name to look up). FALSE when the section cannot
+ * be read.
+ */
+static gboolean elf_search_strings(int fd, GPtrArray *runpaths,
+				   GPtrArray *needed)
+{
+	Elf64_Phdr ph[ELF_MAX_PHDRS];
+	g_autofree Elf64_Dyn *dyn = NULL;
+	g_autofree char *strtab = NULL;
+	Elf64_Addr strtab_addr = 0;
+	Elf64_Xword strsz = 0;
+	const Elf64_Phdr *dynamic = NULL;
+	Elf64_Ehdr eh;
+	size_t ndyn;
+	off_t off;
+
+	/* Not ELF, or not ours: the loader says so. */
+	if (!read_at(fd, &eh, sizeof(eh), 0) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64)
+		return TRUE;
+	if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum > ELF_MAX_PHDRS ||
+	    !read_at(fd, ph, eh.e_phnum * sizeof(Elf64_Phdr), eh.e_phoff))
+		return FALSE;
+	for (unsigned int i = 0; i < eh.e_phnum; i++)
+		if (ph[i].p_type == PT_DYNAMIC)
+			dynamic = &ph[i];
+	if (!dynamic)
+		return TRUE;	/* static: it loads nothing */
+	if (dynamic->p_filesz > ELF_MAX_DYNAMIC)
+		return FALSE;
+	ndyn = dynamic->p_filesz / sizeof(Elf64_Dyn);
+	dyn = g_new0(Elf64_Dyn, ndyn + 1);
+	if (!read_at(fd, dyn, ndyn * sizeof(Elf64_Dyn), dynamic->p_offset))
+		return FALSE;
+	for (size_t i = 0; i < ndyn && dyn[i].d_tag != DT_NULL; i++) {
+		if (dyn[i].d_tag == DT_STRTAB)
+			strtab_addr = dyn[i].d_un.d_ptr;
+		else if (dyn[i].d_tag == DT_STRSZ)
+			strsz = dyn[i].d_un.d_val;
+	}
+	if (!strsz || strsz > ELF_MAX_STRTAB ||
+	    !elf_offset(ph, eh.e_phnum, strtab_addr, &off))
+		return FALSE;
+	strtab = g_malloc(strsz + 1);
+	if (!read_at(fd, strtab, strsz, off))
+		return FALSE;
+	strtab[strsz] = '\0';
+	for (size_t i = 0; i < ndyn && dyn[i].d_tag != DT_NULL; i++) {
+		Elf64_Xword at = dyn[i].d_un.d_val;
+
+		if (dyn[i].d_tag != DT_RUNPATH && dyn[i].d_tag != DT_RPATH &&
+		    dyn[i].d_tag != DT_NEEDED)
+			continue;
+		if (at >= strsz)
+			return FALSE;
+		if (dyn[i].d_tag != DT_NEEDED)
+			g_ptr_array_add(runpaths, g_strdup(strtab + at));
+		else if (strchr(strtab + at, '/'))
+			g_ptr_array_add(needed, g_strdup(strtab + at));
+	}
+	return TRUE;
+}
+
+/* $ORIGIN and ${ORIGIN} as the loader expands them; NULL for $LIB and
+ * $PLATFORM, whose values are the loader's to choose. */
+static char *expand_origin(const char *dir, const char *origin)
+{
+	GString *out = g_string_new(NULL);
+
+	for (const char *c = dir; *c;) {
+		if (g_str_has_prefix(c, "$ORIGIN") &&
+		    !g_ascii_isalnum(c[7]) && c[7] != '_') {
+			g_string_append(out, origin);
+			c += 7;
+		} else if (g_str_has_prefix(c, "${ORIGIN}")) {
+			g_string_append(out, origin);
+			c += 9;
+		} else if (*c == '$') {
+			g_string_free(out, TRUE);
+			return NULL;
+		} else {
+			g_string_append_c(out, *c++);
+		}
+	}
+	return g_string_free(out, FALSE);
+}
+
+/*
+ * One directory of a run path, held to safe_path's rules. One that does not
+ * exist is safe when nobody else could make it: its nearest existing
+ * ancestor is then checked as if it were the directory.
+ */
+static gboolean safe_search_dir(const char *path, const char *runpath,
+				const char *dir, const char *origin,
+				GError **error)
+{
+	g_autofree char *expanded = expand_origin(dir, origin);
+	g_autofree char *real = NULL;
+	g_autofree char *up = NULL;
+
+	if (!expanded)
+		return refuse(error, path,
+			      "its run path %s names %s, whose $LIB or "
+			      "$PLATFORM the loader expands as it chooses; "
+			      "link it with absolute directories or $ORIGIN",
+			      runpath, dir);
+	if (expanded[0] != '/')
+		return refuse(error, path,
+			      "its run path %s names '%s', which is relative "
+			      "to the daemon's working directory; link it with "
+			      "absolute directories or $ORIGIN",
+			      runpath, dir);
+	up = g_strdup(expanded);
+	while (!(real = realpath(up, NULL)) && errno == ENOENT &&
+	       strcmp(up, "/")) {
+		char *parent = g_path_get_dirname(up);
+
+		g_free(up);
+		up = parent;
+	}
+	if (!real)
+		return refuse(error, path, "its run path %s: %s: %s", runpath,
+			      up, g_strerror(errno));
+	return safe_path(path, real, runpath, error);
+}
+
+/*
+ * Where the plugin's own libraries come from: every directory of its
+ * RUNPATH and RPATH, and every DT_NEEDED given as a path, held to the
+ * plugin's own rules. Else a root-owned plugin could load, constructors
+ * and all, a library that another user put there.
+ */
+static gboolean safe_libraries(const char *path, const char *real, int fd,
+			       GError **error)
+{
+	g_autoptr(GPtrArray) runpaths = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GPtrArray) needed = g_ptr_array_new_with_free_func(g_free);
+	g_autofree char *origin = g_path_get_dirname(real);
+
+	if (!elf_search_strings(fd, runpaths, needed))
+		return refuse(error, path, "its ELF dynamic section cannot be "
+					   "read; is it a shared object?");
+	for (guint i = 0; i < runpaths->len; i++) {
+		const char *runpath = runpaths->pdata[i];
+		g_auto(GStrv) dirs = g_strsplit(runpath, ":", -1);
+
+		for (char **d = dirs; *d; d++)
+			if (!safe_search_dir(path, runpath, *d, origin, error))
+				return FALSE;
+	}
+	for (guint i = 0; i < needed->len; i++) {
+		const char *lib = needed->pdata[i];
+		g_autofree char *lib_real = NULL;
+
+		if (lib[0] != '/')
+			return refuse(error, path,
+				      "it needs the library %s, a path relative "
+				      "to the daemon's working directory; link "
+				      "it by name (-lNAME)",
+				      lib);
+		lib_real = realpath(lib, NULL);
+		if (lib_real && !safe_path(path, lib_real, NULL, error))
+			return FALSE;
+	}
+	return TRUE;
+}
+
 /* The file at real, checked and opened: for its identity and backtraces. */
 static int open_checked(const char *path, const char *real, struct stat *st,
 			GError **error)
 {
 	int fd;
 
-	if (!safe_path(path, real, error))
+	if (!safe_path(path, real, NULL, error))
 		return -1;
 	fd = open(real, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
@@ -275,6 +496,10 @@ static int open_checked(const char *path, const char *real, struct stat *st,
 		       fd < 0 ? g_strerror(errno) : "not a regular file");
 		if (fd >= 0)
 			close(fd);
+		return -1;
+	}
+	if (!safe_libraries(path, real, fd, error)) {
+		close(fd);
 		return -1;
 	}
 	return fd;

@@ -24,8 +24,11 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <linux/seccomp.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -169,6 +172,24 @@ const struct cusemu_syscall_rule cusemu_sandbox_helper_rules[] = {
 	ALLOW(restart_syscall, "a wait that SIGSTOP, SIGCONT or a debugger "
 			       "interrupted goes on"),
 	ALLOW(exit_group, "the daemon closed the socket"),
+	{ NULL },
+};
+
+/*
+ * Root's FUSE unmounter: it waits for the end of the daemon's pipe, then
+ * unmounts the daemon's own mount, found from the mount point's parent
+ * directory (its working directory since before the filter). docs/security.md
+ * has the same table.
+ */
+const struct cusemu_syscall_rule cusemu_sandbox_unmounter_rules[] = {
+	ALLOW(read, "waits for the end of the daemon's pipe"),
+	ALLOW(statx, "the mount id at the mount point, from what the kernel "
+		     "knows (AT_STATX_DONT_SYNC), to unmount only the "
+		     "daemon's own mount"),
+	ALLOW(umount2, "the unmount, MNT_DETACH with UMOUNT_NOFOLLOW"),
+	ALLOW(restart_syscall, "a wait that SIGSTOP, SIGCONT or a debugger "
+			       "interrupted goes on"),
+	ALLOW(exit_group, "done"),
 	{ NULL },
 };
 
@@ -513,34 +534,79 @@ static int add_rules(scmp_filter_ctx ctx,
 	return err;
 }
 
-static int build_filter(scmp_filter_ctx ctx, uint32_t off_list,
-			const struct cusemu_syscall_rule *rules,
-			unsigned int *allowed)
+static int fill_filter(scmp_filter_ctx ctx, uint32_t off_list,
+		       const struct cusemu_syscall_rule *rules,
+		       unsigned int *allowed)
 {
-	int err;
-
 	/* Another ABI's calls (int 0x80, x32) are off the list too. */
-	err = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, off_list);
-	if (!err)
-		err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
+	int err = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, off_list);
+
 	if (!err)
 		err = add_rules(ctx, rules, allowed);
 	if (!err)
 		err = add_rules(ctx, sanitizer_rules, allowed);
+	return err;
+}
+
+static int build_filter(scmp_filter_ctx ctx, uint32_t off_list,
+			const struct cusemu_syscall_rule *rules,
+			unsigned int *allowed)
+{
+	int err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
+
+	if (!err)
+		err = fill_filter(ctx, off_list, rules, allowed);
 	return err ? err : seccomp_load(ctx);
+}
+
+static uint32_t off_list_action(enum cusemu_seccomp_mode mode)
+{
+	return mode == CUSEMU_SECCOMP_ENFORCE ? SCMP_ACT_KILL_PROCESS
+					      : SCMP_ACT_LOG;
 }
 
 static int load_rules(enum cusemu_seccomp_mode mode,
 		      const struct cusemu_syscall_rule *rules,
 		      unsigned int *allowed)
 {
-	uint32_t off_list = mode == CUSEMU_SECCOMP_ENFORCE
-				    ? SCMP_ACT_KILL_PROCESS
-				    : SCMP_ACT_LOG;
+	uint32_t off_list = off_list_action(mode);
 	scmp_filter_ctx ctx = seccomp_init(off_list);
 	int err = ctx ? build_filter(ctx, off_list, rules, allowed) : -ENOMEM;
 
 	seccomp_release(ctx);
+	return err;
+}
+
+/* The filter as BPF, for a process that cannot run libseccomp. */
+static int export_rules(enum cusemu_seccomp_mode mode,
+			const struct cusemu_syscall_rule *rules,
+			unsigned int *allowed, struct sock_fprog *prog)
+{
+	uint32_t off_list = off_list_action(mode);
+	scmp_filter_ctx ctx = seccomp_init(off_list);
+	int fd = memfd_create("cusemu-filter", MFD_CLOEXEC);
+	int err = !ctx ? -ENOMEM : fd < 0 ? -errno : 0;
+	off_t size;
+
+	if (!err)
+		err = fill_filter(ctx, off_list, rules, allowed);
+	if (!err)
+		err = seccomp_export_bpf(ctx, fd);
+	seccomp_release(ctx);
+	if (!err) {
+		size = lseek(fd, 0, SEEK_END);
+		if (size <= 0 || size % sizeof(struct sock_filter) ||
+		    size / sizeof(struct sock_filter) > BPF_MAXINSNS)
+			err = -EINVAL;
+	}
+	if (!err) {
+		prog->filter = g_malloc(size);
+		prog->len = size / sizeof(struct sock_filter);
+		if (pread(fd, prog->filter, size, 0) != size)
+			err = -EIO;
+	}
+	if (fd >= 0)
+		close(fd);
 	return err;
 }
 
@@ -653,6 +719,72 @@ gboolean cusemu_sandbox_apply(struct cusemu_sandbox *sb, GError **error)
 	return sb->seccomp == CUSEMU_SECCOMP_OFF || load_filter(sb, error);
 }
 
+/* ---- root's FUSE unmounter */
+
+/* Whether uid 0 without capabilities may search the directory above dir. */
+static bool parent_searchable(const char *dir)
+{
+	g_autofree char *real = realpath(dir, NULL);
+	g_autofree char *parent = g_path_get_dirname(real ? real : dir);
+	struct stat st;
+
+	if (stat(parent, &st))
+		return false;
+	return (st.st_mode & S_IXOTH) ||
+	       (st.st_uid == 0 && (st.st_mode & S_IXUSR)) ||
+	       (st.st_gid == 0 && (st.st_mode & S_IXGRP));
+}
+
+gboolean cusemu_sandbox_unmounter_prepare(struct cusemu_sandbox *sb,
+					  const char *dir,
+					  struct cusemu_unmounter_seal *seal,
+					  GError **error)
+{
+	int err = 0;
+
+	memset(seal, 0, sizeof(*seal));
+	seal->last_cap = find_last_cap();
+	seal->keep = 1ull << CAP_SYS_ADMIN;
+	sb->unmounter_search = !parent_searchable(dir);
+	if (sb->unmounter_search)
+		seal->keep |= 1ull << CAP_DAC_READ_SEARCH;
+	sb->unmounter_calls = 0;
+	if (sb->seccomp != CUSEMU_SECCOMP_OFF)
+		err = export_rules(sb->seccomp, cusemu_sandbox_unmounter_rules,
+				   &sb->unmounter_calls, &seal->prog);
+	if (err) {
+		cusemu_sandbox_unmounter_clear(seal);
+		return fail_errno(error, -err,
+				  "cannot make the FUSE unmounter's seccomp "
+				  "filter", "--seccomp=off runs it without one");
+	}
+	sb->unmounter_sealed = true;
+	return TRUE;
+}
+
+/* Async-signal-safe: the daemon's pool may have threads at the fork. */
+int cusemu_sandbox_unmounter_seal(const struct cusemu_unmounter_seal *seal)
+{
+	int err;
+
+	last_cap = seal->last_cap;
+	keep_caps = seal->keep;
+	privileged = true;
+	err = drop_own_caps();
+	if (err)
+		return err;
+	if (seal->prog.len &&
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &seal->prog, 0, 0))
+		return -errno;
+	return 0;
+}
+
+void cusemu_sandbox_unmounter_clear(struct cusemu_unmounter_seal *seal)
+{
+	g_clear_pointer(&seal->prog.filter, g_free);
+	seal->prog.len = 0;
+}
+
 /* Whom the daemon runs as, and what the /proc helper keeps. */
 static const char *sandbox_user(const struct cusemu_sandbox *sb)
 {
@@ -683,6 +815,26 @@ void cusemu_sandbox_describe(const struct cusemu_sandbox *sb, GString *out)
 			       sandbox_user(sb), (unsigned int)sb->uid,
 			       (unsigned int)sb->gid, (int)sb->helper_pid,
 			       helper_caps(sb, false));
+	if (!sb->unmounter_pid)
+		return;
+	g_string_append_printf(out, "; FUSE unmounter pid %d: ",
+			       (int)sb->unmounter_pid);
+	if (!sb->unmounter_sealed) {
+		g_string_append(out, "none (runs fusermount3)");
+		return;
+	}
+	g_string_append(out, sb->unmounter_search
+				     ? "cap_sys_admin and cap_dac_read_search "
+				       "(the mount point's parent is closed to "
+				       "others)"
+				     : "cap_sys_admin only");
+	if (sb->seccomp == CUSEMU_SECCOMP_OFF)
+		g_string_append(out, ", no_new_privs, seccomp off");
+	else
+		g_string_append_printf(out, ", no_new_privs, seccomp %s (%u "
+					    "system calls allowed)",
+				       cusemu_seccomp_mode_name(sb->seccomp),
+				       sb->unmounter_calls);
 }
 
 void cusemu_sandbox_describe_json(const struct cusemu_sandbox *sb,
@@ -693,9 +845,22 @@ void cusemu_sandbox_describe_json(const struct cusemu_sandbox *sb,
 			       "\"capabilities\":[],\"user\":\"%s\","
 			       "\"uid\":%u,\"gid\":%u,"
 			       "\"proc_helper\":{\"pid\":%d,"
-			       "\"capabilities\":[%s]}}",
+			       "\"capabilities\":[%s]}",
 			       cusemu_seccomp_mode_name(sb->seccomp),
 			       sb->allowed_calls, sandbox_user(sb),
 			       (unsigned int)sb->uid, (unsigned int)sb->gid,
 			       (int)sb->helper_pid, helper_caps(sb, true));
+	if (sb->unmounter_pid)
+		g_string_append_printf(out,
+				       ",\"unmounter\":{\"pid\":%d,"
+				       "\"capabilities\":[%s],"
+				       "\"allowed_calls\":%u}",
+				       (int)sb->unmounter_pid,
+				       !sb->unmounter_sealed ? ""
+				       : sb->unmounter_search
+					       ? "\"cap_sys_admin\","
+						 "\"cap_dac_read_search\""
+					       : "\"cap_sys_admin\"",
+				       sb->unmounter_calls);
+	g_string_append_c(out, '}');
 }

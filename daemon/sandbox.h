@@ -7,6 +7,7 @@
 #ifndef CUSEMU_SANDBOX_H
 #define CUSEMU_SANDBOX_H
 
+#include <linux/filter.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -36,6 +37,12 @@ struct cusemu_sandbox {
 	char *own_user;
 	/* The /proc helper, from cusemu_sandbox_start_helper(). */
 	pid_t helper_pid;
+	/* The FUSE unmounter (fusefs.c), once forked; root's is sealed
+	 * with unmounter_calls system calls allowed. */
+	pid_t unmounter_pid;
+	bool unmounter_sealed;
+	bool unmounter_search;	/* it keeps CAP_DAC_READ_SEARCH too */
+	unsigned int unmounter_calls;
 };
 
 /*
@@ -61,6 +68,30 @@ gboolean cusemu_sandbox_start_helper(struct cusemu_sandbox *sb,
  * later inherit all of it. Fails with a message saying what stayed.
  */
 gboolean cusemu_sandbox_apply(struct cusemu_sandbox *sb, GError **error);
+
+/*
+ * What root's FUSE unmounter keeps while it waits for the daemon's end:
+ * CAP_SYS_ADMIN alone, no_new_privs and the unmounter's allow-list (by
+ * the daemon's seccomp mode). Prepared in the daemon; applied in the
+ * forked child, where only async-signal-safe calls may run.
+ */
+struct cusemu_unmounter_seal {
+	struct sock_fprog prog;	/* len 0: no filter (--seccomp=off) */
+	int last_cap;
+	uint64_t keep;		/* capabilities kept */
+};
+
+/*
+ * For a mount at dir. CAP_DAC_READ_SEARCH is kept too when uid 0 without
+ * it could not look the mount point up in its parent directory.
+ */
+gboolean cusemu_sandbox_unmounter_prepare(struct cusemu_sandbox *sb,
+					  const char *dir,
+					  struct cusemu_unmounter_seal *seal,
+					  GError **error);
+/* In the child: 0, or -errno. */
+int cusemu_sandbox_unmounter_seal(const struct cusemu_unmounter_seal *seal);
+void cusemu_sandbox_unmounter_clear(struct cusemu_unmounter_seal *seal);
 
 /* One line on what the daemon runs with, for the log and cusemuctl list. */
 void cusemu_sandbox_describe(const struct cusemu_sandbox *sb, GString *out);
@@ -91,5 +122,7 @@ struct cusemu_syscall_rule {
 extern const struct cusemu_syscall_rule cusemu_sandbox_rules[];
 /* The /proc helper's, the same way. */
 extern const struct cusemu_syscall_rule cusemu_sandbox_helper_rules[];
+/* Root's FUSE unmounter's, the same way. */
+extern const struct cusemu_syscall_rule cusemu_sandbox_unmounter_rules[];
 
 #endif

@@ -542,6 +542,63 @@ static void test_stale_and_taken(void)
 	g_rmdir(dir);
 }
 
+/*
+ * An ordinary user's control directory: made 0700; one that another user
+ * could have made or opened up is refused, and the message says what to do.
+ */
+static void expect_private_refused(const char *dir, const char *why,
+				   const char *fix)
+{
+	g_autoptr(GError) error = NULL;
+
+	g_assert_false(cusemu_control_private_dir(dir, &error));
+	g_assert_nonnull(error);
+	g_assert_nonnull(strstr(error->message, why));
+	g_assert_nonnull(strstr(error->message, fix));
+}
+
+static void test_private_dir(void)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *tmp = g_dir_make_tmp("cusemu-control-XXXXXX", NULL);
+	g_autofree char *dir = g_build_filename(tmp, "run", "cusemu", NULL);
+	g_autofree char *other = g_build_filename(tmp, "other", NULL);
+	g_autofree char *run = g_path_get_dirname(dir);
+	struct stat st;
+
+	g_assert_true(cusemu_control_private_dir(dir, &error));
+	g_assert_no_error(error);
+	g_assert_cmpint(lstat(dir, &st), ==, 0);
+	g_assert_cmpint(st.st_mode & 07777, ==, 0700);
+	g_assert_true(cusemu_control_private_dir(dir, &error));
+
+	g_assert_cmpint(chmod(dir, 0755), ==, 0);
+	expect_private_refused(dir, "is not mode 0700", "chmod 0700");
+	g_assert_cmpint(chmod(dir, 0777), ==, 0);
+	expect_private_refused(dir, "is not mode 0700", "chmod 0700");
+	g_assert_cmpint(g_rmdir(dir), ==, 0);
+
+	g_assert_true(g_file_set_contents(dir, "", 0, NULL));
+	expect_private_refused(dir, "is not a directory", "rm -r");
+	g_assert_cmpint(g_unlink(dir), ==, 0);
+
+	g_assert_cmpint(mkdir(other, 0700), ==, 0);
+	g_assert_cmpint(symlink(other, dir), ==, 0);
+	expect_private_refused(dir, "is not a directory", "rm -r");
+	g_assert_cmpint(g_unlink(dir), ==, 0);
+
+	if (geteuid() == 0) {
+		g_assert_cmpint(mkdir(dir, 0700), ==, 0);
+		g_assert_cmpint(chown(dir, NOBODY, NOBODY), ==, 0);
+		expect_private_refused(dir, "is owned by another user",
+				       "as its owner or root");
+		g_assert_cmpint(g_rmdir(dir), ==, 0);
+	}
+	g_rmdir(other);
+	g_rmdir(run);
+	g_rmdir(tmp);
+}
+
 /* Connect as another user in a child process; the answer comes back. */
 struct as_user {
 	const char *path;
@@ -1073,6 +1130,7 @@ int main(int argc, char **argv)
 	add("/control/silent-client", (gid_t)-1, test_silent_client);
 	add("/control/busy", (gid_t)-1, test_busy);
 	g_test_add_func("/control/stale-and-taken", test_stale_and_taken);
+	g_test_add_func("/control/private-dir", test_private_dir);
 	add("/control/peer-refused", (gid_t)-1, test_peer_refused);
 	add("/control/slots-for-root", NOBODY, test_slots_for_root);
 	add("/control/group", NOBODY, test_group);

@@ -205,11 +205,12 @@ static void assert_readme_table(guint index,
 	g_assert_cmpuint(g_hash_table_size(calls), ==, n);
 }
 
-/* The daemon's allow-list, then the /proc helper's. */
+/* The daemon's allow-list, the /proc helper's, the FUSE unmounter's. */
 static void test_readme_table(void)
 {
 	assert_readme_table(0, cusemu_sandbox_rules);
 	assert_readme_table(1, cusemu_sandbox_helper_rules);
+	assert_readme_table(2, cusemu_sandbox_unmounter_rules);
 }
 
 /* ---- in subprocesses */
