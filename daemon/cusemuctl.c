@@ -259,11 +259,9 @@ static gboolean receive_all(int fd, GString *answer)
 	}
 }
 
-/*
- * Send one request and read the whole answer. Failing to talk to the
- * daemon is said here; an answer starting with "error: " is the caller's.
- */
-static int exchange(const char *path, const char *request, GString *answer)
+/* One request and its answer, as exchange(). */
+static int exchange_once(const char *path, const char *request,
+			 GString *answer)
 {
 	g_autofree char *line = g_strconcat(request, "\n", NULL);
 	autoclose int fd = -1;
@@ -295,6 +293,34 @@ static int exchange(const char *path, const char *request, GString *answer)
 static gboolean is_error(const GString *answer)
 {
 	return g_str_has_prefix(answer->str, "error: ");
+}
+
+/*
+ * A daemon whose connections are all taken frees one within its request
+ * and answer deadlines (1 s, then 2 s for a peer that does not read): so
+ * long a busy daemon is asked again, a pause apart.
+ */
+#define BUSY_WAIT_MS 3500
+#define BUSY_PAUSE_MS 100
+
+/*
+ * Send one request and read the whole answer. Failing to talk to the
+ * daemon is said here; an answer starting with "error: " is the caller's.
+ */
+static int exchange(const char *path, const char *request, GString *answer)
+{
+	gint64 end = g_get_monotonic_time() + BUSY_WAIT_MS * 1000;
+
+	for (;;) {
+		int ret = exchange_once(path, request, answer);
+
+		if (ret != EXIT_SUCCESS ||
+		    !g_str_has_prefix(answer->str, "error: busy: ") ||
+		    g_get_monotonic_time() >= end)
+			return ret;
+		g_string_truncate(answer, 0);
+		g_usleep(BUSY_PAUSE_MS * 1000);
+	}
 }
 
 /* The daemon's error answer, as "cusemuctl: PREFIX...". */
