@@ -151,12 +151,26 @@ struct fixture {
 	struct cusemu_control *control;
 };
 
+/*
+ * A directory for sockets in /tmp, whatever $TMPDIR says: a package build
+ * points that into its build tree, whose path may be longer than a socket
+ * address holds (108 bytes) and which other users cannot reach, where the
+ * tests of other users' connections need them to reach the socket before
+ * the daemon can refuse them.
+ */
+static char *socket_dir(void)
+{
+	char *dir = g_strdup("/tmp/cusemu-control-XXXXXX");
+
+	g_assert_nonnull(g_mkdtemp(dir));
+	return dir;
+}
+
 static void fixture_setup(struct fixture *f, gconstpointer group)
 {
 	g_autoptr(GError) error = NULL;
 
-	f->dir = g_dir_make_tmp("cusemu-control-XXXXXX", &error);
-	g_assert_no_error(error);
+	f->dir = socket_dir();
 	/* The directory is made on demand, as /run/cusemu is. */
 	f->path = g_build_filename(f->dir, "run", "control", NULL);
 	f->control = cusemu_control_start(f->path, GPOINTER_TO_UINT(group),
@@ -515,7 +529,7 @@ static void test_busy(struct fixture *f, gconstpointer unused)
 static void test_stale_and_taken(void)
 {
 	g_autoptr(GError) error = NULL;
-	g_autofree char *dir = g_dir_make_tmp("cusemu-control-XXXXXX", NULL);
+	g_autofree char *dir = socket_dir();
 	g_autofree char *path = g_build_filename(dir, "control", NULL);
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	struct cusemu_control *control, *second;
