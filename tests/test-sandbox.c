@@ -70,25 +70,13 @@ static int seal_nothing(uint32_t arg)
 	return 0;
 }
 
-/*
- * A helper that stops answering, as one stuck reading the program of a
- * client on a stalled file system (here stopped with SIGSTOP): the
- * question waits out the deadline and is unknown, the next ones are
- * unknown at once rather than queueing behind it, and once the helper
- * answers again (its late answer dropped), so do they.
- */
-static void test_helper_deadline(void)
+/* A /proc helper in a child, asked from now on; its pid, its socket in
+ * *sock. */
+static pid_t fork_proc_helper(int *sock)
 {
-	int sv[2], status;
+	int sv[2];
 	pid_t helper;
-	gint64 t;
-	int got;
 
-	if (!g_test_subprocess()) {
-		g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
-		g_test_trap_assert_passed();
-		return;
-	}
 	g_assert_cmpint(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0,
 				   sv), ==, 0);
 	helper = fork();
@@ -99,6 +87,30 @@ static void test_helper_deadline(void)
 	}
 	close(sv[1]);
 	cusemu_proc_use_helper(sv[0]);
+	*sock = sv[0];
+	return helper;
+}
+
+/*
+ * A helper that stops answering, as one stuck reading the program of a
+ * client on a stalled file system (here stopped with SIGSTOP): the
+ * question waits out the deadline and is unknown, the next ones are
+ * unknown at once rather than queueing behind it, and once the helper
+ * answers again (its late answer dropped), so do they.
+ */
+static void test_helper_deadline(void)
+{
+	int sock, status;
+	pid_t helper;
+	gint64 t;
+	int got;
+
+	if (!g_test_subprocess()) {
+		g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+		g_test_trap_assert_passed();
+		return;
+	}
+	helper = fork_proc_helper(&sock);
 	g_assert_cmpint(cusemu_proc_elf_class(getpid()), ==,
 			sizeof(long) == 8 ? ELFCLASS64 : ELFCLASS32);
 
@@ -121,7 +133,7 @@ static void test_helper_deadline(void)
 		g_usleep(20 * 1000);
 	}
 	g_assert_cmpint(got, ==, sizeof(long) == 8 ? ELFCLASS64 : ELFCLASS32);
-	close(sv[0]);
+	close(sock);
 	g_assert_cmpint(waitpid(helper, &status, 0), ==, helper);
 }
 
@@ -172,7 +184,7 @@ static void remove_deep(char *path)
 static void test_helper_long_path(void)
 {
 	static const size_t lengths[] = { 63, 64, 300, PATH_MAX - 1 };
-	int sv[2], status;
+	int sock, status;
 	pid_t helper;
 
 	if (!g_test_subprocess()) {
@@ -180,16 +192,7 @@ static void test_helper_long_path(void)
 		g_test_trap_assert_passed();
 		return;
 	}
-	g_assert_cmpint(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0,
-				   sv), ==, 0);
-	helper = fork();
-	g_assert_cmpint(helper, >=, 0);
-	if (helper == 0) {
-		close(sv[0]);
-		cusemu_proc_serve(sv[1], seal_nothing);
-	}
-	close(sv[1]);
-	cusemu_proc_use_helper(sv[0]);
+	helper = fork_proc_helper(&sock);
 	for (unsigned int i = 0; i < G_N_ELEMENTS(lengths); i++) {
 		g_autofree char *path = NULL;
 		int fd;
@@ -202,7 +205,7 @@ static void test_helper_long_path(void)
 		close(fd);
 		remove_deep(path);
 	}
-	close(sv[0]);
+	close(sock);
 	g_assert_cmpint(waitpid(helper, &status, 0), ==, helper);
 }
 
