@@ -787,6 +787,40 @@ static char *trace_request(char **nodes, int n)
 	return g_string_free(g_steal_pointer(&request), FALSE);
 }
 
+/*
+ * The trace request sent on a connection of its own: fd, or -1 with errno
+ * in *err (0 when sending failed). A busy daemon's answer is read without
+ * taking it (it says so at once, as the header of a trace comes at once),
+ * and the daemon is asked again, as exchange() does.
+ */
+static int trace_connect(const char *path, const char *request, int *err)
+{
+	static const char busy[] = "error: busy: ";
+	gint64 end = g_get_monotonic_time() + BUSY_WAIT_MS * 1000;
+	char peek[sizeof(busy) - 1];
+
+	for (;;) {
+		autoclose int fd = connect_daemon(path, err);
+		ssize_t got;
+
+		if (fd < 0)
+			return -1;
+		/* A busy daemon may have closed already: its answer is there. */
+		if ((!send_all(fd, request, strlen(request)) ||
+		     !send_all(fd, "\n", 1)) &&
+		    errno != EPIPE && errno != ECONNRESET) {
+			*err = 0;
+			return -1;
+		}
+		got = recv(fd, peek, sizeof(peek), MSG_PEEK | MSG_WAITALL);
+		if (got != (ssize_t)sizeof(peek) ||
+		    memcmp(peek, busy, sizeof(peek)) ||
+		    g_get_monotonic_time() >= end)
+			return g_steal_fd(&fd);
+		g_usleep(BUSY_PAUSE_MS * 1000);
+	}
+}
+
 static int run_trace(const char *path, char **nodes, int n)
 {
 	g_autoptr(GPtrArray) layouts = NULL;
@@ -800,15 +834,14 @@ static int run_trace(const char *path, char **nodes, int n)
 	request = trace_request(nodes, n);
 	if (!request)
 		return EXIT_FAILURE;
-	fd = connect_daemon(path, &err);
-	if (fd < 0)
+	fd = trace_connect(path, request, &err);
+	if (fd < 0 && err)
 		return fail_connect(path, err);
-	/* Lines come when clients call: wait for them as long as it takes. */
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &forever, sizeof(forever));
-	if (!send_all(fd, request, strlen(request)) ||
-	    !send_all(fd, "\n", 1))
+	if (fd < 0)
 		return fail("sending to cusemud at %s: %s", path,
 			    g_strerror(errno));
+	/* Lines come when clients call: wait for them as long as it takes. */
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &forever, sizeof(forever));
 	return print_trace(fd, path, layouts);
 }
 

@@ -1029,6 +1029,7 @@ static void test_cusemuctl(struct fixture *f, gconstpointer unused)
 struct busy_daemon {
 	int fd;			/* listening */
 	unsigned int busy;	/* connections told busy before one is served */
+	const char *answer;	/* what that one is told */
 };
 
 static gpointer busy_daemon_thread(gpointer data)
@@ -1045,45 +1046,63 @@ static gpointer busy_daemon_thread(gpointer data)
 					     MSG_NOSIGNAL), ==, strlen(BUSY));
 		} else {
 			g_assert_cmpint(recv(conn, buf, sizeof(buf), 0), >, 0);
-			g_assert_cmpint(send(conn, LIST_TEXT, strlen(LIST_TEXT),
+			g_assert_cmpint(send(conn, d->answer, strlen(d->answer),
 					     MSG_NOSIGNAL), ==,
-					strlen(LIST_TEXT));
+					strlen(d->answer));
 		}
 		close(conn);
 	}
 	return NULL;
 }
 
+/* A busy daemon at f's directory, in a thread, until busy_daemon_end(). */
+static GThread *busy_daemon_start(struct fixture *f, struct fixture *other,
+				  struct busy_daemon *d)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+
+	other->path = g_build_filename(f->dir, "busy", NULL);
+	g_strlcpy(addr.sun_path, other->path, sizeof(addr.sun_path));
+	d->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	g_assert_cmpint(d->fd, >=, 0);
+	g_assert_cmpint(bind(d->fd, (struct sockaddr *)&addr, sizeof(addr)),
+			==, 0);
+	g_assert_cmpint(listen(d->fd, 4), ==, 0);
+	return g_thread_new("busy-daemon", busy_daemon_thread, d);
+}
+
+static void busy_daemon_end(GThread *thread, struct fixture *other,
+			    struct busy_daemon *d)
+{
+	g_thread_join(thread);
+	close(d->fd);
+	g_unlink(other->path);
+	g_free(other->path);
+}
+
 /*
  * A busy daemon frees a slot within its deadlines: cusemuctl asks again
- * meanwhile, and says busy only when one stays busy longer.
+ * meanwhile, for a request as for a trace.
  */
 static void test_cusemuctl_busy(struct fixture *f, gconstpointer unused)
 {
-	struct fixture other = {
-		.path = g_build_filename(f->dir, "busy", NULL),
-	};
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	struct busy_daemon d = { .busy = 3 };
+	struct fixture other;
+	struct busy_daemon d = { .busy = 3, .answer = LIST_TEXT };
 	GThread *thread;
 
 	if (!g_getenv("CUSEMUCTL")) {
 		g_test_skip("CUSEMUCTL is not set to the built cusemuctl");
-		g_free(other.path);
 		return;
 	}
-	g_strlcpy(addr.sun_path, other.path, sizeof(addr.sun_path));
-	d.fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	g_assert_cmpint(d.fd, >=, 0);
-	g_assert_cmpint(bind(d.fd, (struct sockaddr *)&addr, sizeof(addr)), ==,
-			0);
-	g_assert_cmpint(listen(d.fd, 4), ==, 0);
-	thread = g_thread_new("busy-daemon", busy_daemon_thread, &d);
+	thread = busy_daemon_start(f, &other, &d);
 	CTL_EXPECT(&other, 0, LIST_TEXT, "", "list");
-	g_thread_join(thread);
-	close(d.fd);
-	g_unlink(other.path);
-	g_free(other.path);
+	busy_daemon_end(thread, &other, &d);
+
+	d = (struct busy_daemon){ .busy = 2, .answer = TRACE_LINES };
+	thread = busy_daemon_start(f, &other, &d);
+	CTL_EXPECT(&other, 0, TRACE_LINES, "cusemuctl: cusemud ended the trace\n",
+		   "--json", "trace", "fioc0");
+	busy_daemon_end(thread, &other, &d);
 }
 
 /* inject, replay and device: "device NODE WORDS..." requests. */
