@@ -348,13 +348,16 @@ static void json_command(GString *out, const struct command *c, bool first)
 	g_string_append(out, "]}");
 }
 
-/* -IDIR and -DNAME as one word, as compilers take them. */
+/* -IDIR and -DNAME as one word, as compilers take them; not after "--". */
 static char **split_joined(int argc, char **argv, int *out_argc)
 {
 	GPtrArray *a = g_ptr_array_new();
+	bool options = true;
 
 	for (int i = 0; i < argc; i++) {
-		if ((g_str_has_prefix(argv[i], "-I") ||
+		if (i && !strcmp(argv[i], "--"))
+			options = false;
+		if (options && (g_str_has_prefix(argv[i], "-I") ||
 		     g_str_has_prefix(argv[i], "-D")) && argv[i][2]) {
 			g_ptr_array_add(a, g_strndup(argv[i], 2));
 			g_ptr_array_add(a, g_strdup(argv[i] + 2));
@@ -365,6 +368,23 @@ static char **split_joined(int argc, char **argv, int *out_argc)
 	*out_argc = (int)a->len;
 	g_ptr_array_add(a, NULL);
 	return (char **)g_ptr_array_free(a, FALSE);
+}
+
+/*
+ * "--" ends the options, and is no header: the parser leaves it among what
+ * remains when a header after it starts with '-'. *argc counts them.
+ */
+static void drop_end_of_options(char **remaining, int *argc)
+{
+	for (int i = 1; remaining[i]; i++) {
+		if (strcmp(remaining[i], "--"))
+			continue;
+		g_free(remaining[i]);
+		memmove(&remaining[i], &remaining[i + 1],
+			(*argc - i) * sizeof(char *));
+		--*argc;
+		return;
+	}
 }
 
 static gboolean parse_given(GPtrArray *given, GError **error)
@@ -566,6 +586,7 @@ int main(int argc, char **argv)
 		/* The headers: what the parser left, in order. */
 		headers = g_strdupv(parse);
 		g_free(parse);
+		drop_end_of_options(headers, &argc);
 	}
 	if (version) {
 		printf("cusemu-abicheck %s\n", CUSEMU_VERSION);

@@ -12,8 +12,14 @@
 #include <elfutils/libdw.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <glib.h>
@@ -37,32 +43,254 @@ struct workdir {
 	GPtrArray *files;
 };
 
+/*
+ * What a fatal signal (SIGTERM, SIGINT, SIGHUP) leaves to undo while the
+ * probes run: the compiler's process group and the work directory with its
+ * files, kept where the handler may read them without allocating.
+ */
+#define CLEANUP_FILES 8
+static char cleanup_dir[PATH_MAX];
+static char cleanup_files[CLEANUP_FILES][PATH_MAX];
+static volatile sig_atomic_t cleanup_count;
+static volatile sig_atomic_t compiler_group;
+static const int fatal_signals[] = { SIGTERM, SIGINT, SIGHUP };
+static struct sigaction saved_actions[G_N_ELEMENTS(fatal_signals)];
+
 static char *workdir_file(struct workdir *w, const char *name)
 {
 	char *path = g_build_filename(w->path, name, NULL);
 
 	g_ptr_array_add(w->files, g_strdup(path));
+	if (cleanup_count < CLEANUP_FILES &&
+	    g_strlcpy(cleanup_files[cleanup_count], path, PATH_MAX) <
+		    PATH_MAX)
+		cleanup_count++;
 	return path;
 }
 
+/* Ends a compiler's process group: politely (gcc removes its own
+ * temporary files on SIGTERM), then for good. */
+static void stop_group(pid_t group)
+{
+	const struct timespec pause = { .tv_nsec = 10 * 1000 * 1000 };
+
+	kill(-group, SIGTERM);
+	for (int i = 0; i < 100; i++) {
+		if (waitpid(group, NULL, WNOHANG) != 0)
+			return;
+		nanosleep(&pause, NULL);
+	}
+	kill(-group, SIGKILL);
+	waitpid(group, NULL, 0);
+}
+
+/* Async-signal-safe: kill, waitpid, nanosleep, unlink, rmdir, raise. */
+static void on_fatal_signal(int sig)
+{
+	if (compiler_group > 0)
+		stop_group(compiler_group);
+	for (sig_atomic_t i = 0; i < cleanup_count; i++)
+		unlink(cleanup_files[i]);
+	if (cleanup_dir[0])
+		rmdir(cleanup_dir);
+	/* Die of the signal, as without the handler. */
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void block_fatal_signals(sigset_t *old)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	for (guint i = 0; i < G_N_ELEMENTS(fatal_signals); i++)
+		sigaddset(&set, fatal_signals[i]);
+	sigprocmask(SIG_BLOCK, &set, old);
+}
+
+/* From now until workdir_clear(), a fatal signal removes w first. */
+static void workdir_guard(struct workdir *w)
+{
+	struct sigaction sa = { .sa_handler = on_fatal_signal };
+	sigset_t old;
+
+	block_fatal_signals(&old);
+	g_strlcpy(cleanup_dir, w->path, sizeof(cleanup_dir));
+	cleanup_count = 0;
+	sigfillset(&sa.sa_mask);
+	for (guint i = 0; i < G_N_ELEMENTS(fatal_signals); i++)
+		sigaction(fatal_signals[i], &sa, &saved_actions[i]);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+/* Removes w, and puts back the signal actions workdir_guard() found. */
 static void workdir_clear(struct workdir *w)
 {
+	sigset_t old;
+
 	if (!w->path)
 		return;
+	block_fatal_signals(&old);
 	for (guint i = 0; i < w->files->len; i++)
 		g_unlink(w->files->pdata[i]);
 	g_rmdir(w->path);
+	if (cleanup_dir[0]) {
+		for (guint i = 0; i < G_N_ELEMENTS(fatal_signals); i++)
+			sigaction(fatal_signals[i], &saved_actions[i], NULL);
+		cleanup_dir[0] = '\0';
+		cleanup_count = 0;
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	g_ptr_array_unref(w->files);
 	g_free(w->path);
 }
 
-/* Runs the compiler; FALSE with its message when it fails. */
+/*
+ * Each compiler run is limited: a header can ask for anything (macros
+ * that expand without end, #include "/dev/zero", a pipe that never ends).
+ * CUSEMU_ABICHECK_TIMEOUT changes the time, CPU and wall clock alike.
+ */
+#define CC_MEMORY (UINT64_C(1) << 30)	/* address space */
+#define CC_SECONDS 120
+#define CC_OUTPUT_MAX (256u << 20)	/* what it prints that is kept */
+
+static unsigned int cc_seconds(void)
+{
+	const char *s = g_getenv("CUSEMU_ABICHECK_TIMEOUT");
+	guint64 v;
+
+	if (s && g_ascii_string_to_unsigned(s, 10, 1, 24 * 3600, &v, NULL))
+		return (unsigned int)v;
+	return CC_SECONDS;
+}
+
+static void lower_limit(int resource, rlim_t to)
+{
+	struct rlimit r;
+
+	if (getrlimit(resource, &r) < 0)
+		return;
+	if (r.rlim_cur == RLIM_INFINITY || r.rlim_cur > to)
+		r.rlim_cur = to;
+	if (r.rlim_max == RLIM_INFINITY || r.rlim_max > to + 1)
+		r.rlim_max = to + 1;
+	setrlimit(resource, &r);
+}
+
+/* In the compiler's child, before exec: a group of its own, the limits,
+ * and no signal blocked. */
+static void cc_child_setup(gpointer data)
+{
+	const unsigned int *seconds = data;
+	sigset_t none;
+
+	setpgid(0, 0);
+	lower_limit(RLIMIT_AS, CC_MEMORY);
+	/* Past the soft limit SIGXCPU, past the hard one SIGKILL. */
+	lower_limit(RLIMIT_CPU, *seconds);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+enum collected { CC_DONE, CC_TIMED_OUT, CC_TOO_MUCH };
+
+/* Reads the compiler's output (fds[0], if any) and errors until both end
+ * or the deadline (monotonic µs) passes. */
+static enum collected collect(int fds[2], GString *bufs[2], gint64 deadline)
+{
+	char chunk[65536];
+
+	for (;;) {
+		struct pollfd p[2];
+		int map[2], n = 0, r;
+		gint64 left = deadline - g_get_monotonic_time();
+
+		for (int i = 0; i < 2; i++) {
+			if (fds[i] < 0)
+				continue;
+			p[n] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
+			map[n++] = i;
+		}
+		if (!n)
+			return CC_DONE;
+		if (left <= 0)
+			return CC_TIMED_OUT;
+		r = poll(p, n, (int)MIN((left + 999) / 1000, G_MAXINT));
+		if (r < 0 && errno == EINTR)
+			continue;
+		for (int j = 0; j < n && r > 0; j++) {
+			int i = map[j];
+			ssize_t got;
+
+			if (!p[j].revents)
+				continue;
+			got = read(fds[i], chunk, sizeof(chunk));
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got <= 0) {
+				close(fds[i]);
+				fds[i] = -1;
+				continue;
+			}
+			if (bufs[i]->len + got > CC_OUTPUT_MAX)
+				return CC_TOO_MUCH;
+			g_string_append_len(bufs[i], chunk, got);
+		}
+	}
+}
+
+/* Why the compiler failed, from its exit status and messages. */
+static void cc_failed(int status, enum collected how, unsigned int seconds,
+		      char *err, GError **error)
+{
+	g_strstrip(err);
+	if (how == CC_TIMED_OUT) {
+		g_set_error(error, ABICHECK_ERROR, 0,
+			    "the compiler did not finish within %u s and was "
+			    "stopped (a header that reads a device or a pipe, "
+			    "or expands without end?); "
+			    "CUSEMU_ABICHECK_TIMEOUT=SECONDS gives it longer",
+			    seconds);
+	} else if (how == CC_TOO_MUCH) {
+		g_set_error(error, ABICHECK_ERROR, 0,
+			    "the compiler printed more than %u MiB and was "
+			    "stopped (a header that expands without end?)",
+			    CC_OUTPUT_MAX >> 20);
+	} else if (WIFSIGNALED(status) || strstr(err, "out of memory") ||
+		   strstr(err, "signal terminated program")) {
+		g_set_error(error, ABICHECK_ERROR, 0,
+			    "%s%sthe compiler ran out of its limits, %u MiB "
+			    "of memory and %u s of CPU time (a header that "
+			    "expands without end, or includes a device?)",
+			    err, *err ? "\n" : "",
+			    (unsigned int)(CC_MEMORY >> 20), seconds);
+	} else {
+		g_set_error(error, ABICHECK_ERROR, 0, "%s%s", err,
+			    strstr(err, "-32.h") || strstr(err, "i386")
+				    ? "\n(the i386 headers come with Debian's "
+				      "gcc-multilib)"
+				    : "");
+	}
+}
+
+/*
+ * Runs the compiler, in a process group of its own and within its limits;
+ * FALSE with its message when it fails.
+ */
 static gboolean run_cc(const struct probe_options *o, const char *const *args,
 		       char **out, GError **error)
 {
 	g_autoptr(GPtrArray) argv = g_ptr_array_new();
-	g_autofree char *err = NULL;
-	int status;
+	g_autoptr(GString) out_buf = g_string_new(NULL);
+	g_autoptr(GString) err_buf = g_string_new(NULL);
+	GString *bufs[2] = { out_buf, err_buf };
+	int fds[2] = { -1, -1 };
+	unsigned int seconds = cc_seconds();
+	enum collected how;
+	gboolean spawned;
+	sigset_t old;
+	GPid pid;
+	int status = 0;
 
 	for (char **p = o->cc; *p; p++)
 		g_ptr_array_add(argv, *p);
@@ -75,17 +303,68 @@ static gboolean run_cc(const struct probe_options *o, const char *const *args,
 		g_autofree char *line = g_strjoinv(" ", (char **)argv->pdata);
 		g_printerr("cusemu-abicheck: %s\n", line);
 	}
-	if (!g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_SEARCH_PATH,
-			  NULL, NULL, out, &err, &status, error))
+	/* Known to the signal handler before a signal can come. */
+	block_fatal_signals(&old);
+	spawned = g_spawn_async_with_pipes(
+		NULL, (char **)argv->pdata, NULL,
+		G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD |
+			G_SPAWN_STDIN_FROM_DEV_NULL,
+		cc_child_setup, &seconds, &pid, NULL, out ? &fds[0] : NULL,
+		&fds[1], error);
+	if (spawned) {
+		/* Both sides, so that no kill comes before the group. */
+		setpgid(pid, pid);
+		compiler_group = pid;
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (!spawned)
 		return FALSE;
-	if (!g_spawn_check_wait_status(status, NULL)) {
-		g_strchomp(err);
-		g_set_error(error, ABICHECK_ERROR, 0, "%s%s", err,
-			    strstr(err, "-32.h") || strstr(err, "i386")
-				    ? "\n(the i386 headers come with Debian's "
-				      "gcc-multilib)"
-				    : "");
+	how = collect(fds, bufs,
+		      g_get_monotonic_time() + seconds * G_TIME_SPAN_SECOND);
+	for (int i = 0; i < 2; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	if (how != CC_DONE)
+		stop_group(pid);
+	else
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	block_fatal_signals(&old);
+	compiler_group = 0;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (how != CC_DONE || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		cc_failed(status, how, seconds, err_buf->str, error);
 		return FALSE;
+	}
+	if (out)
+		*out = g_string_free(g_steal_pointer(&out_buf), FALSE);
+	return TRUE;
+}
+
+/*
+ * A header an #include can name: a file's full path goes between quotes,
+ * which it cannot hold, a name between < and >.
+ */
+static gboolean check_header_names(char **headers, GError **error)
+{
+	for (char **h = headers; *h; h++) {
+		bool file = g_file_test(*h, G_FILE_TEST_EXISTS);
+		g_autofree char *abs = file ? g_canonicalize_filename(*h, NULL)
+					    : NULL;
+
+		if (strpbrk(file ? abs : *h, file ? "\"\n" : "\">\n")) {
+			g_autofree char *shown = g_strescape(*h, NULL);
+
+			g_set_error(error, ABICHECK_ERROR, 0,
+				    "header %s: its %s has a %s, which an "
+				    "#include cannot say; give it another name "
+				    "(a link)",
+				    shown, file ? "path" : "name",
+				    strpbrk(file ? abs : *h, "\n") ? "newline"
+				    : strchr(file ? abs : *h, '"') ? "'\"'"
+								   : "'>'");
+			return FALSE;
+		}
 	}
 	return TRUE;
 }
@@ -1069,10 +1348,13 @@ gboolean probe_headers(const struct probe_options *o, char **headers,
 		(GDestroyNotify)command_free);
 	gboolean ok = FALSE;
 
+	if (!check_header_names(headers, error))
+		goto out;
 	w.path = g_dir_make_tmp("cusemu-abicheck-XXXXXX", error);
 	if (!w.path)
 		goto out;
 	w.files = g_ptr_array_new_with_free_func(g_free);
+	workdir_guard(&w);
 
 	/* Pass 1: the macros each header defines. */
 	append_includes(src, headers);

@@ -20,7 +20,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: buggy-client NODE [hold] OP [N]\n"
 			"OP: info, null, abort, div N, spin MS, locked-null, "
-			"read\n");
+			"return N, read\n");
 	exit(2);
 }
 
@@ -29,7 +29,8 @@ static void result(const char *op, long ret)
 	if (ret < 0)
 		printf("%s: -1 %s\n", op,
 		       errno == EIO ? "EIO" : errno == ENODEV ? "ENODEV" :
-		       errno == ENOTTY ? "ENOTTY" : strerror(errno));
+		       errno == ENOTTY ? "ENOTTY" : errno == EINTR ? "EINTR" :
+		       strerror(errno));
 	else
 		printf("%s: %ld", op, ret);
 }
@@ -75,6 +76,10 @@ int main(int argc, char **argv)
 		result(op, ioctl(fd, BUGGY_IOC_DIV, &n));
 	} else if (!strcmp(op, "spin")) {
 		result(op, ioctl(fd, BUGGY_IOC_SPIN, &n));
+	} else if (!strcmp(op, "return")) {
+		__s32 v = (__s32)n;
+
+		result(op, ioctl(fd, BUGGY_IOC_RETURN, &v));
 	} else if (!strcmp(op, "locked-null")) {
 		result(op, ioctl(fd, BUGGY_IOC_LOCKED_NULL));
 	} else if (!strcmp(op, "read")) {

@@ -2,6 +2,9 @@
 /*
  * A self-checking client of the fioc device node: the FIOC_* ioctls and
  * read/write in the ABI it is built for (-m64 or -m32), reported as TAP.
+ * With --fuse-file, of a file of a FUSE mount: what the kernel serves
+ * there (commands whose memory the _IOC bits describe, read, write), and
+ * FIOC_READ/FIOC_WRITE, which chase a pointer, refused.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -211,18 +214,23 @@ static void check_truncate(int fd)
 		     buf, "hell", 4);
 }
 
-static void check_limits(int fd, size_t max)
+/* The size commands at the limit; the size is 4 before and after. */
+static void check_size_limits(int fd, size_t max)
 {
-	struct fioc_rw_arg arg;
-	char xyz[] = "xyz";
-
 	expect_errno("FIOC_SET_SIZE to max size + 1 fails with EINVAL",
 		     fioc_set(fd, max + 1), EINVAL);
 	expect_size(fd, "size is still 4 after the refused FIOC_SET_SIZE", 4);
 	expect_set(fd, "FIOC_SET_SIZE to max size returns 0", max);
 	expect_size(fd, "FIOC_GET_SIZE gives max size", max);
 	expect_set(fd, "FIOC_SET_SIZE back to 4 returns 0", 4);
+}
 
+static void check_limits(int fd, size_t max)
+{
+	struct fioc_rw_arg arg;
+	char xyz[] = "xyz";
+
+	check_size_limits(fd, max);
 	expect_errno("FIOC_WRITE ending past max size fails with EINVAL",
 		     fioc_rw(fd, FIOC_WRITE, &arg, (off_t)max - 1, xyz, 3),
 		     EINVAL);
@@ -518,16 +526,41 @@ static void check_reopen(const char *node, const int *fds, int n)
 		close(fd);
 }
 
+/*
+ * A file of a FUSE mount: the kernel copies only what the _IOC bits
+ * describe, so the commands that chase a pointer fail, and nothing moves.
+ */
+static void check_pointers_refused(int fd)
+{
+	struct fioc_rw_arg arg;
+	char buf[16];
+
+	memset(buf, FILL, sizeof(buf));
+	expect_errno("FIOC_READ, which chases a pointer, fails with "
+		     "EOPNOTSUPP on a FUSE file",
+		     fioc_rw(fd, FIOC_READ, &arg, 0, buf, sizeof(buf)),
+		     EOPNOTSUPP);
+	expect_fill("... and writes nothing", buf, 0, sizeof(buf), FILL);
+	expect_errno("FIOC_WRITE, which chases a pointer, fails with "
+		     "EOPNOTSUPP on a FUSE file",
+		     fioc_rw(fd, FIOC_WRITE, &arg, 0, buf, sizeof(buf)),
+		     EOPNOTSUPP);
+	expect_size(fd, "size is still 4 after them", 4);
+}
+
 static void usage(void)
 {
-	fprintf(stderr, "usage: fioc-client [--max-size BYTES] NODE\n");
+	fprintf(stderr,
+		"usage: fioc-client [--max-size BYTES] [--fuse-file] NODE\n");
 	exit(2);
 }
 
-static const char *parse_args(int argc, char **argv, size_t *max)
+static const char *parse_args(int argc, char **argv, size_t *max,
+			      bool *fuse_file)
 {
 	static const struct option options[] = {
 		{ "max-size", required_argument, NULL, 'm' },
+		{ "fuse-file", no_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned long long v;
@@ -535,6 +568,10 @@ static const char *parse_args(int argc, char **argv, size_t *max)
 	int c;
 
 	while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
+		if (c == 'f') {
+			*fuse_file = true;
+			continue;
+		}
 		if (c != 'm')
 			usage();
 		errno = 0;
@@ -556,7 +593,8 @@ int main(int argc, char **argv)
 {
 	int fds[4] = { -1, -1, -1, -1 };
 	size_t max = DEFAULT_MAX_SIZE;
-	const char *node = parse_args(argc, argv, &max);
+	bool fuse_file = false;
+	const char *node = parse_args(argc, argv, &max, &fuse_file);
 
 	/* A hang in the daemon should still show how far the checks got. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -567,6 +605,19 @@ int main(int argc, char **argv)
 	if (fds[0] < 0) {
 		printf("1..%d\n", ntests);
 		return 1;
+	}
+	if (fuse_file) {
+		expect_set(fds[0], "FIOC_SET_SIZE 4 returns 0", 4);
+		expect_size(fds[0], "FIOC_GET_SIZE gives 4", 4);
+		check_size_limits(fds[0], max);
+		check_pointers_refused(fds[0]);
+		check_stream(node, fds[0], &fds[1], &fds[2]);
+		check_write_cap(node, max, &fds[3]);
+		check_stream_sizes(node, max);
+		check_unknown(fds[0]);
+		check_reopen(node, fds, 4);
+		printf("1..%d\n", ntests);
+		return nfailed ? 1 : 0;
 	}
 	check_write(fds[0]);
 	check_read(fds[0]);

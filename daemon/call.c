@@ -7,6 +7,7 @@
 #define G_LOG_DOMAIN "cusemu-call"
 
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 
 #include <glib.h>
@@ -274,17 +275,76 @@ unsigned long cusemu_copy_to_user(cusemu_uptr_t to, const void *from,
 	return 0;
 }
 
+/* The kernel's own codes (include/linux/errno.h), never for user space. */
+#define ERESTARTSYS 512
+#define ERESTARTNOINTR 513
+#define ERESTARTNOHAND 514
+#define ERESTART_RESTARTBLOCK 516
+/* The largest errno fuse_dev_do_write() takes in a reply. */
+#define REPLY_ERRNO_MAX 511
+
+int cusemu_reply_errno(long result, const char *dev, const char *what)
+{
+	if (result < 0 && result >= -REPLY_ERRNO_MAX)
+		return (int)-result;
+	switch (result) {
+	case -ERESTARTSYS:
+	case -ERESTARTNOINTR:
+	case -ERESTARTNOHAND:
+	case -ERESTART_RESTARTBLOCK:
+		/*
+		 * A driver returns these when a signal interrupted it, and
+		 * the kernel makes them EINTR or a restart of the system
+		 * call. A FUSE server can ask for no restart, so EINTR it
+		 * is, signal pending or not: without one the model broke
+		 * the idiom, and EINTR is still the answer a caller knows
+		 * to try again on.
+		 */
+		return EINTR;
+	default:
+		g_warning("%s: %s returned %ld, not an errno the kernel "
+			  "takes; the caller gets EIO",
+			  dev, what, result);
+		return EIO;
+	}
+}
+
+/* The command's name in a log line, into buf if it has none. */
+static const char *command_name(const struct cusemu_call *call, char *buf,
+				size_t size)
+{
+	if (call->stats.name)
+		return call->stats.name;
+	g_snprintf(buf, size, "ioctl %s%08x", call->compat ? "32-bit " : "",
+		   call->cmd);
+	return buf;
+}
+
 enum cusemu_call_outcome cusemu_call_outcome(struct cusemu_call *call,
 					     long *result)
 {
+	char name[32];
+
 	if (call->error) {
 		*result = call->error;
 		return CUSEMU_CALL_ERROR;
 	}
 	if (call->pending)
 		return CUSEMU_CALL_RETRY;
-	if (*result < 0)
+	if (*result < 0) {
+		*result = -cusemu_reply_errno(
+			*result, call->dev->name,
+			command_name(call, name, sizeof(name)));
 		return CUSEMU_CALL_ERROR;
+	}
+	if (*result > INT_MAX) {
+		g_warning("%s: %s returned %ld, more than an ioctl's int "
+			  "result holds; the caller gets EIO",
+			  call->dev->name,
+			  command_name(call, name, sizeof(name)), *result);
+		*result = -EIO;
+		return CUSEMU_CALL_ERROR;
+	}
 	/*
 	 * Unwritten out ranges past the last written byte are simply not
 	 * sent back; the ones before it carry their prefilled bytes.

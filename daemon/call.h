@@ -93,7 +93,21 @@ void cusemu_call_set_ioc_data(struct cusemu_call *call, const void *in_data,
 			      uint32_t in_len, uint8_t *out_data,
 			      uint32_t out_len);
 
-/* Decide the outcome from the handler's result; *result may change. */
+/*
+ * The positive errno a reply to the kernel carries for result, a model
+ * callback's failure (result < 0): fuse_dev_do_write() refuses any error
+ * but 1 to 511, and the client's request is then never answered (it waits
+ * in D state, deaf to SIGKILL). ERESTARTSYS and its kin become EINTR; any
+ * other value EIO, with a log line naming dev and what (the operation or
+ * the command).
+ */
+int cusemu_reply_errno(long result, const char *dev, const char *what);
+
+/*
+ * Decide the outcome from the handler's result; *result may change: an
+ * errno the kernel would refuse, or a result above INT_MAX (a reply holds
+ * an int), becomes an error the kernel takes (cusemu_reply_errno()).
+ */
 enum cusemu_call_outcome cusemu_call_outcome(struct cusemu_call *call,
 					     long *result);
 

@@ -54,7 +54,11 @@
 /* A client that stops reading its answer loses it after this long. */
 #define ANSWER_TIMEOUT_MS 2000
 #define MAX_CONNECTIONS 16
-/* Beyond MAX_CONNECTIONS, for root alone. */
+/*
+ * Beyond MAX_CONNECTIONS, for root alone; when those are taken too, root's
+ * connection takes the slot of the oldest that has not yet sent its
+ * request (then of any), others' before root's own: root is never busy.
+ */
 #define ROOT_CONNECTIONS 4
 #define LISTEN_BACKLOG 16
 /* Out of file descriptors: retry accepting after a pause, not in a loop. */
@@ -65,6 +69,8 @@
 struct connection {
 	struct cusemu_control *control;
 	int fd;
+	uid_t uid;		/* the peer's */
+	guint64 seq;		/* the order of accepting */
 	guint watch;		/* readable, then writable */
 	guint timeout;
 	GString *request;
@@ -85,6 +91,7 @@ struct cusemu_control {
 	dev_t dev;
 	ino_t ino;
 	GPtrArray *connections;
+	guint64 accepted;
 };
 
 enum request_kind { REQUEST_LIST, REQUEST_STATS, REQUEST_RESET };
@@ -561,12 +568,15 @@ static void send_and_close(int fd, const char *text)
 	close(fd);
 }
 
-static void connection_new(struct cusemu_control *control, int fd)
+static void connection_new(struct cusemu_control *control, int fd,
+			   uid_t uid)
 {
 	struct connection *c = g_new0(struct connection, 1);
 
 	c->control = control;
 	c->fd = fd;
+	c->uid = uid;
+	c->seq = ++control->accepted;
 	c->request = g_string_new(NULL);
 	c->answer = g_string_new(NULL);
 	g_ptr_array_add(control->connections, c);
@@ -576,6 +586,43 @@ static void connection_new(struct cusemu_control *control, int fd)
 
 static gboolean on_incoming(int fd, GIOCondition condition,
 			    gpointer user_data);
+
+static const char busy[] =
+	"error: busy: too many control connections; try again\n";
+
+/* Worth less the lower: silent others, others, silent root, root. */
+static int slot_rank(const struct connection *c)
+{
+	/* Still reading its request: nothing said yet is answered. */
+	gboolean silent = c->watch && !c->answer->len;
+
+	return (c->uid == 0) * 2 + !silent;
+}
+
+/*
+ * Root came to a full table: the connection of lowest rank, the oldest
+ * of those, is told busy and closed (cusemuctl tries again) to make room.
+ */
+static void make_room_for_root(struct cusemu_control *control)
+{
+	struct connection *out = NULL;
+
+	for (guint i = 0; i < control->connections->len; i++) {
+		struct connection *c = control->connections->pdata[i];
+
+		if (!out || slot_rank(c) < slot_rank(out) ||
+		    (slot_rank(c) == slot_rank(out) && c->seq < out->seq))
+			out = c;
+	}
+	if (!out)
+		return;
+	g_debug("control: uid %u's connection gives its slot to root",
+		(unsigned int)out->uid);
+	if (send(out->fd, busy, strlen(busy), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+		g_debug("control: telling a connection it is busy: %s",
+			g_strerror(errno));
+	connection_free(out);
+}
 
 static gboolean on_accept_pause_over(gpointer user_data)
 {
@@ -589,8 +636,6 @@ static gboolean on_accept_pause_over(gpointer user_data)
 
 static gboolean on_incoming(int fd, GIOCondition condition, gpointer user_data)
 {
-	static const char busy[] =
-		"error: busy: too many control connections; try again\n";
 	struct cusemu_control *control = user_data;
 	int conn = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	struct ucred cred;
@@ -618,10 +663,13 @@ static gboolean on_incoming(int fd, GIOCondition condition, gpointer user_data)
 	}
 	if (control->connections->len >=
 	    MAX_CONNECTIONS + (cred.uid == 0 ? ROOT_CONNECTIONS : 0)) {
-		send_and_close(conn, busy);
-		return G_SOURCE_CONTINUE;
+		if (cred.uid != 0) {
+			send_and_close(conn, busy);
+			return G_SOURCE_CONTINUE;
+		}
+		make_room_for_root(control);
 	}
-	connection_new(control, conn);
+	connection_new(control, conn, cred.uid);
 	return G_SOURCE_CONTINUE;
 }
 

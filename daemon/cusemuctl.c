@@ -298,11 +298,9 @@ static gboolean receive_all(int fd, GString *answer)
 	}
 }
 
-/*
- * Send one request and read the whole answer. Failing to talk to the
- * daemon is said here; an answer starting with "error: " is the caller's.
- */
-static int exchange(const char *path, const char *request, GString *answer)
+/* One request and its answer, as exchange(). */
+static int exchange_once(const char *path, const char *request,
+			 GString *answer)
 {
 	g_autofree char *line = g_strconcat(request, "\n", NULL);
 	autoclose int fd = -1;
@@ -334,6 +332,34 @@ static int exchange(const char *path, const char *request, GString *answer)
 static gboolean is_error(const GString *answer)
 {
 	return g_str_has_prefix(answer->str, "error: ");
+}
+
+/*
+ * A daemon whose connections are all taken frees one within its request
+ * and answer deadlines (1 s, then 2 s for a peer that does not read): so
+ * long a busy daemon is asked again, a pause apart.
+ */
+#define BUSY_WAIT_MS 3500
+#define BUSY_PAUSE_MS 100
+
+/*
+ * Send one request and read the whole answer. Failing to talk to the
+ * daemon is said here; an answer starting with "error: " is the caller's.
+ */
+static int exchange(const char *path, const char *request, GString *answer)
+{
+	gint64 end = g_get_monotonic_time() + BUSY_WAIT_MS * 1000;
+
+	for (;;) {
+		int ret = exchange_once(path, request, answer);
+
+		if (ret != EXIT_SUCCESS ||
+		    !g_str_has_prefix(answer->str, "error: busy: ") ||
+		    g_get_monotonic_time() >= end)
+			return ret;
+		g_string_truncate(answer, 0);
+		g_usleep(BUSY_PAUSE_MS * 1000);
+	}
 }
 
 /* The daemon's error answer, as "cusemuctl: PREFIX...". */
@@ -800,6 +826,40 @@ static char *trace_request(char **nodes, int n)
 	return g_string_free(g_steal_pointer(&request), FALSE);
 }
 
+/*
+ * The trace request sent on a connection of its own: fd, or -1 with *err
+ * as connect_daemon() sets it, or -errno when sending failed. A busy daemon's answer is read without
+ * taking it (it says so at once, as the header of a trace comes at once),
+ * and the daemon is asked again, as exchange() does.
+ */
+static int trace_connect(const char *path, const char *request, int *err)
+{
+	static const char busy[] = "error: busy: ";
+	gint64 end = g_get_monotonic_time() + BUSY_WAIT_MS * 1000;
+	char peek[sizeof(busy) - 1];
+
+	for (;;) {
+		autoclose int fd = connect_daemon(path, err);
+		ssize_t got;
+
+		if (fd < 0)
+			return -1;
+		/* A busy daemon may have closed already: its answer is there. */
+		if ((!send_all(fd, request, strlen(request)) ||
+		     !send_all(fd, "\n", 1)) &&
+		    errno != EPIPE && errno != ECONNRESET) {
+			*err = -errno;
+			return -1;
+		}
+		got = recv(fd, peek, sizeof(peek), MSG_PEEK | MSG_WAITALL);
+		if (got != (ssize_t)sizeof(peek) ||
+		    memcmp(peek, busy, sizeof(peek)) ||
+		    g_get_monotonic_time() >= end)
+			return g_steal_fd(&fd);
+		g_usleep(BUSY_PAUSE_MS * 1000);
+	}
+}
+
 static int run_trace(const char *path, char **nodes, int n)
 {
 	g_autoptr(GPtrArray) layouts = NULL;
@@ -813,15 +873,16 @@ static int run_trace(const char *path, char **nodes, int n)
 	request = trace_request(nodes, n);
 	if (!request)
 		return EXIT_FAILURE;
-	fd = connect_daemon(path, &err);
+	fd = trace_connect(path, request, &err);
+	if (fd < 0 && err > 0)
+		return fail_connect(path, err);
+	if (fd < 0 && !err)
+		return EXIT_FAILURE;	/* said already: a stranger answered */
 	if (fd < 0)
-		return err ? fail_connect(path, err) : EXIT_FAILURE;
+		return fail("sending to cusemud at %s: %s", path,
+			    g_strerror(-err));
 	/* Lines come when clients call: wait for them as long as it takes. */
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &forever, sizeof(forever));
-	if (!send_all(fd, request, strlen(request)) ||
-	    !send_all(fd, "\n", 1))
-		return fail("sending to cusemud at %s: %s", path,
-			    g_strerror(errno));
 	return print_trace(fd, path, layouts);
 }
 

@@ -1981,6 +1981,11 @@ int main(int argc, char **argv)
 	setlocale(LC_ALL, "");
 	setlocale(LC_NUMERIC, "C");
 	g_log_set_writer_func(log_writer, NULL, NULL);
+#ifdef CUSEMUD_TEST
+	/* cusemud-test, never installed: the tests' own models directory. */
+	if (g_getenv("CUSEMUD_TEST_MODELS_DIR"))
+		cusemu_models_dir = g_getenv("CUSEMUD_TEST_MODELS_DIR");
+#endif
 	d.devices = g_ptr_array_new();
 	d.sessions = g_ptr_array_new();
 	if (!parse_options(&argc, &argv, &o, &usage, &error))

@@ -145,13 +145,11 @@ static void put_instance(struct cusemu_node *n, struct cusemu_device *dev)
 		cusemu_device_free(dev);
 }
 
-/* A positive errno the kernel accepts; anything else is a model bug. */
-static int reply_errno(long result)
+/* The errno of rec's reply for result, one the kernel takes (call.h). */
+static int reply_errno(const struct cusemu_op_record *rec, long result)
 {
-	if (result < 0 && result > -4096)
-		return (int)-result;
-	g_warning("handler returned %ld, not a -errno; replying EIO", result);
-	return EIO;
+	return cusemu_reply_errno(result, rec->dev->name,
+				  cusemu_op_name(rec->op));
 }
 
 static unsigned int home_slot(pid_t tid)
@@ -516,7 +514,7 @@ void cusemu_node_ioctl(struct cusemu_node *n, fuse_req_t req, unsigned int cmd,
 		reply_retry(req, of, &call);
 		break;
 	case CUSEMU_CALL_ERROR:
-		call.stats.error = reply_errno(result);
+		call.stats.error = reply_errno(&rec, result);
 		fuse_reply_err(req, call.stats.error);
 		break;
 	case CUSEMU_CALL_REPLY:
@@ -551,7 +549,7 @@ void cusemu_node_open(struct cusemu_node *n, fuse_req_t req,
 		err = -EIO;
 	if (err) {
 		g_free(of);
-		rec.error = reply_errno(err);
+		rec.error = reply_errno(&rec, err);
 		fuse_reply_err(req, rec.error);
 		cusemu_op_done(&rec);
 		put_instance(n, dev);
@@ -643,7 +641,7 @@ void cusemu_node_read(struct cusemu_node *n, fuse_req_t req, size_t size,
 		ret = -EIO;
 	request_end(req, &r);
 	if (ret < 0) {
-		rec.error = reply_errno(ret);
+		rec.error = reply_errno(&rec, ret);
 		fuse_reply_err(req, rec.error);
 	} else {
 		rec.result = (long)MIN((size_t)ret, size);
@@ -674,7 +672,7 @@ void cusemu_node_write(struct cusemu_node *n, fuse_req_t req, const char *buf,
 		ret = -EIO;
 	request_end(req, &r);
 	if (ret < 0) {
-		rec.error = reply_errno(ret);
+		rec.error = reply_errno(&rec, ret);
 		fuse_reply_err(req, rec.error);
 	} else {
 		rec.result = (long)MIN((size_t)ret, size);

@@ -24,7 +24,7 @@
 #include "oops.h"
 #include "plugin.h"
 
-const char cusemu_models_dir[] = CUSEMU_MODELS_DIR;
+const char *cusemu_models_dir = CUSEMU_MODELS_DIR;
 
 /* One load of a plugin file; never unloaded, since code of it may run. */
 struct plugin_file {
@@ -43,6 +43,12 @@ struct loaded {
 };
 
 static GArray *loaded;		/* struct loaded, in load order */
+/*
+ * NAME.so of the models directory, by NAME, once tried: the GError of its
+ * refusal, or NULL when it loaded. A file is tried once, so that its
+ * constructors run once and a second look says what the first found.
+ */
+static GHashTable *models_dir_tried;
 
 static const struct loaded *find_loaded(const char *name)
 {
@@ -225,6 +231,20 @@ static gboolean check_model(const char *path,
 	return TRUE;
 }
 
+/* Model i of a plugin's list has a name none before it has. */
+static gboolean check_siblings(const char *path,
+			       const struct cusemu_device_model *const *models,
+			       unsigned int i, GError **error)
+{
+	for (unsigned int j = 0; j < i; j++)
+		if (!strcmp(models[j]->name, models[i]->name))
+			return refuse(error, path,
+				      "it has two models named '%s'; rename "
+				      "one of them",
+				      models[i]->name);
+	return TRUE;
+}
+
 /*
  * Open a plugin under the loader name as (path as the user gave it, for
  * messages), with its checks; the module and its entry symbol.
@@ -266,7 +286,8 @@ static GModule *open_plugin(const char *path, const char *as,
 	for (unsigned int i = 0; (*plugin)->models && (*plugin)->models[i];
 	     i++) {
 		if (!check_model(path, (*plugin)->models[i], reloading,
-				 error)) {
+				 error) ||
+		    !check_siblings(path, (*plugin)->models, i, error)) {
 			g_module_close(module);
 			return NULL;
 		}
@@ -643,11 +664,31 @@ cusemu_plugin_reload(const struct cusemu_device_model *m, GError **error)
 	return NULL;
 }
 
+/* Load NAME.so of the models directory, once: the refusal, or NULL. */
+static const GError *try_models_dir(const char *name, const char *file)
+{
+	GError *refused = NULL;
+	gpointer was;
+
+	if (!models_dir_tried)
+		models_dir_tried = g_hash_table_new_full(
+			g_str_hash, g_str_equal, g_free,
+			(GDestroyNotify)g_error_free);
+	if (g_hash_table_lookup_extended(models_dir_tried, name, NULL, &was))
+		return was;
+	if (cusemu_plugin_load(file, &refused) && !find_loaded(name))
+		g_set_error(&refused, G_FILE_ERROR, G_FILE_ERROR_NOENT,
+			    "%s holds no model named '%s'", file, name);
+	g_hash_table_insert(models_dir_tried, g_strdup(name), refused);
+	return refused;
+}
+
 const struct cusemu_device_model *cusemu_plugin_find(const char *name,
 						     GError **error)
 {
 	const struct loaded *l = find_loaded(name);
 	g_autofree char *file = NULL;
+	const GError *refused;
 
 	if (l)
 		return l->model;
@@ -657,12 +698,13 @@ const struct cusemu_device_model *cusemu_plugin_find(const char *name,
 	file = g_strdup_printf("%s/%s.so", cusemu_models_dir, name);
 	if (access(file, F_OK) < 0)
 		return NULL;
-	if (!cusemu_plugin_load(file, error))
+	refused = try_models_dir(name, file);
+	if (refused) {
+		if (error)
+			*error = g_error_copy(refused);
 		return NULL;
+	}
 	l = find_loaded(name);
-	if (!l)
-		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
-			    "%s holds no model named '%s'", file, name);
 	return l ? l->model : NULL;
 }
 

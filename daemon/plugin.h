@@ -12,8 +12,11 @@
 
 #include "cusemu/device.h"
 
-/* Where the installed models live (libdir/cusemu-1/models). */
-extern const char cusemu_models_dir[];
+/*
+ * Where the installed models live (libdir/cusemu-1/models); cusemud-test
+ * alone, never installed, may point it elsewhere for the tests.
+ */
+extern const char *cusemu_models_dir;
 
 /* Load the models of the plugin at path; FALSE and why on a refusal. */
 gboolean cusemu_plugin_load(const char *path, GError **error);

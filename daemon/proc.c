@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,8 +43,15 @@ struct proc_request {
 	int32_t pid;
 	uint32_t arg;
 	uint32_t seq;		/* echoed in the answer */
-	char path[64];		/* PROC_FD_OF: a node, "/dev/NAME" */
+	/*
+	 * PROC_FD_OF: a node or a file of a FUSE mount, any path the kernel
+	 * gives; sent up to its NUL, the other ops without it.
+	 */
+	char path[PATH_MAX];
 };
+
+/* The bytes of rq that are sent: the path only as long as it is. */
+#define PROC_REQUEST_HEAD offsetof(struct proc_request, path)
 
 struct proc_answer {
 	uint32_t seq;
@@ -146,9 +154,10 @@ static int receive(uint32_t seq, gint64 deadline, int32_t *value)
 }
 
 /* One query to the helper; -EIO once it is gone (never /proc here). */
-static int ask(const struct proc_request *query, int deadline_ms)
+static int ask(struct proc_request *rq, int deadline_ms)
 {
-	struct proc_request rq = *query;
+	size_t len = PROC_REQUEST_HEAD +
+		     (rq->op == PROC_FD_OF ? strlen(rq->path) + 1 : 0);
 	int32_t answer = -EIO;
 	int err;
 
@@ -162,13 +171,12 @@ static int ask(const struct proc_request *query, int deadline_ms)
 		}
 		helper_stalled = false;
 	}
-	rq.seq = ++helper_seq;
-	if (send(helper_sock, &rq, sizeof(rq), MSG_NOSIGNAL) !=
-	    (ssize_t)sizeof(rq)) {
+	rq->seq = ++helper_seq;
+	if (send(helper_sock, rq, len, MSG_NOSIGNAL) != (ssize_t)len) {
 		g_mutex_unlock(&helper_lock);
 		return -EIO;
 	}
-	err = receive(rq.seq, deadline_ms < 0 ? G_MAXINT64
+	err = receive(rq->seq, deadline_ms < 0 ? G_MAXINT64
 					      : g_get_monotonic_time() +
 						deadline_ms * G_TIME_SPAN_MILLISECOND,
 		      &answer);
@@ -176,7 +184,7 @@ static int ask(const struct proc_request *query, int deadline_ms)
 		helper_stalled = true;
 		g_message("/proc helper: no answer about pid %d within %d ms "
 			  "(a stalled file system?); taken as unknown",
-			  (int)rq.pid, deadline_ms);
+			  (int)rq->pid, deadline_ms);
 	}
 	g_mutex_unlock(&helper_lock);
 	return err ? err : answer;
@@ -184,10 +192,11 @@ static int ask(const struct proc_request *query, int deadline_ms)
 
 int cusemu_proc_elf_class(pid_t pid)
 {
+	struct proc_request rq = { .op = PROC_ELF_CLASS, .pid = pid };
+
 	if (helper_sock < 0)
 		return read_elf_class(pid);
-	return ask(&(struct proc_request){ .op = PROC_ELF_CLASS, .pid = pid },
-		   PROC_DEADLINE_MS);
+	return ask(&rq, PROC_DEADLINE_MS);
 }
 
 int cusemu_proc_fd_of(pid_t pid, const char *path)
@@ -233,8 +242,10 @@ int cusemu_proc_seal(uint32_t arg)
 {
 	if (helper_sock < 0)
 		return -ENOTCONN;
+	struct proc_request rq = { .op = PROC_SEAL, .arg = arg };
+
 	/* Sealing waits as long as it takes: it is no client's question. */
-	return ask(&(struct proc_request){ .op = PROC_SEAL, .arg = arg }, -1);
+	return ask(&rq, -1);
 }
 
 void cusemu_proc_serve(int sock, int (*seal)(uint32_t arg))
@@ -250,15 +261,19 @@ void cusemu_proc_serve(int sock, int (*seal)(uint32_t arg))
 			continue;
 		if (n <= 0)
 			_exit(0);	/* the daemon is gone */
-		if (n != (ssize_t)sizeof(rq)) {
+		if (n < (ssize_t)PROC_REQUEST_HEAD) {
 			answer = -EINVAL;
 		} else if (rq.op == PROC_SEAL) {
 			answer = seal(rq.arg);
 		} else if (rq.op == PROC_ELF_CLASS) {
 			answer = read_elf_class(rq.pid);
 		} else if (rq.op == PROC_FD_OF) {
-			rq.path[sizeof(rq.path) - 1] = '\0';
-			answer = read_fd_of(rq.pid, rq.path);
+			/* A path, NUL and all, or nothing. */
+			if (n == (ssize_t)PROC_REQUEST_HEAD ||
+			    rq.path[n - PROC_REQUEST_HEAD - 1] != '\0')
+				answer = -EINVAL;
+			else
+				answer = read_fd_of(rq.pid, rq.path);
 		} else {
 			answer = -EINVAL;
 		}

@@ -39,7 +39,7 @@ struct fake_cuse {
 };
 
 enum reply_kind {
-	REPLY_NONE, REPLY_ERR, REPLY_OPEN, REPLY_IOCTL, REPLY_RETRY,
+	REPLY_NONE, REPLY_REFUSED, REPLY_ERR, REPLY_OPEN, REPLY_IOCTL, REPLY_RETRY,
 	REPLY_BUF, REPLY_WRITE,
 };
 
@@ -121,8 +121,16 @@ void fuse_req_interrupt_func(fuse_req_t req, fuse_interrupt_func_t func,
 {
 }
 
+/*
+ * fuse_dev_do_write() refuses an error outside 0 to 511 (EINVAL to the
+ * daemon), and the request stays unanswered.
+ */
 int fuse_reply_err(fuse_req_t req, int err)
 {
+	if (err < 0 || err > 511) {
+		req->kind = REPLY_REFUSED;
+		return -EINVAL;
+	}
 	req->kind = REPLY_ERR;
 	req->error = err;
 	return 0;
@@ -235,6 +243,8 @@ int fake_cuse_open(struct fake_cuse *fc, pid_t pid)
 	memset(&fc->files[fh], 0, sizeof(fc->files[fh]));
 	fc->files[fh].flags = O_RDWR;
 	fc->se.ops->open(&req, &fc->files[fh]);
+	if (req.kind == REPLY_REFUSED)
+		return FAKE_UNANSWERED;
 	if (req.kind == REPLY_ERR)
 		return -req.error;
 	g_assert_cmpint(req.kind, ==, REPLY_OPEN);
@@ -256,6 +266,8 @@ ssize_t fake_cuse_read(struct fake_cuse *fc, int fh, void *buf, size_t size)
 	struct fuse_req req = { .se = &fc->se };
 
 	fc->se.ops->read(&req, size, 0, &fc->files[fh]);
+	if (req.kind == REPLY_REFUSED)
+		return FAKE_UNANSWERED;
 	if (req.kind == REPLY_ERR)
 		return -req.error;
 	g_assert_cmpint(req.kind, ==, REPLY_BUF);
@@ -272,6 +284,8 @@ ssize_t fake_cuse_write(struct fake_cuse *fc, int fh, const void *buf,
 	struct fuse_req req = { .se = &fc->se };
 
 	fc->se.ops->write(&req, buf, size, 0, &fc->files[fh]);
+	if (req.kind == REPLY_REFUSED)
+		return FAKE_UNANSWERED;
 	if (req.kind == REPLY_ERR)
 		return -req.error;
 	g_assert_cmpint(req.kind, ==, REPLY_WRITE);
@@ -318,6 +332,9 @@ void fake_cuse_request(struct fake_cuse *fc, int fh, pid_t tid,
 	case REPLY_RETRY:
 		reply->kind = FAKE_REPLY_RETRY;
 		break;
+	case REPLY_REFUSED:
+		reply->kind = FAKE_REPLY_REFUSED;
+		break;
 	default:
 		g_error("the daemon did not answer ioctl %08x", cmd);
 	}
@@ -357,6 +374,8 @@ long fake_cuse_ioctl(struct fake_cuse *fc, int fh, struct fake_client *c,
 			if (err)
 				return err;
 			continue;
+		case FAKE_REPLY_REFUSED:
+			return FAKE_UNANSWERED;
 		case FAKE_REPLY_ERR:
 			/* fs/fuse turns ENOSYS into ENOTTY. */
 			return reply.error == ENOSYS ? -ENOTTY : -reply.error;

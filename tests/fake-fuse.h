@@ -42,7 +42,10 @@ ssize_t fake_cuse_write(struct fake_cuse *fc, int fh, const void *buf,
 
 /* The daemon's answer to one request. */
 struct fake_reply {
-	enum { FAKE_REPLY_ERR, FAKE_REPLY_IOCTL, FAKE_REPLY_RETRY } kind;
+	enum {
+		FAKE_REPLY_ERR, FAKE_REPLY_IOCTL, FAKE_REPLY_RETRY,
+		FAKE_REPLY_REFUSED,	/* the kernel refused it */
+	} kind;
 	int error;		/* FAKE_REPLY_ERR: a positive errno */
 	int result;		/* FAKE_REPLY_IOCTL: the result... */
 	const void *buf;	/* ...and the bytes to copy out, size of them */

@@ -105,11 +105,12 @@ long fake_ioctl(struct fake_client *c, struct cusemu_device *dev,
 				goto done;
 			continue;
 		case CUSEMU_CALL_ERROR:
+			if (ret < -511)
+				ret = FAKE_UNANSWERED;
 			goto done;
 		case CUSEMU_CALL_REPLY:
 			err = fake_scatter(c, &call.out, out_buf, call.out_used);
-			if (err)
-				ret = err;
+			ret = err ? err : (int)ret;
 			goto done;
 		}
 	}

@@ -7,6 +7,7 @@
 #ifndef CUSEMU_FAKE_KERNEL_H
 #define CUSEMU_FAKE_KERNEL_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -14,6 +15,13 @@
 #include <glib.h>
 
 #include "call.h"
+
+/*
+ * What a call of the fakes returns when the kernel refused the daemon's
+ * reply (fuse_dev_do_write() takes errors 1 to 511 only): the client would
+ * wait for ever.
+ */
+#define FAKE_UNANSWERED INT_MIN
 
 /* The calling process's memory: [base, base + size). */
 struct fake_client {
@@ -48,7 +56,8 @@ struct cusemu_device *fake_device_new(const char *arg);
 void fake_device_free(struct cusemu_device *dev);
 
 /*
- * ioctl(2) as the client sees it: the result or -errno. *round_trips counts
+ * ioctl(2) as the client sees it: the result (an int in the reply) or
+ * -errno, or FAKE_UNANSWERED. *round_trips counts
  * the requests the daemon answered with a retry.
  */
 long fake_ioctl(struct fake_client *c, struct cusemu_device *dev,

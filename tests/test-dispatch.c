@@ -4,6 +4,7 @@
  * kernel (no CUSE): the fioc model in both ABIs, round trips, limits and
  * bad pointers.
  */
+#include <limits.h>
 #include <string.h>
 
 #include <glib.h>
@@ -548,6 +549,86 @@ static void test_chain_contract(struct fixture *f, gconstpointer data)
 	g_assert_cmpuint(chain_runs, ==, 1);
 }
 
+/* ---- results no reply can carry as they are ---- */
+
+/* The command's number picks what the handler returns. */
+#define RESULT_IOC(n) _IO('R', (n))
+
+static const long results[] = {
+	-512, -513, -514, -516,	/* ERESTARTSYS and its kin */
+	-511, -515 /* ENOIOCTLCMD: ENOTTY in modern */, -4095, -4096, -100000,
+	LONG_MIN,
+	INT_MAX, (long)INT_MAX + 1, 0x100000000L, LONG_MAX,
+};
+
+static long result_ioc(struct cusemu_device *dev, struct cusemu_file *file,
+		       unsigned int cmd, unsigned long arg)
+{
+	return results[_IOC_NR(cmd)];
+}
+
+#define RESULT_ROW(n) CUSEMU_IOCTL_NONE(RESULT_IOC(n), result_ioc)
+#define RESULT_COMPAT(n) CUSEMU_COMPAT_SAME(RESULT_IOC(n))
+
+static const struct cusemu_ioctl result_native[] = {
+	RESULT_ROW(0), RESULT_ROW(1), RESULT_ROW(2), RESULT_ROW(3),
+	RESULT_ROW(4), RESULT_ROW(5), RESULT_ROW(6), RESULT_ROW(7),
+	RESULT_ROW(8), RESULT_ROW(9), RESULT_ROW(10), RESULT_ROW(11),
+	RESULT_ROW(12), RESULT_ROW(13),
+	CUSEMU_IOCTL_END
+};
+
+static const struct cusemu_ioctl result_compat[] = {
+	RESULT_COMPAT(0), RESULT_COMPAT(1), RESULT_COMPAT(2),
+	RESULT_COMPAT(3), RESULT_COMPAT(4), RESULT_COMPAT(5),
+	RESULT_COMPAT(6), RESULT_COMPAT(7), RESULT_COMPAT(8),
+	RESULT_COMPAT(9), RESULT_COMPAT(10), RESULT_COMPAT(11),
+	RESULT_COMPAT(12), RESULT_COMPAT(13),
+	CUSEMU_IOCTL_END
+};
+
+static const struct cusemu_device_model result_model = {
+	.name = "result",
+	.node_prefix = "result",
+	.native_table = result_native,
+	.compat_table = result_compat,
+};
+
+static void setup_result(struct fixture *f, gconstpointer data)
+{
+	setup(f, &result_model, "result", GPOINTER_TO_INT(data));
+}
+
+/*
+ * A result the kernel would refuse in a reply (an errno above 511: the
+ * client would never be answered) or cut to an int (0x100000000 would
+ * read as 0) reaches the caller as the kernel has it for a driver:
+ * ERESTARTSYS and its kin as EINTR, the rest as EIO with a log line that
+ * names the command.
+ */
+static void test_result_range(struct fixture *f, gconstpointer data)
+{
+	static const long want[G_N_ELEMENTS(results)] = {
+		-EINTR, -EINTR, -EINTR, -EINTR,
+		-511, -ENOTTY, -EIO, -EIO, -EIO, -EIO,
+		INT_MAX, -EIO, -EIO, -EIO,
+	};
+	unsigned int rt;
+
+	G_STATIC_ASSERT(G_N_ELEMENTS(result_native) ==
+			G_N_ELEMENTS(results) + 1);
+	for (unsigned int i = 0; i < G_N_ELEMENTS(results); i++) {
+		if (want[i] == -EIO)
+			g_test_expect_message(
+				"cusemu-call", G_LOG_LEVEL_WARNING,
+				"result0: RESULT_IOC(*) returned *; the caller "
+				"gets EIO");
+		g_assert_cmpint(do_ioctl(f, RESULT_IOC(i), 0, &rt), ==,
+				want[i]);
+		g_test_assert_expected_messages();
+	}
+}
+
 #define ADD(name, setup_fn, fn) \
 	g_test_add(name, struct fixture, NULL, setup_fn, fn, teardown)
 
@@ -595,5 +676,11 @@ int main(int argc, char **argv)
 		g_test_add(bad, struct fixture, GINT_TO_POINTER(compat),
 			   setup_chain, test_chain_contract, teardown);
 	}
+	g_test_add("/result/native/out-of-range", struct fixture,
+		   GINT_TO_POINTER(0), setup_result, test_result_range,
+		   teardown);
+	g_test_add("/result/compat/out-of-range", struct fixture,
+		   GINT_TO_POINTER(1), setup_result, test_result_range,
+		   teardown);
 	return g_test_run();
 }

@@ -7,6 +7,8 @@
  */
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -17,6 +19,7 @@
 #include <unistd.h>
 
 #include <glib.h>
+#include <glib/gstdio.h>
 #include <seccomp.h>
 
 #include "proc.h"
@@ -67,25 +70,13 @@ static int seal_nothing(uint32_t arg)
 	return 0;
 }
 
-/*
- * A helper that stops answering, as one stuck reading the program of a
- * client on a stalled file system (here stopped with SIGSTOP): the
- * question waits out the deadline and is unknown, the next ones are
- * unknown at once rather than queueing behind it, and once the helper
- * answers again (its late answer dropped), so do they.
- */
-static void test_helper_deadline(void)
+/* A /proc helper in a child, asked from now on; its pid, its socket in
+ * *sock. */
+static pid_t fork_proc_helper(int *sock)
 {
-	int sv[2], status;
+	int sv[2];
 	pid_t helper;
-	gint64 t;
-	int got;
 
-	if (!g_test_subprocess()) {
-		g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
-		g_test_trap_assert_passed();
-		return;
-	}
 	g_assert_cmpint(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0,
 				   sv), ==, 0);
 	helper = fork();
@@ -96,6 +87,30 @@ static void test_helper_deadline(void)
 	}
 	close(sv[1]);
 	cusemu_proc_use_helper(sv[0]);
+	*sock = sv[0];
+	return helper;
+}
+
+/*
+ * A helper that stops answering, as one stuck reading the program of a
+ * client on a stalled file system (here stopped with SIGSTOP): the
+ * question waits out the deadline and is unknown, the next ones are
+ * unknown at once rather than queueing behind it, and once the helper
+ * answers again (its late answer dropped), so do they.
+ */
+static void test_helper_deadline(void)
+{
+	int sock, status;
+	pid_t helper;
+	gint64 t;
+	int got;
+
+	if (!g_test_subprocess()) {
+		g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+		g_test_trap_assert_passed();
+		return;
+	}
+	helper = fork_proc_helper(&sock);
 	g_assert_cmpint(cusemu_proc_elf_class(getpid()), ==,
 			sizeof(long) == 8 ? ELFCLASS64 : ELFCLASS32);
 
@@ -118,7 +133,79 @@ static void test_helper_deadline(void)
 		g_usleep(20 * 1000);
 	}
 	g_assert_cmpint(got, ==, sizeof(long) == 8 ? ELFCLASS64 : ELFCLASS32);
-	close(sv[0]);
+	close(sock);
+	g_assert_cmpint(waitpid(helper, &status, 0), ==, helper);
+}
+
+/*
+ * A file at a path of length bytes under the temporary directory, made of
+ * directories of 200-byte names; its descriptor, its path in *path.
+ */
+static int open_deep(size_t length, char **path)
+{
+	g_autofree char *top = g_dir_make_tmp("cusemu-deep-XXXXXX", NULL);
+	GString *p = g_string_new(top);
+	int fd;
+
+	g_assert_nonnull(top);
+	while (p->len + 1 + 200 < length) {
+		g_string_append_c(p, '/');
+		for (int i = 0; i < 200; i++)
+			g_string_append_c(p, 'd');
+		g_assert_cmpint(g_mkdir(p->str, 0700), ==, 0);
+	}
+	g_string_append_c(p, '/');
+	while (p->len < length)
+		g_string_append_c(p, 'f');
+	fd = open(p->str, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	g_assert_cmpint(fd, >=, 0);
+	*path = g_string_free(p, FALSE);
+	return fd;
+}
+
+/* Take away what open_deep() made, from the file up to its top. */
+static void remove_deep(char *path)
+{
+	size_t top = strlen(g_get_tmp_dir()) + strlen("/cusemu-deep-XXXXXX");
+	char *slash;
+
+	g_assert_cmpint(g_unlink(path), ==, 0);
+	while ((slash = strrchr(path, '/')) && (size_t)(slash - path) >= top) {
+		*slash = '\0';
+		g_assert_cmpint(g_rmdir(path), ==, 0);
+	}
+}
+
+/*
+ * The helper finds a client's descriptor for a path of any length the
+ * kernel gives: a node, or a file on a FUSE mount deep in a tree (the
+ * ioctl32 log line names its fd).
+ */
+static void test_helper_long_path(void)
+{
+	static const size_t lengths[] = { 63, 64, 300, PATH_MAX - 1 };
+	int sock, status;
+	pid_t helper;
+
+	if (!g_test_subprocess()) {
+		g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+		g_test_trap_assert_passed();
+		return;
+	}
+	helper = fork_proc_helper(&sock);
+	for (unsigned int i = 0; i < G_N_ELEMENTS(lengths); i++) {
+		g_autofree char *path = NULL;
+		int fd;
+
+		if (strlen(g_get_tmp_dir()) + 40 > lengths[i])
+			continue;
+		fd = open_deep(lengths[i], &path);
+		g_assert_cmpuint(strlen(path), ==, lengths[i]);
+		g_assert_cmpint(cusemu_proc_fd_of(getpid(), path), ==, fd);
+		close(fd);
+		remove_deep(path);
+	}
+	close(sock);
 	g_assert_cmpint(waitpid(helper, &status, 0), ==, helper);
 }
 
@@ -404,8 +491,10 @@ static void assert_status(pid_t pid, const char *field, const char *value)
 static void assert_helper(const struct cusemu_sandbox *sb,
 			  const char *seccomp)
 {
-	g_autofree char *name = NULL;
-	int fd = g_file_open_tmp("cusemu-sandbox-XXXXXX", &name, NULL);
+	/* In /tmp: the caller may have become another user, whom $TMPDIR
+	 * (a package build's, in its tree) does not let in. */
+	g_autofree char *name = g_strdup("/tmp/cusemu-sandbox-XXXXXX");
+	int fd = g_mkstemp(name);
 
 	g_assert_cmpint(fd, >=, 0);
 	assert_status(sb->helper_pid, "Name", "cusemud-proc");
@@ -539,6 +628,7 @@ int main(int argc, char **argv)
 	g_test_init(&argc, &argv, NULL);
 	g_test_add_func("/sandbox/seccomp-modes", test_seccomp_modes);
 	g_test_add_func("/sandbox/helper-deadline", test_helper_deadline);
+	g_test_add_func("/sandbox/helper-long-path", test_helper_long_path);
 	g_test_add_func("/sandbox/rules", test_rules);
 	g_test_add_func("/sandbox/readme-table", test_readme_table);
 	g_test_add_func("/sandbox/caps-every-thread", test_caps_every_thread);

@@ -6,6 +6,7 @@
  * runs real clients on real nodes (client-tests/).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -494,6 +495,131 @@ static void test_greedy_read_write(void)
 	teardown(&f);
 }
 
+/* ---- a model whose every callback returns one chosen value ---- */
+
+#define WILD_IOC _IO('W', 1)
+
+static long wild_result;
+
+static int wild_open(struct cusemu_device *dev, struct cusemu_file *file)
+{
+	return (int)wild_result;
+}
+
+static ssize_t wild_read(struct cusemu_device *dev, struct cusemu_file *file,
+			 char *buf, size_t size)
+{
+	return wild_result;
+}
+
+static ssize_t wild_write(struct cusemu_device *dev, struct cusemu_file *file,
+			  const char *buf, size_t size)
+{
+	return wild_result;
+}
+
+static long wild_ioc(struct cusemu_device *dev, struct cusemu_file *file,
+		     unsigned int cmd, unsigned long arg)
+{
+	return wild_result;
+}
+
+static const struct cusemu_ioctl wild_native[] = {
+	CUSEMU_IOCTL_NONE(WILD_IOC, wild_ioc),
+	CUSEMU_IOCTL_END
+};
+
+static const struct cusemu_ioctl wild_compat[] = {
+	CUSEMU_COMPAT_SAME(WILD_IOC),
+	CUSEMU_IOCTL_END
+};
+
+static const struct cusemu_device_model wild = {
+	.name = "wild",
+	.node_prefix = "wild",
+	.open = wild_open,
+	.read = wild_read,
+	.write = wild_write,
+	.native_table = wild_native,
+	.compat_table = wild_compat,
+};
+
+/* The errno a client gets for result, and whether a log line says why. */
+struct wild_case {
+	long result;
+	int error;
+	bool logged;
+};
+
+static const struct wild_case wild_cases[] = {
+	{ -512, EINTR, false },		/* ERESTARTSYS */
+	{ -513, EINTR, false },		/* ERESTARTNOINTR */
+	{ -514, EINTR, false },		/* ERESTARTNOHAND */
+	{ -516, EINTR, false },		/* ERESTART_RESTARTBLOCK */
+	{ -511, 511, false },
+	{ -600, EIO, true },
+	{ -4095, EIO, true },
+	{ -70000, EIO, true },
+};
+
+static void expect_wild_log(const struct wild_case *c, const char *what)
+{
+	g_autofree char *pattern = NULL;
+
+	if (!c->logged)
+		return;
+	pattern = g_strdup_printf("wild0: %s returned %ld, not an errno the "
+				  "kernel takes; the caller gets EIO",
+				  what, c->result);
+	g_test_expect_message("cusemu-call", G_LOG_LEVEL_WARNING, pattern);
+}
+
+/*
+ * A model's errno above 511 would be refused by the kernel, and its
+ * caller never answered (D state, deaf to SIGKILL): open, read, write and
+ * ioctl answer ERESTARTSYS and its kin with EINTR, the rest with EIO and a
+ * log line naming the device and the operation or command. An ioctl result
+ * above INT_MAX is refused the same way, where it read as 0.
+ */
+static void test_result_range(gconstpointer data)
+{
+	char buf[16] = { 0 };
+	struct fixture f;
+	unsigned int requests;
+
+	wild_result = 0;
+	setup_model(&f, &wild, "wild", GPOINTER_TO_INT(data));
+	for (unsigned int i = 0; i < G_N_ELEMENTS(wild_cases); i++) {
+		const struct wild_case *c = &wild_cases[i];
+
+		wild_result = c->result;
+		expect_wild_log(c, "open");
+		g_assert_cmpint(fake_cuse_open(f.cuse, PID), ==, -c->error);
+		expect_wild_log(c, "read");
+		g_assert_cmpint(fake_cuse_read(f.cuse, f.fh, buf, sizeof(buf)),
+				==, -c->error);
+		expect_wild_log(c, "write");
+		g_assert_cmpint(fake_cuse_write(f.cuse, f.fh, buf, sizeof(buf)),
+				==, -c->error);
+		expect_wild_log(c, "WILD_IOC");
+		g_assert_cmpint(do_ioctl(&f, PID, WILD_IOC, 0, &requests), ==,
+				-c->error);
+		g_test_assert_expected_messages();
+	}
+	wild_result = INT_MAX;
+	g_assert_cmpint(do_ioctl(&f, PID, WILD_IOC, 0, &requests), ==,
+			INT_MAX);
+	wild_result = 0x100000000L;
+	g_test_expect_message("cusemu-call", G_LOG_LEVEL_WARNING,
+			      "wild0: WILD_IOC returned 4294967296, more than "
+			      "an ioctl's int result holds; the caller gets "
+			      "EIO");
+	g_assert_cmpint(do_ioctl(&f, PID, WILD_IOC, 0, &requests), ==, -EIO);
+	g_test_assert_expected_messages();
+	wild_result = 0;
+	teardown(&f);
+}
+
 static void assert_json_has(struct cusemu_device *dev, const char *part)
 {
 	g_autoptr(GString) json = g_string_new(NULL);
@@ -710,6 +836,10 @@ int main(int argc, char **argv)
 			     test_greedy_wrap);
 	g_test_add_func("/transport/greedy/read-write", test_greedy_read_write);
 	g_test_add_func("/transport/operation-stats", test_operation_stats);
+	g_test_add_data_func("/transport/result-range/x86_64",
+			     GINT_TO_POINTER(0), test_result_range);
+	g_test_add_data_func("/transport/result-range/i386",
+			     GINT_TO_POINTER(1), test_result_range);
 	g_test_add_data_func("/transport/trace/x86_64", GINT_TO_POINTER(0),
 			     test_trace_lines);
 	g_test_add_data_func("/transport/trace/i386", GINT_TO_POINTER(1),

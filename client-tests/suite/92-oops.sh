@@ -5,7 +5,9 @@
 # the faulting function with file:line; fioc and rtc then answer
 # cuse_client and hwclock in both ABIs; cusemuctl list shows the taint;
 # the rebuilt plugin (buggy-fixed.so moved into place) comes back with
-# cusemuctl reload, and a file opened before gets ENODEV.
+# cusemuctl reload, and a file opened before gets ENODEV. A handler's result
+# no reply can carry (-ERESTARTSYS, an errno above 511) still answers its
+# caller, in both ABIs.
 # Sourced by client-tests/integration.
 
 oops_dir=$(mktemp -d /run/cusemu-oops.XXXXXX)
@@ -120,6 +122,16 @@ assert "buggy_null_deref" in [x for x in d["devices"] if x["name"] == "bug1"][0]
 		sh -c "test $status = 1 && grep -q 'not reloaded, it serves as before: plugin $oops_dir/buggy.so refused: not a shared object' '$work/reload.out'"
 	check "... and the device serves as before" \
 		grep -q '^info: 0 version=2' <("$buggy32" /dev/bug0 info)
+	# The kernel refuses a reply whose errno is above 511: its caller
+	# would wait in D state, deaf to SIGKILL.
+	for abi in 64 32; do
+		check "buggy-client-$abi: a handler's -ERESTARTSYS is answered EINTR" \
+			grep -q '^return: -1 EINTR' <(timeout 10 "$clients/buggy-client-$abi" /dev/bug0 return -512)
+		check "buggy-client-$abi: a handler's -600 is answered EIO" \
+			grep -q '^return: -1 EIO' <(timeout 10 "$clients/buggy-client-$abi" /dev/bug0 return -600)
+	done
+	check "... with a log line naming the device and the command" \
+		grep -q 'bug0: BUGGY_IOC_RETURN returned -600, not an errno the kernel takes; the caller gets EIO' "$work/oops.log"
 else
 	not_ok "cusemud serves fioc, rtc and the buggy plugin's devices"
 fi

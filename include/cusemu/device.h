@@ -29,7 +29,11 @@ struct cusemu_file;
 
 /*
  * One error convention for every callback of a model: >= 0 (0, or a count)
- * for success, -errno for failure, as in the kernel. Callbacks whose
+ * for success, -errno for failure, as in the kernel: -1 to -511, the errors
+ * a reply to the kernel carries. -ERESTARTSYS (512) and its kin reach the
+ * caller as EINTR (a FUSE server cannot restart a system call); any other
+ * value below -511, or an ioctl result above INT_MAX, as EIO with a
+ * warning in the log. Callbacks whose
  * failure a person reads (probe, sandboxed, control) also say why in words:
  * a message in *why (g_strdup'd; the daemon frees it) or appended to out.
  */

@@ -100,6 +100,16 @@ static long buggy_locked_null(struct cusemu_device *dev,
 	return buggy_null_deref(dev->priv);
 }
 
+static long buggy_return(struct cusemu_device *dev, struct cusemu_file *file,
+			 unsigned int cmd, unsigned long arg)
+{
+	__s32 value;
+
+	if (cusemu_get_user(value, arg))
+		return -EFAULT;
+	return value;
+}
+
 static const struct cusemu_ioctl buggy_native[] = {
 	CUSEMU_IOCTL_IOC(BUGGY_IOC_INFO, buggy_info),
 	CUSEMU_IOCTL_NONE(BUGGY_IOC_NULL, buggy_null),
@@ -107,6 +117,7 @@ static const struct cusemu_ioctl buggy_native[] = {
 	CUSEMU_IOCTL_IOC(BUGGY_IOC_DIV, buggy_div),
 	CUSEMU_IOCTL_IOC(BUGGY_IOC_SPIN, buggy_spin),
 	CUSEMU_IOCTL_NONE(BUGGY_IOC_LOCKED_NULL, buggy_locked_null),
+	CUSEMU_IOCTL_IOC(BUGGY_IOC_RETURN, buggy_return),
 	CUSEMU_IOCTL_END
 };
 

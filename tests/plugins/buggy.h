@@ -26,5 +26,8 @@ struct buggy_info {
 #define BUGGY_IOC_SPIN _IOW('B', 5, __u32)
 /* Takes the big lock, then dereferences NULL while holding it. */
 #define BUGGY_IOC_LOCKED_NULL _IO('B', 6)
+/* Returns the value given, as a driver might: -ERESTARTSYS (-512), an
+ * errno no reply can carry, anything. */
+#define BUGGY_IOC_RETURN _IOW('B', 7, __s32)
 
 #endif

@@ -2,10 +2,12 @@
 /*
  * Plugins for test-cli's refusals, one source built several ways: a good
  * one (models "plugtest" and "plugnap"), one without the entry symbol, one
- * built for another API version, and one whose model takes a built-in's
- * name.
+ * built for another API version, one whose model takes a built-in's
+ * name, and one with two models of one name.
  */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "cusemu/plugin.h"
 #include "cusemu/sched.h"
@@ -66,13 +68,24 @@ static const struct cusemu_ioctl plugnap_compat[] = {
 
 /* In every variant; the good one serves it. */
 __attribute__((unused)) static const struct cusemu_device_model plugnap_model = {
+#ifdef PLUGTEST_TWICE
+	.name = "plugtest",
+#else
 	.name = "plugnap",
+#endif
 	.summary = "a 2.6.11-era model from a plugin whose 32-bit command "
 		   "sleeps in the global ioctl32 table, for the tests",
 	.node_prefix = "plugnap",
 	.ioctl = plugnap_ioctl,
 	.compat_table = plugnap_compat,
 };
+
+/* Says so each time the loader runs the plugin's constructors, if asked. */
+__attribute__((constructor)) static void plugtest_constructor(void)
+{
+	if (getenv("PLUGTEST_SAY_LOADED"))
+		fputs("plugtest: constructor run\n", stderr);
+}
 
 #if defined(PLUGTEST_NO_SYMBOL)
 const struct cusemu_device_model *plugtest_models(void);
