@@ -26,8 +26,14 @@ struct buggy {
 	GThread *timer;
 };
 
+/*
+ * The bugs are the point: not for UndefinedBehaviorSanitizer to stop first
+ * (a build with sanitizers builds the plugin with them too).
+ */
+#define BUG __attribute__((noinline, no_sanitize("undefined")))
+
 /* Its own function, so that the report names it with file:line. */
-__attribute__((noinline)) static int buggy_null_deref(struct buggy *b)
+BUG static int buggy_null_deref(struct buggy *b)
 {
 #ifdef BUGGY_FIXED
 	(void)b;
@@ -64,8 +70,8 @@ static long buggy_abort(struct cusemu_device *dev, struct cusemu_file *file,
 	return 0;
 }
 
-static long buggy_div(struct cusemu_device *dev, struct cusemu_file *file,
-		      unsigned int cmd, unsigned long arg)
+BUG static long buggy_div(struct cusemu_device *dev, struct cusemu_file *file,
+			  unsigned int cmd, unsigned long arg)
 {
 	volatile __u32 by;
 	__u32 value;
