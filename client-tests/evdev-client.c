@@ -301,10 +301,12 @@ static void check_keymap(int fd)
 		pair[0] = want[i][0];
 		pair[1] = 0;
 		snprintf(desc, sizeof(desc),
-			 "EVIOCGKEYCODE of scancode %#x gives keycode %u",
-			 want[i][0], want[i][1]);
-		if (expect_ret(desc, ioctl(fd, EVIOCGKEYCODE, pair), 0))
-			report(pair[1] == want[i][1], desc, "got %u", pair[1]);
+			 "EVIOCGKEYCODE of scancode %#x returns 0", pair[0]);
+		if (!expect_ret(desc, ioctl(fd, EVIOCGKEYCODE, pair), 0))
+			continue;
+		snprintf(desc, sizeof(desc), "... and gives keycode %u",
+			 want[i][1]);
+		report(pair[1] == want[i][1], desc, "got %u", pair[1]);
 	}
 	if (expect_ret("EVIOCGKEYCODE_V2 of index 0xc8 returns 0",
 		       ioctl(fd, EVIOCGKEYCODE_V2, &ke), 0))
