@@ -281,31 +281,46 @@ static void check_grab(int fd, const char *node)
 	expect_ret("and released again", ioctl(fd, EVIOCGRAB, 0), 0);
 }
 
-/* The keyboard's keymap, atkbd's scancode set 2 (the profile's default). */
+/*
+ * The keyboard's keymap, atkbd's behind the i8042's translation (the
+ * profile's default): indexed by the XT scancodes a PC keyboard yields.
+ */
 static void check_keymap(int fd)
 {
-	unsigned int pair[2] = { 0x1c, 0 };
+	static const unsigned int want[][2] = {
+		{ 0x1e, KEY_A }, { 0x1c, KEY_ENTER }, { 0x3a, KEY_CAPSLOCK },
+	};
+	unsigned int pair[2];
 	struct input_keymap_entry ke = {
-		.flags = INPUT_KEYMAP_BY_INDEX, .index = 0x80 | 0x75,
+		.flags = INPUT_KEYMAP_BY_INDEX, .index = 0x80 | 0x48,
 	};
 
-	if (expect_ret("EVIOCGKEYCODE of scancode 0x1c returns 0",
-		       ioctl(fd, EVIOCGKEYCODE, pair), 0))
-		report(pair[1] == KEY_A, "... and gives KEY_A", "got %u",
-		       pair[1]);
-	if (expect_ret("EVIOCGKEYCODE_V2 of index 0xf5 returns 0",
+	for (unsigned int i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		char desc[64];
+
+		pair[0] = want[i][0];
+		pair[1] = 0;
+		snprintf(desc, sizeof(desc),
+			 "EVIOCGKEYCODE of scancode %#x returns 0", pair[0]);
+		if (!expect_ret(desc, ioctl(fd, EVIOCGKEYCODE, pair), 0))
+			continue;
+		snprintf(desc, sizeof(desc), "... and gives keycode %u",
+			 want[i][1]);
+		report(pair[1] == want[i][1], desc, "got %u", pair[1]);
+	}
+	if (expect_ret("EVIOCGKEYCODE_V2 of index 0xc8 returns 0",
 		       ioctl(fd, EVIOCGKEYCODE_V2, &ke), 0))
 		report(ke.keycode == KEY_UP && ke.len == 4,
 		       "... and gives KEY_UP with a 4-byte scancode",
 		       "got %u, len %u", ke.keycode, ke.len);
 	pair[0] = 0x60;
-	pair[1] = KEY_F13;
-	expect_ret("EVIOCSKEYCODE maps scancode 0x60 to KEY_F13",
+	pair[1] = KEY_F20;
+	expect_ret("EVIOCSKEYCODE maps scancode 0x60 to KEY_F20",
 		   ioctl(fd, EVIOCSKEYCODE, pair), 0);
 	pair[1] = 0;
 	if (expect_ret("EVIOCGKEYCODE of 0x60 returns 0",
 		       ioctl(fd, EVIOCGKEYCODE, pair), 0))
-		report(pair[1] == KEY_F13, "... and gives KEY_F13", "got %u",
+		report(pair[1] == KEY_F20, "... and gives KEY_F20", "got %u",
 		       pair[1]);
 	pair[1] = KEY_RESERVED;
 	expect_ret("EVIOCSKEYCODE maps it back to KEY_RESERVED",
@@ -317,6 +332,50 @@ static void check_keymap(int fd)
 		     "kernel's ENOSYS, through FUSE)",
 		     ioctl(fd, EVIOCSFF, &(struct ff_effect){ .type = FF_RUMBLE }),
 		     ENOTTY);
+}
+
+/*
+ * EVIOCSREP injects EV_REP REP_DELAY and REP_PERIOD: readers get the
+ * values asked with the next packet, and atkbd rounds the rates to the
+ * keyboard's own (300/40 to 500/42). A written autorepeat of a key that
+ * is not held is that packet here.
+ */
+static void check_rep(const char *node)
+{
+	int rep[2] = { 300, 40 };
+	struct input_event in[2] = {
+		{ .type = EV_KEY, .code = KEY_A, .value = 2 },
+		{ .type = EV_SYN, .code = SYN_REPORT },
+	};
+	struct input_event out[8];
+	struct pollfd pfd;
+	ssize_t n;
+	int fd = open_node(node, O_RDWR | O_NONBLOCK,
+			   "open a file for EVIOCSREP");
+
+	if (fd < 0)
+		return;
+	expect_ret("EVIOCSREP 300/40 returns 0", ioctl(fd, EVIOCSREP, rep), 0);
+	if (expect_ret("EVIOCGREP returns 0", ioctl(fd, EVIOCGREP, rep), 0))
+		report(rep[0] == 500 && rep[1] == 42,
+		       "... atkbd's rates: 500/42", "got %d/%d", rep[0],
+		       rep[1]);
+	expect_errno("no packet yet: read is EAGAIN",
+		     read(fd, out, sizeof(out)), EAGAIN);
+	expect_ret("write of KEY_A 2 (not held) and SYN_REPORT",
+		   write(fd, in, sizeof(in)), sizeof(in));
+	pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
+	poll(&pfd, 1, 2000);
+	n = read(fd, out, sizeof(out));
+	report(n == 4 * (ssize_t)sizeof(out[0]) && out[0].type == EV_REP &&
+		       out[0].code == REP_DELAY && out[0].value == 300 &&
+		       out[1].type == EV_REP && out[1].code == REP_PERIOD &&
+		       out[1].value == 40 && out[2].type == EV_KEY &&
+		       out[2].code == KEY_A && out[2].value == 2 &&
+		       out[3].type == EV_SYN,
+	       "read: EV_REP 300, EV_REP 40, KEY_A 2, SYN_REPORT",
+	       "read %s", show_ret(n, errno));
+	close(fd);
 }
 
 int main(int argc, char **argv)
@@ -344,6 +403,7 @@ int main(int argc, char **argv)
 	check_masks(fd, argv[1]);
 	check_grab(fd, argv[1]);
 	check_keymap(fd);
+	check_rep(argv[1]);
 	check_bad_pointers(fd);
 	expect_ret("close the node", close(fd), 0);
 	printf("1..%d\n", ntests);

@@ -102,45 +102,80 @@ struct evdev_client {
 	uint8_t *evmasks[EV_CNT];
 };
 
-/* atkbd's keymap: every set-2 scancode, 0x80 and up for the 0xe0 ones. */
+/* atkbd's keymap size: 0x80 and up for the 0xe0 scancodes, 0x100 and up
+ * for the keys that send no release. */
 #define EVDEV_KEYMAP_SIZE 512
 
+/* In atkbd's keymap, a scancode it drops (the fake shifts the 0xe0 keys
+ * send); the key it gives is not among the device's keys. */
+#define ATKBD_KEY_NULL 255
+
+/* The index of a scancode that follows 0xe0. */
+#define E0(code) (0x80 | (code))
+
 /*
- * The AT keyboard's scancode set 2, as the keyboard sends it (and atkbd
- * indexes its keymap, even behind the i8042's translation), for the keys
- * of the keyboard profile; other scancodes map to KEY_RESERVED.
+ * A PC keyboard, as atkbd registers it behind the i8042's translation
+ * (atkbd_set_keycode_table() with atkbd->translated): atkbd_set2_keycode
+ * indexed by the XT scancodes the i8042 hands on, 0xe0 ones from 0x80,
+ * and KEY_HANGEUL and KEY_HANJA, which send no release, at 0x172 and
+ * 0x171. Every other index gives KEY_RESERVED. Its keys are what
+ * EVIOCGBIT(EV_KEY) reports: 145.
  */
-static const uint16_t at_set2_keys[][2] = {
-	{ 0x76, KEY_ESC }, { 0x16, KEY_1 }, { 0x1e, KEY_2 }, { 0x26, KEY_3 },
-	{ 0x25, KEY_4 }, { 0x2e, KEY_5 }, { 0x36, KEY_6 }, { 0x3d, KEY_7 },
-	{ 0x3e, KEY_8 }, { 0x46, KEY_9 }, { 0x45, KEY_0 }, { 0x4e, KEY_MINUS },
-	{ 0x55, KEY_EQUAL }, { 0x66, KEY_BACKSPACE }, { 0x0d, KEY_TAB },
-	{ 0x15, KEY_Q }, { 0x1d, KEY_W }, { 0x24, KEY_E }, { 0x2d, KEY_R },
-	{ 0x2c, KEY_T }, { 0x35, KEY_Y }, { 0x3c, KEY_U }, { 0x43, KEY_I },
-	{ 0x44, KEY_O }, { 0x4d, KEY_P }, { 0x54, KEY_LEFTBRACE },
-	{ 0x5b, KEY_RIGHTBRACE }, { 0x5a, KEY_ENTER }, { 0x14, KEY_LEFTCTRL },
-	{ 0x1c, KEY_A }, { 0x1b, KEY_S }, { 0x23, KEY_D }, { 0x2b, KEY_F },
-	{ 0x34, KEY_G }, { 0x33, KEY_H }, { 0x3b, KEY_J }, { 0x42, KEY_K },
-	{ 0x4b, KEY_L }, { 0x4c, KEY_SEMICOLON }, { 0x52, KEY_APOSTROPHE },
-	{ 0x0e, KEY_GRAVE }, { 0x12, KEY_LEFTSHIFT }, { 0x5d, KEY_BACKSLASH },
-	{ 0x1a, KEY_Z }, { 0x22, KEY_X }, { 0x21, KEY_C }, { 0x2a, KEY_V },
-	{ 0x32, KEY_B }, { 0x31, KEY_N }, { 0x3a, KEY_M }, { 0x41, KEY_COMMA },
-	{ 0x49, KEY_DOT }, { 0x4a, KEY_SLASH }, { 0x59, KEY_RIGHTSHIFT },
-	{ 0x7c, KEY_KPASTERISK }, { 0x11, KEY_LEFTALT }, { 0x29, KEY_SPACE },
-	{ 0x58, KEY_CAPSLOCK }, { 0x05, KEY_F1 }, { 0x06, KEY_F2 },
-	{ 0x04, KEY_F3 }, { 0x0c, KEY_F4 }, { 0x03, KEY_F5 }, { 0x0b, KEY_F6 },
-	{ 0x83, KEY_F7 }, { 0x0a, KEY_F8 }, { 0x01, KEY_F9 }, { 0x09, KEY_F10 },
-	{ 0x77, KEY_NUMLOCK }, { 0x7e, KEY_SCROLLLOCK }, { 0x6c, KEY_KP7 },
-	{ 0x75, KEY_KP8 }, { 0x7d, KEY_KP9 }, { 0x7b, KEY_KPMINUS },
-	{ 0x6b, KEY_KP4 }, { 0x73, KEY_KP5 }, { 0x74, KEY_KP6 },
-	{ 0x79, KEY_KPPLUS }, { 0x69, KEY_KP1 }, { 0x72, KEY_KP2 },
-	{ 0x7a, KEY_KP3 }, { 0x70, KEY_KP0 }, { 0x71, KEY_KPDOT },
-	{ 0x78, KEY_F11 }, { 0x07, KEY_F12 },
-	{ 0x80 | 0x6c, KEY_HOME }, { 0x80 | 0x75, KEY_UP },
-	{ 0x80 | 0x7d, KEY_PAGEUP }, { 0x80 | 0x6b, KEY_LEFT },
-	{ 0x80 | 0x74, KEY_RIGHT }, { 0x80 | 0x69, KEY_END },
-	{ 0x80 | 0x72, KEY_DOWN }, { 0x80 | 0x7a, KEY_PAGEDOWN },
-	{ 0x80 | 0x70, KEY_INSERT }, { 0x80 | 0x71, KEY_DELETE },
+static const uint16_t atkbd_xt_keys[][2] = {
+	{ 0x01, KEY_ESC }, { 0x02, KEY_1 }, { 0x03, KEY_2 }, { 0x04, KEY_3 },
+	{ 0x05, KEY_4 }, { 0x06, KEY_5 }, { 0x07, KEY_6 }, { 0x08, KEY_7 },
+	{ 0x09, KEY_8 }, { 0x0a, KEY_9 }, { 0x0b, KEY_0 }, { 0x0c, KEY_MINUS },
+	{ 0x0d, KEY_EQUAL }, { 0x0e, KEY_BACKSPACE }, { 0x0f, KEY_TAB },
+	{ 0x10, KEY_Q }, { 0x11, KEY_W }, { 0x12, KEY_E }, { 0x13, KEY_R },
+	{ 0x14, KEY_T }, { 0x15, KEY_Y }, { 0x16, KEY_U }, { 0x17, KEY_I },
+	{ 0x18, KEY_O }, { 0x19, KEY_P }, { 0x1a, KEY_LEFTBRACE },
+	{ 0x1b, KEY_RIGHTBRACE }, { 0x1c, KEY_ENTER }, { 0x1d, KEY_LEFTCTRL },
+	{ 0x1e, KEY_A }, { 0x1f, KEY_S }, { 0x20, KEY_D }, { 0x21, KEY_F },
+	{ 0x22, KEY_G }, { 0x23, KEY_H }, { 0x24, KEY_J }, { 0x25, KEY_K },
+	{ 0x26, KEY_L }, { 0x27, KEY_SEMICOLON }, { 0x28, KEY_APOSTROPHE },
+	{ 0x29, KEY_GRAVE }, { 0x2a, KEY_LEFTSHIFT }, { 0x2b, KEY_BACKSLASH },
+	{ 0x2c, KEY_Z }, { 0x2d, KEY_X }, { 0x2e, KEY_C }, { 0x2f, KEY_V },
+	{ 0x30, KEY_B }, { 0x31, KEY_N }, { 0x32, KEY_M }, { 0x33, KEY_COMMA },
+	{ 0x34, KEY_DOT }, { 0x35, KEY_SLASH }, { 0x36, KEY_RIGHTSHIFT },
+	{ 0x37, KEY_KPASTERISK }, { 0x38, KEY_LEFTALT }, { 0x39, KEY_SPACE },
+	{ 0x3a, KEY_CAPSLOCK }, { 0x3b, KEY_F1 }, { 0x3c, KEY_F2 },
+	{ 0x3d, KEY_F3 }, { 0x3e, KEY_F4 }, { 0x3f, KEY_F5 }, { 0x40, KEY_F6 },
+	{ 0x41, KEY_F7 }, { 0x42, KEY_F8 }, { 0x43, KEY_F9 },
+	{ 0x44, KEY_F10 }, { 0x45, KEY_NUMLOCK }, { 0x46, KEY_SCROLLLOCK },
+	{ 0x47, KEY_KP7 }, { 0x48, KEY_KP8 }, { 0x49, KEY_KP9 },
+	{ 0x4a, KEY_KPMINUS }, { 0x4b, KEY_KP4 }, { 0x4c, KEY_KP5 },
+	{ 0x4d, KEY_KP6 }, { 0x4e, KEY_KPPLUS }, { 0x4f, KEY_KP1 },
+	{ 0x50, KEY_KP2 }, { 0x51, KEY_KP3 }, { 0x52, KEY_KP0 },
+	{ 0x53, KEY_KPDOT }, { 0x54, KEY_SYSRQ }, { 0x56, KEY_102ND },
+	{ 0x57, KEY_F11 }, { 0x58, KEY_F12 }, { 0x59, KEY_KPEQUAL },
+	{ 0x5c, KEY_KPJPCOMMA }, { 0x5d, KEY_F13 }, { 0x5e, KEY_F14 },
+	{ 0x5f, KEY_F15 }, { 0x6e, KEY_F23 }, { 0x70, KEY_KATAKANAHIRAGANA },
+	{ 0x73, KEY_RO }, { 0x76, KEY_ZENKAKUHANKAKU }, { 0x77, KEY_HIRAGANA },
+	{ 0x78, KEY_KATAKANA }, { 0x79, KEY_HENKAN }, { 0x7b, KEY_MUHENKAN },
+	{ 0x7d, KEY_YEN }, { 0x7e, KEY_KPCOMMA },
+	{ E0(0x10), KEY_PREVIOUSSONG }, { E0(0x19), KEY_NEXTSONG },
+	{ E0(0x1c), KEY_KPENTER }, { E0(0x1d), KEY_RIGHTCTRL },
+	{ E0(0x20), KEY_MUTE }, { E0(0x21), KEY_CALC },
+	{ E0(0x22), KEY_PLAYPAUSE }, { E0(0x24), KEY_STOPCD },
+	{ E0(0x2a), ATKBD_KEY_NULL }, { E0(0x2e), KEY_VOLUMEDOWN },
+	{ E0(0x30), KEY_VOLUMEUP }, { E0(0x32), KEY_HOMEPAGE },
+	{ E0(0x35), KEY_KPSLASH }, { E0(0x36), ATKBD_KEY_NULL },
+	{ E0(0x37), KEY_SYSRQ }, { E0(0x38), KEY_RIGHTALT },
+	{ E0(0x45), KEY_PAUSE }, { E0(0x46), KEY_PAUSE },
+	{ E0(0x47), KEY_HOME }, { E0(0x48), KEY_UP }, { E0(0x49), KEY_PAGEUP },
+	{ E0(0x4b), KEY_LEFT }, { E0(0x4c), KEY_MACRO },
+	{ E0(0x4d), KEY_RIGHT }, { E0(0x4e), KEY_KPPLUSMINUS },
+	{ E0(0x4f), KEY_END }, { E0(0x50), KEY_DOWN },
+	{ E0(0x51), KEY_PAGEDOWN }, { E0(0x52), KEY_INSERT },
+	{ E0(0x53), KEY_DELETE }, { E0(0x5b), KEY_LEFTMETA },
+	{ E0(0x5c), KEY_RIGHTMETA }, { E0(0x5d), KEY_COMPOSE },
+	{ E0(0x5e), KEY_POWER }, { E0(0x5f), KEY_SLEEP },
+	{ E0(0x63), KEY_WAKEUP }, { E0(0x65), KEY_SEARCH },
+	{ E0(0x66), KEY_BOOKMARKS }, { E0(0x67), KEY_REFRESH },
+	{ E0(0x68), KEY_STOP }, { E0(0x69), KEY_FORWARD },
+	{ E0(0x6a), KEY_BACK }, { E0(0x6b), KEY_COMPUTER },
+	{ E0(0x6c), KEY_MAIL }, { E0(0x6d), KEY_MEDIA },
+	{ E0(0x6f), KEY_MACRO }, { 0x171, KEY_HANJA }, { 0x172, KEY_HANGEUL },
 };
 
 struct evdev {
@@ -164,6 +199,8 @@ struct evdev {
 	/* The keyboard's scancode-to-keycode map (atkbd's size); 0 for
 	 * devices without one. */
 	unsigned int keymap_size;
+	/* The repeat rates are atkbd's: the keyboard's own, rounded. */
+	bool atkbd_rates;
 
 	GMutex lock;		/* guards everything below, and keybit */
 	uint16_t keymap[EVDEV_KEYMAP_SIZE];
@@ -311,6 +348,30 @@ static bool evdev_client_ready(const struct evdev_client *client)
 /* ---- injected events */
 
 /*
+ * atkbd_set_repeat_rate(), which atkbd runs on an EV_REP event: the
+ * keyboard takes 32 periods and 4 delays, and the device's rates become
+ * the nearest it has at or above what was asked (300/40 gives 500/42).
+ * The event itself goes to the handlers with the value asked.
+ */
+static void atkbd_set_repeat_rate(struct evdev *e)
+{
+	static const short period[32] = {
+		33, 37, 42, 46, 50, 54, 58, 63, 67, 75, 83,
+		92, 100, 109, 116, 125, 133, 149, 167, 182, 200, 217,
+		232, 250, 270, 303, 333, 370, 400, 435, 470, 500,
+	};
+	static const short delay[4] = { 250, 500, 750, 1000 };
+	unsigned int i = 0, j = 0;
+
+	while (i < G_N_ELEMENTS(period) - 1 && period[i] < e->rep[REP_PERIOD])
+		i++;
+	e->rep[REP_PERIOD] = period[i];
+	while (j < G_N_ELEMENTS(delay) - 1 && delay[j] < e->rep[REP_DELAY])
+		j++;
+	e->rep[REP_DELAY] = delay[j];
+}
+
+/*
  * What the input core does with an event to the device's state, before
  * the handlers see it.
  */
@@ -318,7 +379,9 @@ static void evdev_update_state(struct evdev *e, const struct evdev_event *ev)
 {
 	switch (ev->type) {
 	case EV_KEY:
-		assign_bit(ev->code, e->key, ev->value);
+		/* Autorepeat bypasses the state. */
+		if (ev->value != 2)
+			assign_bit(ev->code, e->key, ev->value);
 		break;
 	case EV_LED:
 		assign_bit(ev->code, e->led, ev->value);
@@ -335,6 +398,8 @@ static void evdev_update_state(struct evdev *e, const struct evdev_event *ev)
 	case EV_REP:
 		if (ev->value >= 0)
 			e->rep[ev->code] = ev->value;
+		if (e->atkbd_rates)
+			atkbd_set_repeat_rate(e);
 		break;
 	}
 }
@@ -460,6 +525,67 @@ static bool evdev_supports(const struct evdev *e, unsigned int type,
 		return code <= REP_MAX;
 	}
 	return false;
+}
+
+/*
+ * input_get_disposition(), for an event a program writes: whether the
+ * input core passes it on. Unsupported events, and events that change
+ * nothing (a key already down, an LED already lit, a zero motion), stop
+ * there; an autorepeat and a sound pass whatever the state. e->lock held.
+ */
+static bool evdev_passes(const struct evdev *e, const struct evdev_event *ev)
+{
+	if (ev->type == EV_SYN)
+		return ev->code != SYN_DROPPED && ev->code <= SYN_MAX;
+	if (!evdev_supports(e, ev->type, ev->code))
+		return false;
+	switch (ev->type) {
+	case EV_KEY:
+		/* A repeat (2) passes whether the key is down or not. */
+		if (ev->value == 2)
+			return true;
+		return !!test_bit(ev->code, e->key) != !!ev->value;
+	case EV_LED:
+		return !!test_bit(ev->code, e->led) != !!ev->value;
+	case EV_SND:
+		return true;
+	case EV_SW:
+		return !!test_bit(ev->code, e->sw) != !!ev->value;
+	case EV_ABS:
+		return e->absinfo[ev->code].value != ev->value;
+	case EV_REL:
+		return ev->value != 0;
+	case EV_REP:
+		return ev->value >= 0 && e->rep[ev->code] != ev->value;
+	case EV_MSC:
+		return true;
+	}
+	return false;
+}
+
+/*
+ * input_inject_event() of events from an open file: nothing while
+ * another file holds a grab; what input_get_disposition() passes changes
+ * the state and goes to the readers, in place of events. Returns how
+ * many passed; e->lock held.
+ */
+static unsigned int evdev_inject_from(struct evdev *e,
+				      const struct evdev_client *client,
+				      struct evdev_event *events,
+				      unsigned int n)
+{
+	unsigned int passed = 0;
+
+	if (e->grab && e->grab != client)
+		return 0;
+	for (unsigned int i = 0; i < n; i++) {
+		if (!evdev_passes(e, &events[i]))
+			continue;
+		evdev_update_state(e, &events[i]);
+		events[passed++] = events[i];
+	}
+	evdev_deliver(e, events, passed);
+	return passed;
 }
 
 /* A decimal, 0x hex or 0 octal number in [min, max], or false. */
@@ -934,6 +1060,29 @@ static long evdev_keycode_v2(struct evdev *e, unsigned int cmd,
 	return cusemu_copy_to_user(p, &ke, sizeof(ke)) ? -EFAULT : 0;
 }
 
+/*
+ * EVIOCSREP: input_inject_event() of EV_REP REP_DELAY, then REP_PERIOD.
+ * A value that changes (negative ones do not) goes to the readers, with
+ * the next SYN_REPORT as every event does, and to the device, which may
+ * round it (atkbd).
+ */
+static long evdev_set_rep(struct evdev *e, const struct evdev_client *client,
+			  const int rep[2])
+{
+	struct evdev_event ev[2] = {
+		{ .type = EV_REP, .code = REP_DELAY, .value = rep[0] },
+		{ .type = EV_REP, .code = REP_PERIOD, .value = rep[1] },
+	};
+	unsigned int n;
+
+	g_mutex_lock(&e->lock);
+	n = evdev_inject_from(e, client, ev, 2);
+	g_mutex_unlock(&e->lock);
+	if (n)
+		cusemu_device_wake_up(e->dev);
+	return 0;
+}
+
 /* struct ff_effect as i386 lays it out (input-compat.h's ff_effect_compat):
  * its union holds a pointer. */
 #define EVDEV_FF_EFFECT32_SIZE 44
@@ -979,14 +1128,7 @@ static long evdev_do_ioctl(struct cusemu_device *dev,
 			return -ENOSYS;
 		if (cusemu_copy_from_user(rep, p, sizeof(rep)))
 			return -EFAULT;
-		/* input_inject_event() of EV_REP: negative values are ignored. */
-		g_mutex_lock(&e->lock);
-		if (rep[0] >= 0)
-			e->rep[REP_DELAY] = rep[0];
-		if (rep[1] >= 0)
-			e->rep[REP_PERIOD] = rep[1];
-		g_mutex_unlock(&e->lock);
-		return 0;
+		return evdev_set_rep(e, client, rep);
 	case EVIOCGKEYCODE:
 	case EVIOCSKEYCODE:
 		return evdev_keycode_legacy(e, cmd, p);
@@ -1201,42 +1343,6 @@ static void evdev_event_to_buf(const struct evdev_client *client,
  * from complete packets. A read of 0 bytes only checks for errors.
  */
 /*
- * input_get_disposition(), for an event a program writes: whether the
- * input core passes it on. Unsupported events, and events that change
- * nothing (a key already down, an LED already lit, a zero motion), stop
- * there. e->lock held.
- */
-static bool evdev_passes(const struct evdev *e, const struct evdev_event *ev)
-{
-	if (ev->type == EV_SYN)
-		return ev->code != SYN_DROPPED && ev->code <= SYN_MAX;
-	if (!evdev_supports(e, ev->type, ev->code))
-		return false;
-	switch (ev->type) {
-	case EV_KEY:
-		/* A repeat (2) only of a key that is down. */
-		if (ev->value == 2)
-			return test_bit(ev->code, e->key);
-		return !!test_bit(ev->code, e->key) != !!ev->value;
-	case EV_LED:
-		return !!test_bit(ev->code, e->led) != !!ev->value;
-	case EV_SND:
-		return !!test_bit(ev->code, e->snd) != !!ev->value;
-	case EV_SW:
-		return !!test_bit(ev->code, e->sw) != !!ev->value;
-	case EV_ABS:
-		return e->absinfo[ev->code].value != ev->value;
-	case EV_REL:
-		return ev->value != 0;
-	case EV_REP:
-		return ev->value >= 0 && e->rep[ev->code] != ev->value;
-	case EV_MSC:
-		return true;
-	}
-	return false;
-}
-
-/*
  * evdev_write(): each whole event in the file's ABI (24 bytes, or i386's
  * 16) goes through input_inject_event(): the device's state, then every
  * reader, the writer too. LED and sound events are how a program lights
@@ -1265,19 +1371,16 @@ static ssize_t evdev_write(struct cusemu_device *dev, struct cusemu_file *file,
 	for (; done + size <= count; done += size) {
 		/* type, code and value follow the time in both layouts. */
 		const char *at = buf + done + size - 8;
-		struct evdev_event ev = { 0 };
+		struct evdev_event *ev = &events[n++];
 		int32_t value;
 
-		memcpy(&ev.type, at, sizeof(ev.type));
-		memcpy(&ev.code, at + 2, sizeof(ev.code));
+		*ev = (struct evdev_event){ 0 };
+		memcpy(&ev->type, at, sizeof(ev->type));
+		memcpy(&ev->code, at + 2, sizeof(ev->code));
 		memcpy(&value, at + 4, sizeof(value));
-		ev.value = value;
-		if (!evdev_passes(e, &ev))
-			continue;
-		evdev_update_state(e, &ev);
-		events[n++] = ev;
+		ev->value = value;
 	}
-	evdev_deliver(e, events, n);
+	n = evdev_inject_from(e, client, events, n);
 	g_mutex_unlock(&e->lock);
 	if (n)
 		cusemu_device_wake_up(dev);
@@ -1384,12 +1487,6 @@ static void evdev_release(struct cusemu_device *dev, struct cusemu_file *file)
 
 /* ---- instance */
 
-static void set_bits(uint8_t *bits, unsigned int from, unsigned int to)
-{
-	for (unsigned int i = from; i <= to; i++)
-		set_bit(i, bits);
-}
-
 static void evdev_set_abs(struct evdev *e, unsigned int axis, int min,
 			  int max)
 {
@@ -1407,15 +1504,16 @@ static int evdev_set_profile(struct evdev *e, const char *profile)
 		set_bit(EV_MSC, e->evbit);
 		set_bit(EV_LED, e->evbit);
 		set_bit(EV_REP, e->evbit);
-		/* The AT keyboard's main block and keypad, then F11, F12
-		 * and the navigation keys. */
-		set_bits(e->keybit, KEY_ESC, KEY_KPDOT);
-		set_bit(KEY_F11, e->keybit);
-		set_bit(KEY_F12, e->keybit);
-		set_bits(e->keybit, KEY_HOME, KEY_DELETE);
+		/* atkbd_set_device_attrs(): the keys its keymap gives. */
 		e->keymap_size = EVDEV_KEYMAP_SIZE;
-		for (unsigned int i = 0; i < G_N_ELEMENTS(at_set2_keys); i++)
-			e->keymap[at_set2_keys[i][0]] = at_set2_keys[i][1];
+		for (unsigned int i = 0; i < G_N_ELEMENTS(atkbd_xt_keys); i++) {
+			unsigned int key = atkbd_xt_keys[i][1];
+
+			e->keymap[atkbd_xt_keys[i][0]] = (uint16_t)key;
+			if (key != ATKBD_KEY_NULL)
+				set_bit(key, e->keybit);
+		}
+		e->atkbd_rates = true;
 		set_bit(MSC_SCAN, e->mscbit);
 		set_bit(LED_NUML, e->ledbit);
 		set_bit(LED_CAPSL, e->ledbit);

@@ -57,6 +57,25 @@
 /* With nothing armed, the timer thread still wakes now and then. */
 #define RTC_IDLE_WAIT_US (60 * G_TIME_SPAN_SECOND)
 
+/*
+ * How far ahead the chip's alarm reaches (cmos_validate_alarm()): an
+ * MC146818 matches the time of day only; the day-of-month and month alarm
+ * registers that ACPI's FADT may name stretch it to a month, then a year.
+ */
+enum rtc_reach {
+	RTC_REACH_DAY,
+	RTC_REACH_MONTH,
+	RTC_REACH_YEAR,
+	RTC_REACH_ANY,
+};
+
+static const char *const rtc_reach_names[] = {
+	[RTC_REACH_DAY] = "day",
+	[RTC_REACH_MONTH] = "month",
+	[RTC_REACH_YEAR] = "year",
+	[RTC_REACH_ANY] = "any",
+};
+
 struct rtc {
 	struct cusemu_device *dev;
 	/* Set at probe, read-only after. */
@@ -67,6 +86,7 @@ struct rtc {
 	bool pow2_rates;
 	/* RTC_EPOCH_*: gone from x86's rtc-dev today (ENOTTY). */
 	bool has_epoch;
+	enum rtc_reach alarm_reach;
 
 	GMutex lock;		/* guards everything below */
 	GCond irq_queue;	/* readers wait here for irq_data */
@@ -287,12 +307,63 @@ static long rtc_set_time(struct cusemu_device *dev, struct cusemu_file *file,
 
 /* ---- alarm */
 
-/* rtc_set_alarm(): the time of an alarm, armed or not; r->lock held. */
-static void rtc_do_set_alarm(struct rtc *r, int64_t when, bool enabled)
+/*
+ * The last second an alarm set at now may name, as rtc-cmos's
+ * cmos_validate_alarm() computes it: a day less a second, or the same
+ * time a month or a year on (the day clamped to that month's last).
+ */
+static int64_t rtc_alarm_limit(const struct rtc *r, int64_t now)
+{
+	struct rtc_time max;
+
+	rtc_time64_to_tm(now, &max);
+	switch (r->alarm_reach) {
+	case RTC_REACH_DAY:
+		return now + SECS_PER_DAY - 1;
+	case RTC_REACH_MONTH:
+		if (++max.tm_mon == 12) {
+			max.tm_mon = 0;
+			max.tm_year++;
+		}
+		break;
+	case RTC_REACH_YEAR:
+		max.tm_year++;
+		break;
+	default:
+		return INT64_MAX;
+	}
+	max.tm_mday = MIN(max.tm_mday,
+			  month_days(max.tm_mon, (int64_t)max.tm_year + 1900));
+	return rtc_tm_to_time64(&max) - 1;
+}
+
+/*
+ * rtc_timer_enqueue() of the alarm: the chip's driver is asked, and may
+ * refuse with -EINVAL, only when the alarm is the next timer, which it is
+ * not while the update interrupt runs; one already past is not asked and
+ * fires now (__rtc_set_alarm's -ETIME). r->lock held.
+ */
+static int rtc_arm_alarm(struct rtc *r)
+{
+	int64_t now = rtc_now(r);
+
+	if (!r->uie && r->alarm > now && r->alarm > rtc_alarm_limit(r, now))
+		return -EINVAL;
+	r->aie = true;
+	rtc_rearm(r);
+	return 0;
+}
+
+/*
+ * rtc_set_alarm(): the time of an alarm, armed or not. A refused one keeps
+ * its time, disarmed, as the kernel's aie_timer does; r->lock held.
+ */
+static int rtc_do_set_alarm(struct rtc *r, int64_t when, bool enabled)
 {
 	r->alarm = when;
-	r->aie = enabled;
+	r->aie = false;
 	rtc_rearm(r);
+	return enabled ? rtc_arm_alarm(r) : 0;
 }
 
 static long rtc_alarm_to_user(struct rtc *r, cusemu_uptr_t arg, bool wkalrm)
@@ -375,9 +446,10 @@ static long rtc_wkalm_set(struct cusemu_device *dev, struct cusemu_file *file,
 	if (err)
 		return err;
 	g_mutex_lock(&r->lock);
-	rtc_do_set_alarm(r, rtc_tm_to_time64(&alarm.time), alarm.enabled);
+	err = rtc_do_set_alarm(r, rtc_tm_to_time64(&alarm.time),
+			       alarm.enabled);
 	g_mutex_unlock(&r->lock);
-	return 0;
+	return err;
 }
 
 /* ---- interrupt enables */
@@ -386,14 +458,19 @@ static long rtc_aie(struct cusemu_device *dev, struct cusemu_file *file,
 		    unsigned int cmd, unsigned long arg)
 {
 	struct rtc *r = dev->priv;
+	int err = 0;
 
 	if (!rtc_has(r, RTC_FEATURE_ALARM))
 		return -EINVAL;
 	g_mutex_lock(&r->lock);
-	r->aie = cmd == RTC_AIE_ON;
-	rtc_rearm(r);
+	if (cmd == RTC_AIE_OFF) {
+		r->aie = false;
+		rtc_rearm(r);
+	} else if (!r->aie) {
+		err = rtc_arm_alarm(r);
+	}
 	g_mutex_unlock(&r->lock);
-	return 0;
+	return err;
 }
 
 /*
@@ -805,12 +882,27 @@ static int rtc_parse_time(const char *s, struct rtc_time *tm)
 	return rtc_check_tm(tm);
 }
 
+/* The alarm_reach key's value, or -1. */
+static int rtc_parse_reach(const char *s)
+{
+	for (unsigned int i = 0; i < G_N_ELEMENTS(rtc_reach_names); i++)
+		if (!strcmp(s, rtc_reach_names[i]))
+			return i;
+	return -1;
+}
+
 static int rtc_probe(struct cusemu_device *dev, char **why)
 {
 	const char *when = cusemu_device_param_str(dev, "time");
+	const char *reach = cusemu_device_param_str(dev, "alarm_reach");
 	struct rtc_time tm;
 	struct rtc *r;
 
+	if (rtc_parse_reach(reach) < 0) {
+		*why = g_strdup_printf("alarm_reach is day, month, year or "
+				       "any, not '%s'", reach);
+		return -EINVAL;
+	}
 	if (strcmp(when, "host") && rtc_parse_time(when, &tm)) {
 		*why = g_strdup_printf("time is 'host' or a UTC time from "
 				       "1970-01-01 00:00:00 to 9999-12-31 "
@@ -826,6 +918,7 @@ static int rtc_probe(struct cusemu_device *dev, char **why)
 		r->features |= 1ul << RTC_FEATURE_UPDATE_INTERRUPT;
 	r->max_freq = cusemu_device_param_u64(dev, "max_freq");
 	r->max_year = cusemu_device_param_u64(dev, "max_year");
+	r->alarm_reach = rtc_parse_reach(reach);
 	r->pow2_rates = !strcmp(cusemu_device_kernel_model(dev), "2.6.10");
 	r->has_epoch = strcmp(cusemu_device_kernel_model(dev), "modern");
 	g_mutex_init(&r->lock);
@@ -919,6 +1012,12 @@ static const struct cusemu_param rtc_params[] = {
 	  .help = "whether the chip has an alarm (AIE, ALM_*, WKALM_*)" },
 	{ .key = "uie", .type = CUSEMU_PARAM_BOOL, .default_value = "true",
 	  .help = "whether it has update interrupts (needs alarm too)" },
+	{ .key = "alarm_reach", .type = CUSEMU_PARAM_STRING,
+	  .default_value = "day",
+	  .help = "how far ahead an alarm may be armed, or RTC_WKALM_SET "
+		  "and RTC_AIE_ON are EINVAL: day (24 hours, as rtc-cmos "
+		  "without ACPI's day and month alarm registers), month, "
+		  "year, or any" },
 	{ .key = "max_year", .type = CUSEMU_PARAM_UINT, .default_value = "9999",
 	  .help = "the last year the chip holds: RTC_SET_TIME past it is "
 		  "EINVAL, as from the chip's driver (2069 plays rtc-cmos); "

@@ -166,6 +166,15 @@ static bool test_bit(unsigned int nr, const uint8_t *bits)
 	return bits[nr / 8] & (1u << (nr % 8));
 }
 
+/* A native event read back is this one. */
+static void assert_event(const struct event64 *ev, unsigned int type,
+			 unsigned int code, int value)
+{
+	g_assert_cmpuint(ev->type, ==, type);
+	g_assert_cmpuint(ev->code, ==, code);
+	g_assert_cmpint(ev->value, ==, value);
+}
+
 /* ---- identity */
 
 static void test_identity(struct fixture *f, gconstpointer data)
@@ -378,6 +387,14 @@ static void test_abs(struct fixture *f, gconstpointer data)
 	g_assert_cmpint(abs.value, ==, 1234);
 }
 
+static long set_rep(struct fixture *f, bool compat, int delay, int period)
+{
+	int rep[2] = { delay, period };
+
+	arg_area(f, compat, rep, sizeof(rep));
+	return call_at(f, compat, EVIOCSREP);
+}
+
 static void test_rep(struct fixture *f, gconstpointer data)
 {
 	int rep[2] = { 500, 50 };
@@ -391,6 +408,60 @@ static void test_rep(struct fixture *f, gconstpointer data)
 	p = arg_area(f, false, NULL, 0);
 	g_assert_cmpint(call_at(f, false, EVIOCGREP), ==, 0);
 	g_assert_cmpmem(p, 8, rep, 8);
+}
+
+/*
+ * EVIOCSREP is input_inject_event() of EV_REP REP_DELAY and REP_PERIOD:
+ * each that changes goes to every reader with the next SYN_REPORT, with
+ * the value asked, and atkbd rounds the rates to the keyboard's own.
+ * Nothing changes while another file holds a grab.
+ */
+static void test_rep_events(struct fixture *f, gconstpointer data)
+{
+	struct cusemu_file reader = { .dev = f->dev, .flags = O_NONBLOCK };
+	struct event64 ev[8];
+	uint8_t *p;
+
+	f->file.flags = O_NONBLOCK;
+	g_assert_cmpint(f->dev->model->open(f->dev, &reader), ==, 0);
+	for (int compat = 0; compat < 2; compat++) {
+		int want[2] = { 500, 42 };
+
+		g_assert_cmpint(set_rep(f, compat, 300, 40), ==, 0);
+		p = arg_area(f, !compat, NULL, 0);
+		g_assert_cmpint(call_at(f, !compat, EVIOCGREP), ==, 0);
+		g_assert_cmpmem(p, 8, want, 8);
+		/* Not a packet yet: readers see it with the next one. */
+		g_assert_cmpint(do_read(f, &reader, ev, sizeof(ev)), ==,
+				-EAGAIN);
+		inject(f, compat ? "EV_KEY KEY_A 0" : "EV_KEY KEY_A 1");
+		g_assert_cmpint(do_read(f, &reader, ev, sizeof(ev)), ==,
+				4 * 24);
+		assert_event(&ev[0], EV_REP, REP_DELAY, 300);
+		assert_event(&ev[1], EV_REP, REP_PERIOD, 40);
+		assert_event(&ev[2], EV_KEY, KEY_A, !compat);
+		assert_event(&ev[3], EV_SYN, SYN_REPORT, 0);
+		/* The writer hears it too, in the ABI of its last ioctl. */
+		g_assert_cmpint(do_read(f, &f->file, ev, sizeof(ev)), ==,
+				4 * (compat ? 24 : 16));
+	}
+	/* What changes nothing, or is negative, sends nothing. */
+	g_assert_cmpint(set_rep(f, false, 500, 42), ==, 0);
+	g_assert_cmpint(set_rep(f, true, -1, -5), ==, 0);
+	g_assert_cmpint(set_rep(f, false, 250, 42), ==, 0);
+	inject(f, "EV_KEY KEY_A 1");
+	g_assert_cmpint(do_read(f, &reader, ev, sizeof(ev)), ==, 3 * 24);
+	assert_event(&ev[0], EV_REP, REP_DELAY, 250);
+	assert_event(&ev[1], EV_KEY, KEY_A, 1);
+	g_assert_cmpint(do_read(f, &f->file, ev, sizeof(ev)), ==, 3 * 24);
+	/* While the reader holds a grab, the other file's EVIOCSREP is
+	 * ignored by input_inject_event(). */
+	g_assert_cmpint(call_file(f, &reader, false, EVIOCGRAB, 1), ==, 0);
+	g_assert_cmpint(set_rep(f, false, 1000, 500), ==, 0);
+	p = arg_area(f, false, NULL, 0);
+	g_assert_cmpint(call_at(f, false, EVIOCGREP), ==, 0);
+	g_assert_cmpmem(p, 8, ((int[]){ 250, 42 }), 8);
+	f->dev->model->release(f->dev, &reader);
 }
 
 /* ---- per-file state: grab and clock */
@@ -487,14 +558,9 @@ static void test_inject(struct fixture *f, gconstpointer data)
 	g_assert_cmpstr(answer, ==, "injected 2 events\n");
 	g_free(answer);
 	g_assert_cmpint(do_read(f, &f->file, ev, sizeof(ev)), ==, 3 * 24);
-	g_assert_cmpuint(ev[0].type, ==, EV_MSC);
-	g_assert_cmpuint(ev[0].code, ==, MSC_SCAN);
-	g_assert_cmpint(ev[0].value, ==, 0x1e);
-	g_assert_cmpuint(ev[1].type, ==, EV_KEY);
-	g_assert_cmpuint(ev[1].code, ==, KEY_A);
-	g_assert_cmpint(ev[1].value, ==, 1);
-	g_assert_cmpuint(ev[2].type, ==, EV_SYN);
-	g_assert_cmpuint(ev[2].code, ==, SYN_REPORT);
+	assert_event(&ev[0], EV_MSC, MSC_SCAN, 0x1e);
+	assert_event(&ev[1], EV_KEY, KEY_A, 1);
+	assert_event(&ev[2], EV_SYN, SYN_REPORT, 0);
 	/* One timestamp for the batch. */
 	g_assert_cmpint(ev[0].sec, ==, ev[2].sec);
 	g_assert_cmpint(ev[0].usec, ==, ev[2].usec);
@@ -634,20 +700,32 @@ static long set_keycode(struct fixture *f, unsigned int scancode,
 }
 
 /*
- * The keyboard's keymap, atkbd's: scancode set 2, 512 entries, the E0
- * keys from 0x80. By scancode or by index (_V2), in both ABIs; a remap
- * changes the keys EVIOCGBIT reports and releases a key that goes away.
+ * The keyboard's keymap, atkbd's behind the i8042's translation: the XT
+ * scancodes a PC keyboard yields, 512 entries, the E0 keys from 0x80. By
+ * scancode or by index (_V2), in both ABIs; a remap changes the keys
+ * EVIOCGBIT reports and releases a key that goes away.
  */
 static void test_keymap(struct fixture *f, gconstpointer data)
 {
 	struct input_keymap_entry ke = { .len = 4 }, got;
-	unsigned int sc = 0x1c;
+	unsigned int sc = 0x1e;
 	struct event64 ev[4];
 	uint8_t *p;
 
 	for (int compat = 0; compat < 2; compat++) {
-		g_assert_cmpint(get_keycode(f, compat, 0x1c), ==, KEY_A);
-		g_assert_cmpint(get_keycode(f, compat, 0x80 | 0x75), ==, KEY_UP);
+		g_assert_cmpint(get_keycode(f, compat, 0x1e), ==, KEY_A);
+		g_assert_cmpint(get_keycode(f, compat, 0x1c), ==, KEY_ENTER);
+		g_assert_cmpint(get_keycode(f, compat, 0x3a), ==, KEY_CAPSLOCK);
+		g_assert_cmpint(get_keycode(f, compat, 0x80 | 0x48), ==, KEY_UP);
+		g_assert_cmpint(get_keycode(f, compat, 0x80 | 0x1c), ==,
+				KEY_KPENTER);
+		g_assert_cmpint(get_keycode(f, compat, 0x80 | 0x5b), ==,
+				KEY_LEFTMETA);
+		/* atkbd's KEY_NULL (an E0 fake shift), and HANGEUL/HANJA,
+		 * which send no release, at 0x172/0x171. */
+		g_assert_cmpint(get_keycode(f, compat, 0x80 | 0x2a), ==, 255);
+		g_assert_cmpint(get_keycode(f, compat, 0x172), ==, KEY_HANGEUL);
+		g_assert_cmpint(get_keycode(f, compat, 0x171), ==, KEY_HANJA);
 		g_assert_cmpint(get_keycode(f, compat, 0x60), ==, KEY_RESERVED);
 		g_assert_cmpint(get_keycode(f, compat, 512), ==, -EINVAL);
 		/* _V2 by scancode: the index and a 4-byte scancode back. */
@@ -656,11 +734,11 @@ static void test_keymap(struct fixture *f, gconstpointer data)
 		g_assert_cmpint(call_at(f, compat, EVIOCGKEYCODE_V2), ==, 0);
 		memcpy(&got, p, sizeof(got));
 		g_assert_cmpuint(got.keycode, ==, KEY_A);
-		g_assert_cmpuint(got.index, ==, 0x1c);
+		g_assert_cmpuint(got.index, ==, 0x1e);
 		g_assert_cmpuint(got.len, ==, 4);
 		/* By index. */
 		got = (struct input_keymap_entry){ .flags = INPUT_KEYMAP_BY_INDEX,
-						   .index = 0x80 | 0x6b };
+						   .index = 0x80 | 0x4b };
 		p = arg_area(f, compat, &got, sizeof(got));
 		g_assert_cmpint(call_at(f, compat, EVIOCGKEYCODE_V2), ==, 0);
 		memcpy(&got, p, sizeof(got));
@@ -677,27 +755,27 @@ static void test_keymap(struct fixture *f, gconstpointer data)
 	/* KEY_A held, then its scancode remapped: KEY_A goes, released.
 	 * (A native ioctl first: the file reads 24-byte events again.) */
 	f->file.flags = O_NONBLOCK;
-	g_assert_cmpint(get_keycode(f, false, 0x1c), ==, KEY_A);
+	g_assert_cmpint(get_keycode(f, false, 0x1e), ==, KEY_A);
 	inject(f, "EV_KEY KEY_A 1");
 	g_assert_cmpint(do_read(f, &f->file, ev, sizeof(ev)), ==, 2 * 24);
-	g_assert_cmpint(set_keycode(f, 0x1c, KEY_F13), ==, 0);
-	g_assert_cmpint(get_keycode(f, false, 0x1c), ==, KEY_F13);
+	g_assert_cmpint(set_keycode(f, 0x1e, KEY_F20), ==, 0);
+	g_assert_cmpint(get_keycode(f, false, 0x1e), ==, KEY_F20);
 	g_assert_cmpint(do_read(f, &f->file, ev, sizeof(ev)), ==, 2 * 24);
 	g_assert_cmpuint(ev[0].code, ==, KEY_A);
 	g_assert_cmpint(ev[0].value, ==, 0);
 	p = arg_area(f, false, NULL, 0);
 	g_assert_cmpint(call_at(f, false, EVIOCGBIT(EV_KEY, 96)), ==, 96);
 	g_assert_false(test_bit(KEY_A, p));
-	g_assert_true(test_bit(KEY_F13, p));
+	g_assert_true(test_bit(KEY_F20, p));
 	/* Back, and a key two scancodes give stays when one goes. */
-	g_assert_cmpint(set_keycode(f, 0x1c, KEY_A), ==, 0);
+	g_assert_cmpint(set_keycode(f, 0x1e, KEY_A), ==, 0);
 	g_assert_cmpint(set_keycode(f, 0x60, KEY_B), ==, 0);
 	g_assert_cmpint(set_keycode(f, 0x60, KEY_RESERVED), ==, 0);
 	p = arg_area(f, false, NULL, 0);
 	g_assert_cmpint(call_at(f, false, EVIOCGBIT(EV_KEY, 96)), ==, 96);
 	g_assert_true(test_bit(KEY_A, p) && test_bit(KEY_B, p));
-	g_assert_false(test_bit(KEY_F13, p) || test_bit(KEY_RESERVED, p));
-	g_assert_cmpint(set_keycode(f, 0x1c, KEY_MAX + 1), ==, -EINVAL);
+	g_assert_false(test_bit(KEY_F20, p) || test_bit(KEY_RESERVED, p));
+	g_assert_cmpint(set_keycode(f, 0x1e, KEY_MAX + 1), ==, -EINVAL);
 	g_assert_cmpint(set_keycode(f, 512, KEY_A), ==, -EINVAL);
 	/* _V2 set by index. */
 	ke = (struct input_keymap_entry){ .flags = INPUT_KEYMAP_BY_INDEX,
@@ -705,6 +783,37 @@ static void test_keymap(struct fixture *f, gconstpointer data)
 	arg_area(f, true, &ke, sizeof(ke));
 	g_assert_cmpint(call_at(f, true, EVIOCSKEYCODE_V2), ==, 0);
 	g_assert_cmpint(get_keycode(f, true, 0x61), ==, KEY_C);
+}
+
+/* atkbd's keys, as it registers them: 145, the PC's right-hand modifiers,
+ * Windows and menu keys, keypad Enter and slash, SysRq, Pause, the 102nd
+ * key and the media keys among them. */
+static void test_keyset(struct fixture *f, gconstpointer data)
+{
+	static const unsigned int pc[] = {
+		KEY_RIGHTCTRL, KEY_RIGHTALT, KEY_LEFTMETA, KEY_RIGHTMETA,
+		KEY_COMPOSE, KEY_KPENTER, KEY_KPSLASH, KEY_SYSRQ, KEY_PAUSE,
+		KEY_102ND, KEY_MUTE, KEY_VOLUMEDOWN, KEY_VOLUMEUP,
+		KEY_PLAYPAUSE, KEY_HANGEUL, KEY_HANJA, KEY_F23, KEY_MEDIA,
+	};
+
+	for (int compat = 0; compat < 2; compat++) {
+		uint8_t *p = arg_area(f, compat, NULL, 0);
+		unsigned int n = 0;
+
+		g_assert_cmpint(call_at(f, compat, EVIOCGBIT(EV_KEY, 96)), ==,
+				96);
+		for (unsigned int k = 0; k < 96 * 8; k++)
+			n += test_bit(k, p) ? 1 : 0;
+		g_assert_cmpuint(n, ==, 145);
+		for (unsigned int i = 0; i < G_N_ELEMENTS(pc); i++)
+			g_assert_true(test_bit(pc[i], p));
+		g_assert_false(test_bit(KEY_RESERVED, p));
+		g_assert_false(test_bit(255, p));	/* atkbd's KEY_NULL */
+		g_assert_false(test_bit(KEY_F20, p));
+	}
+	/* A key it lacked before goes through. */
+	inject(f, "EV_KEY KEY_RIGHTMETA 1");
 }
 
 /* A device without a keymap (dev->keycodesize 0): EINVAL. */
@@ -798,6 +907,41 @@ static void test_write(struct fixture *f, gconstpointer data)
 	f->dev->model->release(f->dev, &reader);
 	g_assert_cmpint(call(f, false, EVIOCREVOKE, 0), ==, 0);
 	g_assert_cmpint(do_write(f, &f->file, in, sizeof(in)), ==, -ENODEV);
+}
+
+/*
+ * A written autorepeat (value 2) passes input_get_disposition() whether
+ * the key is down or not, and leaves the key's state alone; in both ABIs
+ * (the file's last ioctl sets the layout of its events).
+ */
+static void test_write_repeat(struct fixture *f, gconstpointer data)
+{
+	f->file.flags = O_NONBLOCK;
+	for (int compat = 0; compat < 2; compat++) {
+		size_t size = compat ? sizeof(struct event32)
+				     : sizeof(struct event64);
+		uint8_t buf[2 * sizeof(struct event64)] = { 0 };
+		uint16_t syn_report[2] = { EV_SYN, SYN_REPORT };
+		uint16_t key[2] = { EV_KEY, KEY_B };
+		int32_t value = 2;
+		uint8_t *p = arg_area(f, compat, NULL, 0);
+
+		g_assert_cmpint(call_at(f, compat, EVIOCGVERSION), ==, 0);
+		/* type, code and value end each event in both layouts. */
+		memcpy(buf + size - 8, key, 4);
+		memcpy(buf + size - 4, &value, 4);
+		memcpy(buf + 2 * size - 8, syn_report, 4);
+		g_assert_cmpint(do_write(f, &f->file, buf, 2 * size), ==,
+				2 * size);
+		memset(buf, 0, sizeof(buf));
+		g_assert_cmpint(do_read(f, &f->file, buf, sizeof(buf)), ==,
+				2 * size);
+		g_assert_cmpmem(buf + size - 8, 4, key, 4);
+		g_assert_cmpmem(buf + size - 4, 4, &value, 4);
+		p = arg_area(f, compat, NULL, 0);
+		g_assert_cmpint(call_at(f, compat, EVIOCGKEY(96)), ==, 96);
+		g_assert_false(test_bit(KEY_B, p));
+	}
 }
 
 /*
@@ -1022,6 +1166,7 @@ int main(int argc, char **argv)
 	ADD("/evdev/mouse", "evdev:profile=mouse", test_mouse);
 	ADD("/evdev/abs", "evdev:profile=touchscreen", test_abs);
 	ADD("/evdev/rep", NULL, test_rep);
+	ADD("/evdev/rep/events", NULL, test_rep_events);
 	ADD("/evdev/grab", NULL, test_grab);
 	ADD("/evdev/clock", NULL, test_clock);
 	ADD("/evdev/inject", NULL, test_inject);
@@ -1032,7 +1177,9 @@ int main(int argc, char **argv)
 	ADD("/evdev/read/blocks", NULL, test_read_blocks);
 	ADD("/evdev/revoke", NULL, test_revoke);
 	ADD("/evdev/write", NULL, test_write);
+	ADD("/evdev/write/repeat", NULL, test_write_repeat);
 	ADD("/evdev/keymap", NULL, test_keymap);
+	ADD("/evdev/keymap/keys", NULL, test_keyset);
 	ADD("/evdev/keymap/none", "evdev:profile=mouse", test_no_keymap);
 	ADD("/evdev/mask", NULL, test_mask);
 	ADD("/evdev/mask/errors", NULL, test_mask_errors);

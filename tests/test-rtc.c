@@ -371,7 +371,7 @@ static void test_wkalm(struct fixture *f, gconstpointer data)
 	struct rtc_time when = make_tm(2031, 6, 1, 0, 0, 0);
 	struct rtc_wkalrm a;
 
-	g_assert_cmpint(set_time(f, false, make_tm(2031, 5, 6, 7, 8, 9)), ==,
+	g_assert_cmpint(set_time(f, false, make_tm(2031, 5, 31, 7, 8, 9)), ==,
 			0);
 	for (int compat = 0; compat < 2; compat++) {
 		g_assert_cmpint(wkalm_set(f, compat, 1, when), ==, 0);
@@ -662,6 +662,7 @@ static void test_bad_config(void)
 	assert_refused("rtc:max_freq=0", "out of range");
 	assert_refused("rtc:max_freq=16384", "out of range");
 	assert_refused("rtc:uie=maybe", "true or false");
+	assert_refused("rtc:alarm_reach=week", "not 'week'");
 }
 
 /* ---- interrupts, read() and poll() */
@@ -687,6 +688,101 @@ static bool wait_pending(struct fixture *f, gint64 us)
 		g_usleep(5 * G_TIME_SPAN_MILLISECOND);
 	}
 	return true;
+}
+
+/* Read what is pending, so that the next wait sees only what comes. */
+static void drain(struct fixture *f)
+{
+	uint32_t v;
+
+	while (rtc_poll(f))
+		g_assert_cmpint(rtc_read(f, &v, 4), ==, 4);
+}
+
+/*
+ * An alarm the chip cannot reach, armed: rtc-cmos's cmos_validate_alarm()
+ * refuses it with EINVAL, through RTC_WKALM_SET and RTC_AIE_ON alike, and
+ * the refused time stays, disarmed. Each check starts right after a
+ * set_time(), half a second before the emulated clock ticks.
+ */
+static void assert_reach(struct fixture *f, bool compat, struct rtc_time now,
+			 struct rtc_time last)
+{
+	struct rtc_time beyond = secs_tm(tm_secs(&last) + 1);
+	struct rtc_wkalrm a;
+
+	g_assert_cmpint(set_time(f, compat, now), ==, 0);
+	g_assert_cmpint(wkalm_set(f, compat, 1, last), ==, 0);
+	g_assert_cmpint(wkalm_rd(f, compat).enabled, ==, 1);
+	g_assert_cmpint(wkalm_set(f, compat, 1, beyond), ==, -EINVAL);
+	a = wkalm_rd(f, compat);
+	g_assert_cmpint(a.enabled, ==, 0);
+	assert_same_tm(&a.time, &beyond);
+
+	g_assert_cmpint(set_time(f, compat, now), ==, 0);
+	g_assert_cmpint(wkalm_set(f, compat, 0, beyond), ==, 0);
+	g_assert_cmpint(call(f, compat, RTC_AIE_ON, 0, NULL), ==, -EINVAL);
+	g_assert_cmpint(wkalm_rd(f, compat).enabled, ==, 0);
+	g_assert_cmpint(wkalm_set(f, compat, 0, last), ==, 0);
+	g_assert_cmpint(call(f, compat, RTC_AIE_ON, 0, NULL), ==, 0);
+	g_assert_cmpint(call(f, compat, RTC_AIE_OFF, 0, NULL), ==, 0);
+}
+
+/* The default plays an MC146818 alone: a day less a second. */
+static void test_reach_day(struct fixture *f, gconstpointer data)
+{
+	struct rtc_time now = make_tm(2031, 5, 6, 7, 8, 9);
+	struct rtc_time in_two_days = make_tm(2031, 5, 8, 7, 8, 9);
+
+	for (int compat = 0; compat < 2; compat++) {
+		assert_reach(f, compat, now, make_tm(2031, 5, 7, 7, 8, 8));
+		/* Passed alarms are not the chip's to refuse: they fire. */
+		g_assert_cmpint(wkalm_set(f, compat, 1,
+					  make_tm(2031, 5, 6, 7, 0, 0)), ==, 0);
+		g_assert_true(wait_pending(f, 200 * G_TIME_SPAN_MILLISECOND));
+		drain(f);
+		/* While the update interrupt runs it is the next timer, and
+		 * the chip is not asked. */
+		g_assert_cmpint(set_time(f, compat, now), ==, 0);
+		g_assert_cmpint(call(f, compat, RTC_UIE_ON, 0, NULL), ==, 0);
+		g_assert_cmpint(wkalm_set(f, compat, 1, in_two_days), ==, 0);
+		g_assert_cmpint(wkalm_rd(f, compat).enabled, ==, 1);
+		g_assert_cmpint(call(f, compat, RTC_UIE_OFF, 0, NULL), ==, 0);
+		g_assert_cmpint(call(f, compat, RTC_AIE_OFF, 0, NULL), ==, 0);
+		drain(f);
+	}
+}
+
+/* With the day-of-month register: the same time a month on, the day
+ * clamped to the month's last, across the year's end too. */
+static void test_reach_month(struct fixture *f, gconstpointer data)
+{
+	for (int compat = 0; compat < 2; compat++) {
+		assert_reach(f, compat, make_tm(2031, 1, 31, 10, 0, 0),
+			     make_tm(2031, 2, 28, 9, 59, 59));
+		assert_reach(f, compat, make_tm(2031, 12, 15, 0, 0, 0),
+			     make_tm(2032, 1, 14, 23, 59, 59));
+	}
+}
+
+/* With the month register too: the same date a year on. */
+static void test_reach_year(struct fixture *f, gconstpointer data)
+{
+	for (int compat = 0; compat < 2; compat++)
+		assert_reach(f, compat, make_tm(2032, 2, 29, 10, 0, 0),
+			     make_tm(2033, 2, 28, 9, 59, 59));
+}
+
+static void test_reach_any(struct fixture *f, gconstpointer data)
+{
+	struct rtc_time last = make_tm(9999, 12, 31, 23, 59, 59);
+
+	for (int compat = 0; compat < 2; compat++) {
+		g_assert_cmpint(set_time(f, compat, make_tm(1970, 1, 1, 0, 0,
+							    0)), ==, 0);
+		g_assert_cmpint(wkalm_set(f, compat, 1, last), ==, 0);
+		g_assert_cmpint(wkalm_rd(f, compat).enabled, ==, 1);
+	}
 }
 
 static void test_read_rules(struct fixture *f, gconstpointer data)
@@ -961,6 +1057,11 @@ int main(int argc, char **argv)
 	ADD("/rtc/time/bad", NULL, test_bad_time);
 	ADD("/rtc/alarm/alm", NULL, test_alm);
 	ADD("/rtc/alarm/wkalm", NULL, test_wkalm);
+	ADD("/rtc/alarm/reach/day", NULL, test_reach_day);
+	ADD("/rtc/alarm/reach/month", "rtc:alarm_reach=month",
+	    test_reach_month);
+	ADD("/rtc/alarm/reach/year", "rtc:alarm_reach=year", test_reach_year);
+	ADD("/rtc/alarm/reach/any", "rtc:alarm_reach=any", test_reach_any);
 	ADD("/rtc/alarm/none", "rtc:alarm=false", test_no_alarm);
 	ADD("/rtc/alarm/no-uie", "rtc:uie=false", test_no_uie);
 	ADD("/rtc/irqp", NULL, test_irqp);

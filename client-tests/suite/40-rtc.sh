@@ -1,7 +1,11 @@
 # The rtc device: rtc-client built x86_64 and i386 against one node (the
-# node takes one opener at a time, so one after the other), its interrupt
-# counts in cusemuctl, and shutdown while a reader is blocked.
+# node takes one opener at a time, so one after the other), util-linux
+# rtcwake in both ABIs against its alarm's reach, its interrupt counts in
+# cusemuctl, and shutdown while a reader is blocked.
 # Sourced by client-tests/integration.
+
+rtcwake64() { /usr/sbin/rtcwake "$@"; }
+rtcwake32() { "$here/run-i386" usr/sbin/rtcwake "$@"; }
 
 rtc_socket=$work/rtc-control
 
@@ -34,6 +38,27 @@ if wait_for 15 is_char_node /dev/rtc-emu; then
 		report_client "rtc-client-$abi" $name $status
 	done
 	check "cusemud is still running after both rtc-clients" kill -0 "$daemon_pid"
+
+	# --- rtcwake: an alarm is armed at most a day ahead, as rtc-cmos
+	# does on a PC without ACPI's day and month alarm registers. -m no
+	# sets the alarm and suspends nothing (nor reads sysfs).
+	for abi in 64 32; do
+		[ $abi = 64 ] && name=x86_64 || name=i386
+		rtcwake$abi -d /dev/rtc-emu -m no -u --date '+2 days' \
+			>"$work/rtcwake.out" 2>&1
+		status=$?
+		diag <"$work/rtcwake.out"
+		check "rtcwake ($name) --date '+2 days' fails (exit $status)" \
+			test "$status" = 1
+		check "... with the driver's EINVAL" \
+			grep -q 'set rtc wake alarm failed: Invalid argument' "$work/rtcwake.out"
+		rtcwake$abi -d /dev/rtc-emu -m no -u --date '+2 hours' \
+			>"$work/rtcwake.out" 2>&1
+		status=$?
+		diag <"$work/rtcwake.out"
+		check "rtcwake ($name) --date '+2 hours' sets the alarm (exit $status)" \
+			sh -c "test $status = 0 && grep -q 'wakeup using /dev/rtc-emu' '$work/rtcwake.out'"
+	done
 	check "cusemuctl counts the alarms that fired (one per client)" \
 		test "$(rtc_event alarm)" -ge 2
 	check "... and the update and periodic interrupts" \

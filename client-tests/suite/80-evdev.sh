@@ -1,5 +1,6 @@
 # Debian's evtest on the evdev model's nodes, as x86_64 and as i386 builds:
-# the device information it queries (name, ID, supported events), the
+# the device information it queries (name, ID, supported events: atkbd's
+# keys), the
 # events cusemuctl injects and replays as evtest reads them (24-byte
 # struct input_event for x86_64, 16-byte for i386), the key state of
 # evtest --query, events written by evemu-event and libevdev (an LED lit),
@@ -74,6 +75,16 @@ if wait_for 15 is_char_node "$ev_kbd" && wait_for 5 is_char_node "$ev_mouse"; th
 			check "evtest ($arch): the keyboard supports event code $c" \
 				grep -qxF -e "    Event code $c" -e "    Event code $c state 0" "$out"
 		done
+		# atkbd's keys: 145, the PC's right-hand modifiers, Windows and
+		# menu keys, keypad Enter, Pause and media keys among them.
+		for c in '97 (KEY_RIGHTCTRL)' '100 (KEY_RIGHTALT)' '125 (KEY_LEFTMETA)' \
+			'127 (KEY_COMPOSE)' '96 (KEY_KPENTER)' '119 (KEY_PAUSE)' '86 (KEY_102ND)' \
+			'113 (KEY_MUTE)'; do
+			check "evtest ($arch): the keyboard supports event code $c" \
+				grep -qxF -e "    Event code $c" -e "    Event code $c state 0" "$out"
+		done
+		nkeys=$(awk '/^  Event type 1 /{k=1;next} /^  Event type/{k=0} k && /^    Event code/{n++} END{print n+0}' "$out")
+		check "evtest ($arch): the keyboard has atkbd's 145 keys (got $nkeys)" test "$nkeys" = 145
 		# evtest lists EV_REP apart, with EVIOCGREP's delay and period.
 		check "evtest ($arch): the keyboard has key repeat (EV_REP)" \
 			sh -c "grep -qx 'Key repeat handling:' '$out' && grep -qxF '  Repeat type 20 (EV_REP)' '$out'"
@@ -181,6 +192,13 @@ if wait_for 15 is_char_node "$ev_kbd" && wait_for 5 is_char_node "$ev_mouse"; th
 			evemu_event "$ev_kbd" --type EV_KEY --code KEY_C --value 0 --sync
 		check "... and EVIOCGKEY has KEY_C up again (evtest --query exits 0)" \
 			/usr/bin/evtest --query "$ev_kbd" EV_KEY KEY_C
+		# An autorepeat of a key not held passes, and holds nothing.
+		check "evemu-event ($arch) writes KEY_D 2 (autorepeat) with a SYN_REPORT" \
+			evemu_event "$ev_kbd" --type EV_KEY --code KEY_D --value 2 --sync
+		check "... and a reader sees it, though KEY_D is not held" \
+			wait_for 5 ev_seen "$out" 1 'type 1 (EV_KEY), code 32 (KEY_D), value 2'
+		check "... and EVIOCGKEY has KEY_D up (evtest --query exits 0)" \
+			/usr/bin/evtest --query "$ev_kbd" EV_KEY KEY_D
 		check "libevdev-tweak-device ($arch) --led LED_CAPSL --on (exit 0)" \
 			tweak --led LED_CAPSL --on "$ev_kbd"
 		/usr/bin/evtest --query "$ev_kbd" EV_LED LED_CAPSL
