@@ -484,8 +484,16 @@ void cusemu_device_free(struct cusemu_device *dev)
 	if (!dev)
 		return;
 	inst = cusemu_instance(dev);
-	/* A fenced model's code is not run again, its state is left. */
-	if (dev->priv && dev->model->remove && !inst->fenced) {
+	/*
+	 * A fenced model's code is not run again, and its state is left as
+	 * it is: a thread of its own may still use the instance (its
+	 * parameters, its statistics, its wake-ups), so that stays too.
+	 */
+	if (inst->fenced) {
+		cusemu_oops_bury(dev);
+		return;
+	}
+	if (dev->priv && dev->model->remove) {
 		struct cusemu_oops_guard g;
 
 		cusemu_oops_enter(&g, dev, CUSEMU_OP_REMOVE, NULL, 0);

@@ -79,6 +79,7 @@ static struct {
 	GMutex lock;		/* guards slots, reports and stopping */
 	GCond cond;
 	GPtrArray *slots;
+	GPtrArray *buried;	/* fenced devices the daemon is done with */
 	GThread *watchdog;
 	bool stopping;
 } oops;
@@ -758,6 +759,15 @@ void cusemu_oops_reap(void (*fence_model)(const char *origin,
 void cusemu_oops_fence(struct cusemu_device *dev, const char *report)
 {
 	fence(dev, g_strdup(report));
+}
+
+void cusemu_oops_bury(struct cusemu_device *dev)
+{
+	g_mutex_lock(&oops.lock);
+	if (!oops.buried)
+		oops.buried = g_ptr_array_new();
+	g_ptr_array_add(oops.buried, dev);
+	g_mutex_unlock(&oops.lock);
 }
 
 /* ---- the soft-lockup watchdog */

@@ -99,6 +99,9 @@ void cusemu_oops_reap(void (*fence_model)(const char *origin,
 					  const char *report, void *data),
 		      void *data);
 void cusemu_oops_fence(struct cusemu_device *dev, const char *report);
+/* A fenced device the daemon is done with: kept, never freed (see
+ * cusemu_device_free()). */
+void cusemu_oops_bury(struct cusemu_device *dev);
 
 /* Taint flags as the kernel prints them: "D" once a model oopsed, "L"
  * once one locked up; "" when clean. */

@@ -24,6 +24,9 @@
 struct buggy {
 	unsigned int calls;
 	GThread *timer;
+	GThread *ticker;
+	gint stop;		/* the ticker ends */
+	struct cusemu_device *dev;
 };
 
 /*
@@ -134,6 +137,9 @@ static const struct cusemu_param buggy_params[] = {
 	  .default_value = "false",
 	  .help = "a timer thread of the model's own dereferences NULL 0.3 s "
 		  "after the start" },
+	{ .key = "tick", .type = CUSEMU_PARAM_BOOL, .default_value = "false",
+	  .help = "a thread of the model's own counts a 'tick' event and wakes "
+		  "pollers every 20 ms, until the model's remove" },
 	CUSEMU_PARAM_END
 };
 
@@ -142,8 +148,22 @@ static gpointer buggy_timer(gpointer data)
 {
 	struct buggy *b = data;
 
-	g_usleep(300 * 1000);
+	cusemu_msleep(300);
 	return GINT_TO_POINTER(buggy_null_deref(b));
+}
+
+/* A thread that uses its device until the model is removed: after an
+ * oops, the daemon must keep what it uses. */
+static gpointer buggy_ticker(gpointer data)
+{
+	struct buggy *b = data;
+
+	while (!g_atomic_int_get(&b->stop)) {
+		cusemu_device_count_event(b->dev, "tick");
+		cusemu_device_wake_up(b->dev);
+		cusemu_msleep(20);
+	}
+	return NULL;
 }
 
 static int buggy_probe(struct cusemu_device *dev, char **why)
@@ -151,8 +171,11 @@ static int buggy_probe(struct cusemu_device *dev, char **why)
 	struct buggy *b = g_new0(struct buggy, 1);
 
 	dev->priv = b;
+	b->dev = dev;
 	if (cusemu_device_param_bool(dev, "crash_timer"))
 		b->timer = g_thread_new("buggy-timer", buggy_timer, b);
+	if (cusemu_device_param_bool(dev, "tick"))
+		b->ticker = g_thread_new("buggy-ticker", buggy_ticker, b);
 	return 0;
 }
 
@@ -160,6 +183,9 @@ static void buggy_remove(struct cusemu_device *dev)
 {
 	struct buggy *b = dev->priv;
 
+	g_atomic_int_set(&b->stop, 1);
+	if (b->ticker)
+		g_thread_join(b->ticker);
 	if (b->timer)
 		g_thread_join(b->timer);
 	g_free(b);
