@@ -532,8 +532,12 @@ static void cache_key(struct uapi_index *u)
 	for (guint i = 0; u->o->cflags && i < u->o->cflags->len; i++)
 		g_string_append_printf(key, "flag %s\n",
 				       (char *)u->o->cflags->pdata[i]);
-	for (guint i = 0; i < u->roots->len; i++)
-		g_string_append_printf(key, "dir %s\n", (char *)u->roots->pdata[i]);
+	for (guint i = 0; i < u->roots->len; i++) {
+		g_autofree char *dir = g_canonicalize_filename(
+			u->roots->pdata[i], NULL);
+
+		g_string_append_printf(key, "dir %s\n", dir);
+	}
 	u->key = g_string_free(key, FALSE);
 	sum = g_compute_checksum_for_string(G_CHECKSUM_SHA256, u->key, -1);
 	u->cache_name = g_strdup_printf("uapi-%.16s.idx", sum);
@@ -577,16 +581,15 @@ static bool parse_int(const char *s, int64_t *v)
 	return *s && !*end && !errno;
 }
 
-/* One line's fields, unescaped; NULL unless it has n of them. */
-static char **fields(const char *line, guint n)
+/* One line's fields, unescaped; *n says how many. */
+static char **fields(const char *line, guint *n)
 {
 	g_auto(GStrv) raw = g_strsplit(line, "\t", -1);
 	char **out;
 
-	if (g_strv_length(raw) != n)
-		return NULL;
-	out = g_new0(char *, n + 1);
-	for (guint i = 0; i < n; i++)
+	*n = g_strv_length(raw);
+	out = g_new0(char *, *n + 1);
+	for (guint i = 0; i < *n; i++)
 		out[i] = g_strcompress(raw[i]);
 	return out;
 }
@@ -633,21 +636,23 @@ static bool cache_parse(struct uapi_index *u, char *text, char **why)
 					diff = *l;
 		}
 		{
-			g_auto(GStrv) f = diff ? fields(diff, 6) : NULL;
+			guint nf = 0;
+			g_auto(GStrv) f = diff ? fields(diff, &nf) : NULL;
 
 			*why = g_strdup_printf("stale: %s changed, came or went",
-					       f ? f[1] : "a header");
+					       nf > 1 ? f[1] : "a header");
 		}
 		return false;
 	}
 	for (; lines[i]; i++) {
-		g_auto(GStrv) f = NULL;
+		guint nf;
+		g_auto(GStrv) f = fields(lines[i], &nf);
 		int64_t a, b, c;
 
 		if (left) {
 			struct command *t;
 
-			if (!(f = fields(lines[i], 6)) || strcmp(f[0], "n") ||
+			if (nf != 6 || strcmp(f[0], "n") ||
 			    !parse_int(f[3], &a) || !parse_int(f[4], &b) ||
 			    !parse_int(f[5], &c))
 				break;
@@ -660,7 +665,7 @@ static bool cache_parse(struct uapi_index *u, char *text, char **why)
 			t->findings = g_ptr_array_new();
 			g_ptr_array_add(probing, t);
 			left--;
-		} else if ((f = fields(lines[i], 5)) && !strcmp(f[0], "cmd")) {
+		} else if (nf == 5 && !strcmp(f[0], "cmd")) {
 			struct uapi_cmd *k;
 
 			if (!parse_int(f[3], &a) || !parse_int(f[4], &b))
@@ -671,9 +676,9 @@ static bool cache_parse(struct uapi_index *u, char *text, char **why)
 			k->type = (int)a;
 			k->nr = (int)b;
 			g_ptr_array_add(u->cmds, k);
-		} else if ((f = fields(lines[i], 2)) && !strcmp(f[0], "opaque")) {
+		} else if (nf == 2 && !strcmp(f[0], "opaque")) {
 			g_hash_table_add(u->opaque, g_strdup(f[1]));
-		} else if ((f = fields(lines[i], 3)) && !strcmp(f[0], "probed")) {
+		} else if (nf == 3 && !strcmp(f[0], "probed")) {
 			if (!parse_int(f[2], &left) || left < -1)
 				break;
 			probing = left < 0 ? NULL : g_ptr_array_new_with_free_func(
