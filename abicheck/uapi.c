@@ -47,7 +47,7 @@ struct uapi_index {
 	int cache_dir;
 	char *cache_name;
 	char *key;
-	GString *manifest;		/* "h\tpath\tsize\tino\tmtime\tctime" */
+	GString *manifest;		/* a line per header, see stat_dir */
 	bool dirty;
 };
 
@@ -483,7 +483,8 @@ static int by_name(gconstpointer a, gconstpointer b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Each header the scan reads, in a stable order, as stat sees it. */
+/* Each header the scan reads, in a stable order, as stat sees it: a line
+ * "h PATH SIZE INODE MTIME CTIME" (tab-separated) per file. */
 static void stat_dir(GString *out, const char *dir, unsigned int depth)
 {
 	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
@@ -507,7 +508,8 @@ static void stat_dir(GString *out, const char *dir, unsigned int depth)
 		} else if (g_str_has_suffix(names->pdata[i], ".h")) {
 			g_string_append(out, "h\t");
 			escaped(out, path);
-			g_string_append_printf(out, "\t%jd\t%ju\t%jd.%09ld\t%jd.%09ld\n",
+			g_string_append_printf(out,
+					       "\t%jd\t%ju\t%jd.%09ld\t%jd.%09ld\n",
 					       (intmax_t)st.st_size,
 					       (uintmax_t)st.st_ino,
 					       (intmax_t)st.st_mtim.tv_sec,
@@ -553,7 +555,8 @@ static char *cache_read(struct uapi_index *u)
 
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < CACHE_MAX) {
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_size < CACHE_MAX) {
 		buf = g_malloc(st.st_size + 1);
 		while (got < (size_t)st.st_size) {
 			ssize_t n = read(fd, buf + got, st.st_size - got);
@@ -746,7 +749,8 @@ static void cache_save(struct uapi_index *u)
 
 		g_string_append(s, "probed\t");
 		escaped(s, file);
-		g_string_append_printf(s, "\t%d\n", theirs ? (int)theirs->len : -1);
+		g_string_append_printf(s, "\t%d\n",
+				       theirs ? (int)theirs->len : -1);
 		for (guint i = 0; theirs && i < theirs->len; i++) {
 			const struct command *t = theirs->pdata[i];
 
@@ -762,8 +766,8 @@ static void cache_save(struct uapi_index *u)
 	g_string_append(s, "end\n");
 
 	unlinkat(u->cache_dir, tmp, 0);
-	fd = openat(u->cache_dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-		    O_CLOEXEC, 0600);
+	fd = openat(u->cache_dir, tmp, O_WRONLY | O_CREAT | O_EXCL |
+		    O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return;
 	cache_write_all(fd, s, &ok);
