@@ -8,10 +8,20 @@
  * macros) is a candidate only when both match; only candidates' headers,
  * and headers whose commands hide behind helper macros, are compiled for
  * the exact numbers in both ABIs.
+ *
+ * Even so, reading and compiling them is most of a run, so what one run
+ * learns (the index and the numbers each compile gave) is kept in the
+ * user's cache directory and reused while every scanned header has the
+ * same path, size, inode and times, and the compiler and flags are the
+ * same.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <glib.h>
 
@@ -32,6 +42,13 @@ struct uapi_index {
 	GHashTable *probed;		/* file -> GPtrArray of commands, or
 					 * a NULL value when it did not compile */
 	GPtrArray *roots;		/* the directories, to name files */
+	/* The cache: its directory (-1: none), file name, what it is valid
+	 * for, and whether this run learnt something to write back. */
+	int cache_dir;
+	char *cache_name;
+	char *key;
+	GString *manifest;		/* a line per header, see stat_dir */
+	bool dirty;
 };
 
 static void unref_commands(gpointer commands)
@@ -346,38 +363,14 @@ static char *multiarch(const struct probe_options *o)
 	return g_strstrip(out);
 }
 
-struct uapi_index *uapi_index_new(const struct probe_options *o, char **dirs)
+/* The index from the headers' text. */
+static void index_scan(struct uapi_index *u)
 {
-	struct uapi_index *u = g_new0(struct uapi_index, 1);
 	g_autoptr(GPtrArray) defs = g_ptr_array_new_with_free_func(
 		(GDestroyNotify)text_def_free);
 	/* Helper macros (`HSC_IOW(num, dtype)`) -> the type they give, or -1. */
 	g_autoptr(GHashTable) helpers = g_hash_table_new(g_str_hash, g_str_equal);
 
-	u->o = o;
-	u->cmds = g_ptr_array_new_with_free_func((GDestroyNotify)uapi_cmd_free);
-	u->literals = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
-					    g_free);
-	u->opaque = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-	u->probed = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
-					  unref_commands);
-	u->roots = g_ptr_array_new_with_free_func(g_free);
-	if (dirs) {
-		for (char **d = dirs; *d; d++)
-			g_ptr_array_add(u->roots, g_strdup(*d));
-	} else {
-		static const char *const subdirs[] = {
-			"linux", "asm-generic", "misc", "mtd", "rdma", "scsi",
-			"sound", "video", "xen", "drm",
-		};
-		g_autofree char *ma = multiarch(o);
-
-		for (unsigned int i = 0; i < G_N_ELEMENTS(subdirs); i++)
-			g_ptr_array_add(u->roots, g_build_filename(
-				"/usr/include", subdirs[i], NULL));
-		g_ptr_array_add(u->roots, g_build_filename("/usr/include", ma,
-							   "asm", NULL));
-	}
 	for (guint i = 0; i < u->roots->len; i++)
 		scan_dir(u->roots->pdata[i], defs, 0);
 
@@ -432,6 +425,423 @@ struct uapi_index *uapi_index_new(const struct probe_options *o, char **dirs)
 			g_hash_table_add(u->opaque, g_strdup(d->file));
 		g_ptr_array_add(u->cmds, c);
 	}
+}
+
+/* A cache off: CUSEMU_ABICHECK_CACHE=0, off, no or false. */
+static bool cache_wanted(void)
+{
+	const char *v = g_getenv("CUSEMU_ABICHECK_CACHE");
+
+	return !v || !(!strcmp(v, "0") || !g_ascii_strcasecmp(v, "off") ||
+		       !g_ascii_strcasecmp(v, "no") ||
+		       !g_ascii_strcasecmp(v, "false"));
+}
+
+/*
+ * $XDG_CACHE_HOME/cusemu-abicheck (else ~/.cache/...), made 0700 when
+ * missing, opened without following a symbolic link, and used only when it
+ * is the user's and nobody else may write to it: -1 otherwise.
+ */
+static int cache_dir_open(const struct probe_options *o)
+{
+	const char *xdg = g_getenv("XDG_CACHE_HOME");
+	g_autofree char *base = xdg && g_path_is_absolute(xdg) ? g_strdup(xdg)
+		: g_build_filename(g_get_home_dir(), ".cache", NULL);
+	g_autofree char *dir = g_build_filename(base, "cusemu-abicheck", NULL);
+	struct stat st;
+	int fd;
+
+	if (g_mkdir_with_parents(base, 0700) < 0 ||
+	    (mkdir(dir, 0700) < 0 && errno != EEXIST) ||
+	    (fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		       O_CLOEXEC)) < 0) {
+		if (o->verbose)
+			g_printerr("cusemu-abicheck: no cache: %s: %s\n", dir,
+				   g_strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() ||
+	    (st.st_mode & 022)) {
+		if (o->verbose)
+			g_printerr("cusemu-abicheck: no cache: %s is not the "
+				   "user's alone\n", dir);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void escaped(GString *out, const char *s)
+{
+	g_autofree char *e = g_strescape(s, NULL);
+
+	g_string_append(out, e);
+}
+
+static int by_name(gconstpointer a, gconstpointer b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Each header the scan reads, in a stable order, as stat sees it: a line
+ * "h PATH SIZE INODE MTIME CTIME" (tab-separated) per file. */
+static void stat_dir(GString *out, const char *dir, unsigned int depth)
+{
+	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+	g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+	const char *name;
+
+	if (!d || depth > 4)
+		return;
+	while ((name = g_dir_read_name(d)))
+		g_ptr_array_add(names, g_strdup(name));
+	g_ptr_array_sort(names, by_name);
+	for (guint i = 0; i < names->len; i++) {
+		g_autofree char *path = g_build_filename(dir, names->pdata[i],
+							 NULL);
+		struct stat st;
+
+		if (stat(path, &st) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			stat_dir(out, path, depth + 1);
+		} else if (g_str_has_suffix(names->pdata[i], ".h")) {
+			g_string_append(out, "h\t");
+			escaped(out, path);
+			g_string_append_printf(out,
+					       "\t%jd\t%ju\t%jd.%09ld\t%jd.%09ld\n",
+					       (intmax_t)st.st_size,
+					       (uintmax_t)st.st_ino,
+					       (intmax_t)st.st_mtim.tv_sec,
+					       st.st_mtim.tv_nsec,
+					       (intmax_t)st.st_ctim.tv_sec,
+					       st.st_ctim.tv_nsec);
+		}
+	}
+}
+
+#define CACHE_MAGIC "cusemu-abicheck uapi index 1 " CUSEMU_VERSION
+#define CACHE_MAX (64 << 20)
+
+/* The compiler, its flags and the directories: a cache is for one of each. */
+static void cache_key(struct uapi_index *u)
+{
+	GString *key = g_string_new(NULL);
+	g_autofree char *sum = NULL;
+
+	for (char **p = u->o->cc; *p; p++)
+		g_string_append_printf(key, "cc %s\n", *p);
+	for (guint i = 0; u->o->cflags && i < u->o->cflags->len; i++)
+		g_string_append_printf(key, "flag %s\n",
+				       (char *)u->o->cflags->pdata[i]);
+	for (guint i = 0; i < u->roots->len; i++) {
+		g_autofree char *dir = g_canonicalize_filename(
+			u->roots->pdata[i], NULL);
+
+		g_string_append_printf(key, "dir %s\n", dir);
+	}
+	u->key = g_string_free(key, FALSE);
+	sum = g_compute_checksum_for_string(G_CHECKSUM_SHA256, u->key, -1);
+	u->cache_name = g_strdup_printf("uapi-%.16s.idx", sum);
+}
+
+static char *cache_read(struct uapi_index *u)
+{
+	int fd = openat(u->cache_dir, u->cache_name,
+			O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	char *buf = NULL;
+	size_t got = 0;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_size < CACHE_MAX) {
+		buf = g_malloc(st.st_size + 1);
+		while (got < (size_t)st.st_size) {
+			ssize_t n = read(fd, buf + got, st.st_size - got);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
+			got += n;
+		}
+		buf[got] = 0;
+		if (got != (size_t)st.st_size || strlen(buf) != got)
+			g_clear_pointer(&buf, g_free);
+	}
+	close(fd);
+	return buf;
+}
+
+static bool parse_int(const char *s, int64_t *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = g_ascii_strtoll(s, &end, 10);
+	return *s && !*end && !errno;
+}
+
+/* One line's fields, unescaped; *n says how many. */
+static char **fields(const char *line, guint *n)
+{
+	g_auto(GStrv) raw = g_strsplit(line, "\t", -1);
+	char **out;
+
+	*n = g_strv_length(raw);
+	out = g_new0(char *, *n + 1);
+	for (guint i = 0; i < *n; i++)
+		out[i] = g_strcompress(raw[i]);
+	return out;
+}
+
+/*
+ * The index from the cache, when the cache is whole and for these headers;
+ * false (and the index untouched but for what the caller clears) otherwise.
+ * *why says what made it unusable.
+ */
+static bool cache_parse(struct uapi_index *u, char *text, char **why)
+{
+	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+	g_autoptr(GString) manifest = g_string_new(NULL);
+	g_autofree char *key = g_strescape(u->key, NULL);
+	GPtrArray *probing = NULL;
+	int64_t left = 0;
+	guint i = 2;
+
+	if (g_strv_length(lines) < 3 || strcmp(lines[0], CACHE_MAGIC) ||
+	    !g_str_has_prefix(lines[1], "key\t") || strcmp(lines[1] + 4, key)) {
+		*why = g_strdup("of another version or for other options");
+		return false;
+	}
+	for (; lines[i] && g_str_has_prefix(lines[i], "h\t"); i++)
+		g_string_append_printf(manifest, "%s\n", lines[i]);
+	if (strcmp(manifest->str, u->manifest->str)) {
+		g_autoptr(GHashTable) had = g_hash_table_new(g_str_hash,
+							     g_str_equal);
+		g_auto(GStrv) now = g_strsplit(u->manifest->str, "\n", -1);
+		g_auto(GStrv) then = g_strsplit(manifest->str, "\n", -1);
+		const char *diff = NULL;
+
+		for (char **l = then; *l; l++)
+			g_hash_table_add(had, *l);
+		for (char **l = now; *l && !diff; l++)
+			if (!g_hash_table_contains(had, *l))
+				diff = *l;
+		if (!diff) {
+			g_hash_table_remove_all(had);
+			for (char **l = now; *l; l++)
+				g_hash_table_add(had, *l);
+			for (char **l = then; *l && !diff; l++)
+				if (!g_hash_table_contains(had, *l))
+					diff = *l;
+		}
+		{
+			guint nf = 0;
+			g_auto(GStrv) f = diff ? fields(diff, &nf) : NULL;
+
+			*why = g_strdup_printf("stale: %s changed, came or went",
+					       nf > 1 ? f[1] : "a header");
+		}
+		return false;
+	}
+	for (; lines[i]; i++) {
+		guint nf;
+		g_auto(GStrv) f = fields(lines[i], &nf);
+		int64_t a, b, c;
+
+		if (left) {
+			struct command *t;
+
+			if (nf != 6 || strcmp(f[0], "n") ||
+			    !parse_int(f[3], &a) || !parse_int(f[4], &b) ||
+			    !parse_int(f[5], &c))
+				break;
+			t = g_new0(struct command, 1);
+			t->name = g_strdup(f[1]);
+			t->file = g_strdup(f[2]);
+			t->line = (unsigned int)a;
+			t->number[ABI_X86_64] = (uint32_t)b;
+			t->number[ABI_I386] = (uint32_t)c;
+			t->findings = g_ptr_array_new();
+			g_ptr_array_add(probing, t);
+			left--;
+		} else if (nf == 5 && !strcmp(f[0], "cmd")) {
+			struct uapi_cmd *k;
+
+			if (!parse_int(f[3], &a) || !parse_int(f[4], &b))
+				break;
+			k = g_new0(struct uapi_cmd, 1);
+			k->name = g_strdup(f[1]);
+			k->file = g_strdup(f[2]);
+			k->type = (int)a;
+			k->nr = (int)b;
+			g_ptr_array_add(u->cmds, k);
+		} else if (nf == 2 && !strcmp(f[0], "opaque")) {
+			g_hash_table_add(u->opaque, g_strdup(f[1]));
+		} else if (nf == 3 && !strcmp(f[0], "probed")) {
+			if (!parse_int(f[2], &left) || left < -1)
+				break;
+			probing = left < 0 ? NULL : g_ptr_array_new_with_free_func(
+				(GDestroyNotify)command_free);
+			g_hash_table_insert(u->probed, g_strdup(f[1]), probing);
+			left = left < 0 ? 0 : left;
+		} else {
+			break;
+		}
+	}
+	if (left || !lines[i] || strcmp(lines[i], "end") || !lines[i + 1] ||
+	    *lines[i + 1] || lines[i + 2]) {
+		*why = g_strdup("unreadable");
+		return false;
+	}
+	return true;
+}
+static void cache_write_all(int fd, const GString *s, bool *ok)
+{
+	for (gsize done = 0; *ok && done < s->len;) {
+		ssize_t n = write(fd, s->str + done, s->len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			*ok = false;
+		else
+			done += n;
+	}
+}
+
+/* The index and every compile's numbers, through a temporary file that
+ * replaces only a regular file. */
+static void cache_save(struct uapi_index *u)
+{
+	g_autoptr(GString) s = g_string_new(CACHE_MAGIC "\nkey\t");
+	g_autofree char *tmp = g_strdup_printf(".%s.%d.tmp", u->cache_name,
+					       (int)getpid());
+	GHashTableIter it;
+	gpointer file, value;
+	struct stat st;
+	bool ok = true;
+	int fd;
+
+	escaped(s, u->key);
+	g_string_append_printf(s, "\n%s", u->manifest->str);
+	for (guint i = 0; i < u->cmds->len; i++) {
+		const struct uapi_cmd *k = u->cmds->pdata[i];
+
+		g_string_append(s, "cmd\t");
+		escaped(s, k->name);
+		g_string_append_c(s, '\t');
+		escaped(s, k->file);
+		g_string_append_printf(s, "\t%d\t%d\n", k->type, k->nr);
+	}
+	g_hash_table_iter_init(&it, u->opaque);
+	while (g_hash_table_iter_next(&it, &file, NULL)) {
+		g_string_append(s, "opaque\t");
+		escaped(s, file);
+		g_string_append_c(s, '\n');
+	}
+	g_hash_table_iter_init(&it, u->probed);
+	while (g_hash_table_iter_next(&it, &file, &value)) {
+		GPtrArray *theirs = value;
+
+		g_string_append(s, "probed\t");
+		escaped(s, file);
+		g_string_append_printf(s, "\t%d\n",
+				       theirs ? (int)theirs->len : -1);
+		for (guint i = 0; theirs && i < theirs->len; i++) {
+			const struct command *t = theirs->pdata[i];
+
+			g_string_append(s, "n\t");
+			escaped(s, t->name);
+			g_string_append_c(s, '\t');
+			escaped(s, t->file ? t->file : "");
+			g_string_append_printf(s, "\t%u\t%" PRIu32 "\t%" PRIu32 "\n",
+					       t->line, t->number[ABI_X86_64],
+					       t->number[ABI_I386]);
+		}
+	}
+	g_string_append(s, "end\n");
+
+	unlinkat(u->cache_dir, tmp, 0);
+	fd = openat(u->cache_dir, tmp, O_WRONLY | O_CREAT | O_EXCL |
+		    O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	cache_write_all(fd, s, &ok);
+	ok = !close(fd) && ok;
+	/* A directory or a link in its place stays; the cache is skipped. */
+	if (ok && fstatat(u->cache_dir, u->cache_name, &st,
+			  AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
+		ok = false;
+	if (!ok || renameat(u->cache_dir, tmp, u->cache_dir, u->cache_name) < 0)
+		unlinkat(u->cache_dir, tmp, 0);
+	else
+		u->dirty = false;
+}
+
+/* The cached index when it is for these headers: false otherwise, with
+ * the index empty again. */
+static bool cache_load(struct uapi_index *u)
+{
+	g_autofree char *text = cache_read(u), *why = NULL;
+
+	if (text && cache_parse(u, text, &why)) {
+		if (u->o->verbose)
+			g_printerr("cusemu-abicheck: the uapi index of %s\n",
+				   u->cache_name);
+		return true;
+	}
+	if (u->o->verbose)
+		g_printerr("cusemu-abicheck: cache %s %s: rescanning\n",
+			   u->cache_name, why ? why : "missing or unreadable");
+	g_ptr_array_set_size(u->cmds, 0);
+	g_hash_table_remove_all(u->opaque);
+	g_hash_table_remove_all(u->probed);
+	return false;
+}
+
+struct uapi_index *uapi_index_new(const struct probe_options *o, char **dirs)
+{
+	struct uapi_index *u = g_new0(struct uapi_index, 1);
+
+	u->o = o;
+	u->cache_dir = -1;
+	u->cmds = g_ptr_array_new_with_free_func((GDestroyNotify)uapi_cmd_free);
+	u->literals = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+					    g_free);
+	u->opaque = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	u->probed = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+					  unref_commands);
+	u->roots = g_ptr_array_new_with_free_func(g_free);
+	if (dirs) {
+		for (char **d = dirs; *d; d++)
+			g_ptr_array_add(u->roots, g_strdup(*d));
+	} else {
+		static const char *const subdirs[] = {
+			"linux", "asm-generic", "misc", "mtd", "rdma", "scsi",
+			"sound", "video", "xen", "drm",
+		};
+		g_autofree char *ma = multiarch(o);
+
+		for (unsigned int i = 0; i < G_N_ELEMENTS(subdirs); i++)
+			g_ptr_array_add(u->roots, g_build_filename(
+				"/usr/include", subdirs[i], NULL));
+		g_ptr_array_add(u->roots, g_build_filename("/usr/include", ma,
+							   "asm", NULL));
+	}
+	if (cache_wanted() && (u->cache_dir = cache_dir_open(o)) >= 0) {
+		cache_key(u);
+		u->manifest = g_string_new(NULL);
+		for (guint i = 0; i < u->roots->len; i++)
+			stat_dir(u->manifest, u->roots->pdata[i], 0);
+		if (cache_load(u))
+			return u;
+		u->dirty = true;
+	}
+	index_scan(u);
 	return u;
 }
 
@@ -444,6 +854,12 @@ void uapi_index_free(struct uapi_index *u)
 	g_hash_table_unref(u->opaque);
 	g_hash_table_unref(u->probed);
 	g_ptr_array_unref(u->roots);
+	if (u->cache_dir >= 0)
+		close(u->cache_dir);
+	g_free(u->cache_name);
+	g_free(u->key);
+	if (u->manifest)
+		g_string_free(u->manifest, TRUE);
 	g_free(u);
 }
 
@@ -487,6 +903,7 @@ static GPtrArray *probe_file(struct uapi_index *u, const char *file)
 		g_printerr("cusemu-abicheck: %s does not compile here; its "
 			   "commands are not compared\n", file);
 	g_hash_table_insert(u->probed, g_strdup(file), commands);
+	u->dirty = true;
 	return commands;
 }
 
@@ -555,4 +972,6 @@ void uapi_check(struct uapi_index *u, GPtrArray *commands)
 			}
 		}
 	}
+	if (u->dirty && u->cache_dir >= 0)
+		cache_save(u);
 }
