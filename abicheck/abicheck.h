@@ -116,6 +116,9 @@ struct command {
 	char *payload_arg;	/* its data_type argument, as written */
 	char *payload_expr;	/* the type the probe lays out */
 	bool sizeof_arg;	/* data_type was written sizeof(...) */
+	/* A macro whose data_type each ABI's preprocessor expands itself
+	 * (_TIME_BITS, -D): payload_expr is the x86_64 expansion. */
+	bool payload_per_abi;
 	uint32_t number[ABI_COUNT];
 	struct layout layout[ABI_COUNT];
 	GPtrArray *findings;	/* struct finding * */

@@ -41,7 +41,23 @@ static const char *const abi_flags[ABI_COUNT] = { "-m64", "-m32" };
 struct workdir {
 	char *path;
 	GPtrArray *files;
+	char *prelude;		/* PRELUDE_NAME in it */
 };
+
+/*
+ * What a uapi header may assume without including it, as the kernel's
+ * headers_check and user space's habits have it: the kernel's types and
+ * ioctl macros, offsetof and size_t, and struct timeval and friends as the
+ * C library gives them. Every probe includes it before the headers.
+ */
+#define PRELUDE_NAME "cusemu-abicheck-prelude.h"
+static const char prelude[] =
+	"#include <stddef.h>\n"
+	"#include <linux/types.h>\n"
+	"#include <linux/ioctl.h>\n";
+/* Only for headers that do not include the kernel's own, which would
+ * define the same structs again. */
+static const char prelude_libc_time[] = "#include <sys/time.h>\n";
 
 /*
  * What a fatal signal (SIGTERM, SIGINT, SIGHUP) leaves to undo while the
@@ -142,6 +158,7 @@ static void workdir_clear(struct workdir *w)
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	g_ptr_array_unref(w->files);
+	g_free(w->prelude);
 	g_free(w->path);
 }
 
@@ -269,6 +286,16 @@ static void cc_failed(int status, enum collected how, unsigned int seconds,
 			    strstr(err, "-32.h") || strstr(err, "i386")
 				    ? "\n(the i386 headers come with Debian's "
 				      "gcc-multilib)"
+			    : strstr(err, "error:")
+				    ? "\n(the header named above does not "
+				      "compile as given, after <stddef.h>, "
+				      "<linux/types.h>, <linux/ioctl.h> and "
+				      "<sys/time.h>: name a header it needs "
+				      "before it on the command line, its "
+				      "include directory with -I DIR, or a "
+				      "macro it expects with -D NAME[=VALUE], "
+				      "such as -D__user= for a kernel tree's "
+				      "headers)"
 				    : "");
 	}
 }
@@ -421,7 +448,10 @@ static gboolean cpp_marker(struct cpp_pos *p, const char *l)
 
 static const char *cpp_header(const struct cpp_pos *p)
 {
-	return p->stack->len == 2 ? p->stack->pdata[1] : NULL;
+	if (p->stack->len != 2 ||
+	    g_str_has_suffix(p->stack->pdata[1], "/" PRELUDE_NAME))
+		return NULL;
+	return p->stack->pdata[1];
 }
 
 /* One #define of a header, from `cc -E -dD`. */
@@ -622,8 +652,10 @@ static struct command *command_from_mark(const char *name, const char *s,
 	return c;
 }
 
-static void append_includes(GString *src, char **headers)
+static void append_includes(GString *src, const struct workdir *w,
+			    char **headers)
 {
+	g_string_append_printf(src, "#include \"%s\"\n", w->prelude);
 	for (char **h = headers; *h; h++) {
 		if (g_file_test(*h, G_FILE_TEST_EXISTS)) {
 			g_autofree char *abs = g_canonicalize_filename(*h, NULL);
@@ -1157,7 +1189,7 @@ static gboolean find_commands(const struct probe_options *o,
 	/* With line markers: they tell which header a line is from. */
 	const char *args[] = { "-m64", "-E", path, NULL };
 
-	append_includes(src, headers);
+	append_includes(src, w, headers);
 	for (guint i = 0; i < defs->len; i++) {
 		struct define *d = defs->pdata[i];
 
@@ -1219,6 +1251,7 @@ static gboolean find_commands(const struct probe_options *o,
 		}
 		c->file = g_strdup(d->file);
 		c->line = d->line;
+		c->payload_per_abi = c->payload_arg && !c->sizeof_arg;
 		g_hash_table_add(seen, g_strdup(d->name));
 		g_ptr_array_add(commands, c);
 	}
@@ -1286,6 +1319,12 @@ static gboolean find_commands(const struct probe_options *o,
 	return TRUE;
 }
 
+static const char payload_macros[] =
+	"#undef _IO\n#undef _IOR\n#undef _IOW\n#undef _IOWR\n"
+	"#define _IOR(t, n, s) (*(__typeof__(s) *)0)\n"
+	"#define _IOW(t, n, s) (*(__typeof__(s) *)0)\n"
+	"#define _IOWR(t, n, s) (*(__typeof__(s) *)0)\n";
+
 /* Pass 3: one probe per ABI, read back through libdw. */
 static gboolean lay_out(const struct probe_options *o, struct workdir *w,
 			char **headers, GPtrArray *commands, GError **error)
@@ -1293,7 +1332,7 @@ static gboolean lay_out(const struct probe_options *o, struct workdir *w,
 	g_autoptr(GString) src = g_string_new(NULL);
 	g_autofree char *path = workdir_file(w, "probe.c");
 
-	append_includes(src, headers);
+	append_includes(src, w, headers);
 	g_string_append(src, "enum " PROBE_CMD "s {\n");
 	for (guint i = 0; i < commands->len; i++) {
 		struct command *c = commands->pdata[i];
@@ -1302,6 +1341,10 @@ static gboolean lay_out(const struct probe_options *o, struct workdir *w,
 					    "%u = (%s),\n", c->name, i, c->name);
 	}
 	g_string_append(src, "};\n");
+	/* From here a command macro expands to its payload, by this ABI's
+	 * preprocessor: the i386 type of a data_type that _TIME_BITS or a
+	 * -D changes is i386's own. */
+	g_string_append(src, payload_macros);
 	for (guint i = 0; i < commands->len; i++) {
 		struct command *c = commands->pdata[i];
 
@@ -1309,7 +1352,9 @@ static gboolean lay_out(const struct probe_options *o, struct workdir *w,
 			g_string_append_printf(src,
 				"# 1 \"<payload of %s>\"\n"
 				"typedef __typeof__(%s) " PROBE_TYPE "%u;\n",
-				c->name, c->payload_expr, i);
+				c->name, c->payload_per_abi ? c->name
+							    : c->payload_expr,
+				i);
 	}
 	if (!g_file_set_contents(path, src->str, -1, error))
 		return FALSE;
@@ -1355,9 +1400,12 @@ gboolean probe_headers(const struct probe_options *o, char **headers,
 		goto out;
 	w.files = g_ptr_array_new_with_free_func(g_free);
 	workdir_guard(&w);
+	w.prelude = workdir_file(&w, PRELUDE_NAME);
+	if (!g_file_set_contents(w.prelude, prelude, -1, error))
+		goto out;
 
 	/* Pass 1: the macros each header defines. */
-	append_includes(src, headers);
+	append_includes(src, &w, headers);
 	p1 = workdir_file(&w, "defines.c");
 	if (!g_file_set_contents(p1, src->str, -1, error))
 		goto out;
@@ -1368,6 +1416,13 @@ gboolean probe_headers(const struct probe_options *o, char **headers,
 			goto out;
 	}
 	defs = list_defines(out, header_files);
+	if (!strstr(out, "/linux/time.h\"")) {
+		g_autofree char *p = g_strconcat(prelude, prelude_libc_time,
+						 NULL);
+
+		if (!g_file_set_contents(w.prelude, p, -1, error))
+			goto out;
+	}
 
 	/* Show each file as the command line named it. */
 	for (char **h = headers; *h; h++) {
