@@ -79,6 +79,7 @@ enum finding_kind {
 	FINDING_SIZEOF,
 	FINDING_SIZE_LIMIT,
 	FINDING_COLLISION,
+	FINDING_UNRESOLVED,
 	/* --model */
 	FINDING_NO_NATIVE_ROW,
 	FINDING_NOT_IN_HEADER,
@@ -123,6 +124,10 @@ struct command {
 	struct layout layout[ABI_COUNT];
 	GPtrArray *findings;	/* struct finding * */
 	bool compatible;
+	/* Its number or payload does not compile with the headers as
+	 * given: the compiler's words, for an unresolved finding; nothing
+	 * else is judged. NULL when it compiles. */
+	char *unresolved;
 	/* --model: a row of the model that is no command of the headers. */
 	bool row_only;
 	/* Another command of the headers whose i386 number this is, as

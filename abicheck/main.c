@@ -85,6 +85,9 @@ static const GOptionEntry entries[] = {
 	"  size-limit  a payload over the 14-bit size field\n"             \
 	"  collision   the number of another command, of these headers or\n" \
 	"              of the installed uapi headers\n"                    \
+	"  unresolved  its number or payload does not compile with the\n" \
+	"              headers as given (the compiler's words); the rest\n" \
+	"              of the headers is still checked\n"                  \
 	"A command is compatible when one table row serves both ABIs, and\n" \
 	"otherwise needs a translation (a compat row of its own).\n"       \
 	"\n"                                                                 \
@@ -95,7 +98,8 @@ static const GOptionEntry entries[] = {
 	"\n"                                                                 \
 	"Exit status: 0 when every command is compatible and has no\n"     \
 	"finding (with --model: when the model's tables have no error), 1\n" \
-	"when there are findings, 2 for a usage or compile error."
+	"when there are findings (an unresolved command too), 2 for a\n"  \
+	"usage error or a header that does not compile."
 
 static int usage_error(GOptionContext *ctx, const char *format, ...)
 	G_GNUC_PRINTF(2, 3);
@@ -201,8 +205,13 @@ static void print_command(GString *out, const struct command *c)
 			       c->header, c->line);
 	g_string_append_printf(out, "  %-24s %-24s %-12s %s\n", "", "", "x86_64",
 			       "i386");
-	g_string_append_printf(out, "  %-24s %-24s 0x%08x   0x%08x\n", "number",
-			       "", c->number[ABI_X86_64], c->number[ABI_I386]);
+	if (c->unresolved)
+		g_string_append_printf(out, "  %-24s %-24s %-12s %s\n", "number",
+				       "", "unresolved", "unresolved");
+	else
+		g_string_append_printf(out, "  %-24s %-24s 0x%08x   0x%08x\n",
+				       "number", "", c->number[ABI_X86_64],
+				       c->number[ABI_I386]);
 	if (p64 && p32) {
 		const struct layout *l = &c->layout[ABI_X86_64];
 
@@ -307,8 +316,13 @@ static void json_command(GString *out, const struct command *c, bool first)
 	json_optional_string(out, "type", c->type_arg);
 	json_optional_string(out, "nr", c->nr_arg);
 	json_optional_string(out, "payload", c->payload_arg);
-	g_string_append_printf(out, ", \"number_x86_64\": %u, \"number_i386\": %u",
-			       c->number[ABI_X86_64], c->number[ABI_I386]);
+	if (c->unresolved)
+		g_string_append(out, ", \"number_x86_64\": null, "
+				     "\"number_i386\": null");
+	else
+		g_string_append_printf(out, ", \"number_x86_64\": %u, "
+				       "\"number_i386\": %u",
+				       c->number[ABI_X86_64], c->number[ABI_I386]);
 	for (int abi = 0; abi < ABI_COUNT; abi++) {
 		const struct member *p = payload(c, abi);
 

@@ -690,6 +690,7 @@ void command_free(struct command *c)
 		g_free(f);
 	}
 	g_ptr_array_unref(c->findings);
+	g_free(c->unresolved);
 	g_free(c->name);
 	g_free(c->header);
 	g_free(c->file);
@@ -1013,7 +1014,7 @@ static gboolean read_probe(const char *path, enum abi abi, GPtrArray *commands,
 	Dwarf *dw;
 	Dwarf_CU *cu = NULL;
 	Dwarf_Die cudie;
-	guint found = 0;
+	guint found = 0, expected = 0;
 
 	if (fd < 0) {
 		g_set_error(error, ABICHECK_ERROR, 0,
@@ -1078,10 +1079,12 @@ static gboolean read_probe(const char *path, enum abi abi, GPtrArray *commands,
 	}
 	dwarf_end(dw);
 	close(fd);
-	if (found != commands->len) {
+	for (guint i = 0; i < commands->len; i++)
+		expected += !((struct command *)commands->pdata[i])->unresolved;
+	if (found != expected) {
 		g_set_error(error, ABICHECK_ERROR, 0,
 			    "%s: %u of %u command numbers in the debug "
-			    "information", path, found, commands->len);
+			    "information", path, found, expected);
 		return FALSE;
 	}
 	return TRUE;
@@ -1326,19 +1329,22 @@ static const char payload_macros[] =
 	"#define _IOWR(t, n, s) (*(__typeof__(s) *)0)\n";
 
 /* Pass 3: one probe per ABI, read back through libdw. */
-static gboolean lay_out(const struct probe_options *o, struct workdir *w,
-			char **headers, GPtrArray *commands, GError **error)
+static gboolean write_probe(struct workdir *w, const char *path,
+			    char **headers, GPtrArray *commands,
+			    GError **error)
 {
 	g_autoptr(GString) src = g_string_new(NULL);
-	g_autofree char *path = workdir_file(w, "probe.c");
 
 	append_includes(src, w, headers);
-	g_string_append(src, "enum " PROBE_CMD "s {\n");
+	/* Not empty when every command is unresolved. */
+	g_string_append(src, "enum " PROBE_CMD "s {\n\t__cusemu_probe_none,\n");
 	for (guint i = 0; i < commands->len; i++) {
 		struct command *c = commands->pdata[i];
 
-		g_string_append_printf(src, "# 1 \"<command %s>\"\n\t" PROBE_CMD
-					    "%u = (%s),\n", c->name, i, c->name);
+		if (!c->unresolved)
+			g_string_append_printf(src,
+				"# 1 \"<command %s>\"\n\t" PROBE_CMD
+				"%u = (%s),\n", c->name, i, c->name);
 	}
 	g_string_append(src, "};\n");
 	/* From here a command macro expands to its payload, by this ABI's
@@ -1348,7 +1354,7 @@ static gboolean lay_out(const struct probe_options *o, struct workdir *w,
 	for (guint i = 0; i < commands->len; i++) {
 		struct command *c = commands->pdata[i];
 
-		if (c->payload_expr)
+		if (c->payload_expr && !c->unresolved)
 			g_string_append_printf(src,
 				"# 1 \"<payload of %s>\"\n"
 				"typedef __typeof__(%s) " PROBE_TYPE "%u;\n",
@@ -1356,20 +1362,88 @@ static gboolean lay_out(const struct probe_options *o, struct workdir *w,
 							    : c->payload_expr,
 				i);
 	}
-	if (!g_file_set_contents(path, src->str, -1, error))
-		return FALSE;
+	return g_file_set_contents(path, src->str, -1, error);
+}
+
+/*
+ * The commands that the compiler's errors blame (`<command X>:1:2: error:
+ * ...`, or a header's error followed by `<payload of X>: note: in
+ * expansion of macro`): the compiler's words go to each, for an unresolved
+ * finding. FALSE when the errors blame none of them.
+ */
+static gboolean mark_unresolved(GPtrArray *commands, enum abi abi,
+				const char *message)
+{
+	g_auto(GStrv) lines = g_strsplit(message, "\n", -1);
+	const char *words = NULL;
+	gboolean any = FALSE;
+
+	for (char **l = lines; *l; l++) {
+		const char *name = *l, *end, *e = strstr(*l, ": error: ");
+
+		if (e)
+			words = e + strlen(": error: ");
+		if (g_str_has_prefix(name, "<command "))
+			name += strlen("<command ");
+		else if (g_str_has_prefix(name, "<payload of "))
+			name += strlen("<payload of ");
+		else
+			continue;
+		end = strchr(name, '>');
+		if (!end || !words)
+			continue;
+		for (guint i = 0; i < commands->len; i++) {
+			struct command *c = commands->pdata[i];
+
+			if (c->unresolved ||
+			    strlen(c->name) != (size_t)(end - name) ||
+			    strncmp(c->name, name, end - name))
+				continue;
+			c->unresolved = g_strdup_printf("%s: %s",
+							abi_names[abi], words);
+			any = TRUE;
+		}
+	}
+	return any;
+}
+
+static gboolean lay_out(const struct probe_options *o, struct workdir *w,
+			char **headers, GPtrArray *commands, GError **error)
+{
+	g_autofree char *path = workdir_file(w, "probe.c");
+	g_autofree char *so[ABI_COUNT] = { NULL };
+
 	for (int abi = 0; abi < ABI_COUNT; abi++) {
 		g_autofree char *name = g_strdup_printf("probe-%s.so",
 							abi_names[abi]);
-		g_autofree char *so = workdir_file(w, name);
+
+		so[abi] = workdir_file(w, name);
+	}
+	/* Each round leaves out the commands the last one's errors blamed,
+	 * so that one kernel-only type costs one command, not the header. */
+	for (int abi = 0; abi < ABI_COUNT;) {
+		g_autoptr(GError) failed = NULL;
 		const char *args[] = {
 			abi_flags[abi], "-g", "-fno-eliminate-unused-debug-types",
-			"-shared", "-nostdlib", "-fPIC", "-w", "-o", so, path,
-			NULL,
+			"-shared", "-nostdlib", "-fPIC", "-w", "-o", so[abi],
+			path, NULL,
 		};
 
-		if (!run_cc(o, args, NULL, error) ||
-		    !read_probe(so, abi, commands, error)) {
+		if (!write_probe(w, path, headers, commands, error))
+			return FALSE;
+		if (run_cc(o, args, NULL, &failed)) {
+			abi++;
+			continue;
+		}
+		if (!mark_unresolved(commands, abi, failed->message)) {
+			g_propagate_prefixed_error(error, g_steal_pointer(&failed),
+						   "%s: ", abi_names[abi]);
+			return FALSE;
+		}
+		abi = 0;
+	}
+	for (int abi = 0; abi < ABI_COUNT; abi++) {
+		if (!read_probe(so[abi], abi, commands, error)) {
 			g_prefix_error(error, "%s: ", abi_names[abi]);
 			return FALSE;
 		}

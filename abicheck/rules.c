@@ -52,6 +52,10 @@ static const struct {
 	[FINDING_COLLISION] = { "collision", false,
 		"ioctl numbers share one command space: a program that opens the "
 		"wrong node gets another driver's command" },
+	[FINDING_UNRESOLVED] = { "unresolved", false,
+		"the number or the payload type does not compile with the "
+		"headers as given (a kernel-only type?): it cannot be judged; "
+		"name the header it needs first, or give -I, -D or --command" },
 	[FINDING_NO_NATIVE_ROW] = { "model-missing", false,
 		"the model has no native row for a command of the header" },
 	[FINDING_NOT_IN_HEADER] = { "model-extra", false,
@@ -345,6 +349,14 @@ void rules_check(struct command *c)
 	uint32_t size64 = (c->number[ABI_X86_64] >> 16) & 0x3fff;
 	uint32_t size32 = (c->number[ABI_I386] >> 16) & 0x3fff;
 
+	if (c->unresolved) {
+		finding_add(c, FINDING_UNRESOLVED,
+			    c->payload_arg ? c->payload_arg : c->name, false,
+			    "%s", c->unresolved);
+		c->compatible = false;
+		return;
+	}
+
 	if (c->sizeof_arg)
 		finding_add(c, FINDING_SIZEOF, c->payload_arg, false,
 			    "encodes sizeof(size_t), %u bytes on x86_64 and %u on "
@@ -396,6 +408,10 @@ const char *collides(const struct command *a, const struct command *b,
 	bool n64 = a->number[ABI_X86_64] == b->number[ABI_X86_64];
 	bool n32 = a->number[ABI_I386] == b->number[ABI_I386];
 
+	/* An unresolved command has no number to share. */
+	if (a->unresolved || b->unresolved)
+		return NULL;
+
 	*number = a->number[n64 ? ABI_X86_64 : ABI_I386];
 	return n64 && n32 ? "both ABIs" : n64 ? abi_names[ABI_X86_64]
 				   : n32 ? abi_names[ABI_I386] : NULL;
@@ -414,7 +430,7 @@ void rules_check_set(GPtrArray *commands)
 		for (guint j = 0; j < commands->len && c->compatible; j++) {
 			struct command *o = commands->pdata[j];
 
-			if (i != j && !o->compatible &&
+			if (i != j && !o->compatible && !o->unresolved &&
 			    c->number[ABI_X86_64] == o->number[ABI_I386])
 				c->compat_of = o;
 		}
