@@ -422,6 +422,24 @@ static bool twins(const struct command *a, const struct command *b)
 	return a->compat_of == b || b->compat_of == a;
 }
 
+/*
+ * Two names one header gives a command on purpose: the same numbers in
+ * both ABIs (SNDRV_PCM_IOCTL_SYNC_PTR and __SNDRV_PCM_IOCTL_SYNC_PTR), or
+ * the same type, nr and direction, one command in two payload versions
+ * that meet on x86_64 (__SNDRV_PCM_IOCTL_SYNC_PTR and its ..._SYNC_PTR64).
+ */
+static bool aliases(const struct command *a, const struct command *b)
+{
+	if (!a->file || !b->file || strcmp(a->file, b->file))
+		return false;
+	if (a->number[ABI_X86_64] == b->number[ABI_X86_64] &&
+	    a->number[ABI_I386] == b->number[ABI_I386])
+		return true;
+	return a->dir == b->dir && a->type_arg && b->type_arg && a->nr_arg &&
+	       b->nr_arg && !strcmp(a->type_arg, b->type_arg) &&
+	       !strcmp(a->nr_arg, b->nr_arg);
+}
+
 void rules_check_set(GPtrArray *commands)
 {
 	for (guint i = 0; i < commands->len; i++) {
@@ -443,7 +461,8 @@ void rules_check_set(GPtrArray *commands)
 			const char *where;
 			uint32_t number;
 
-			if (twins(c, o) || !(where = collides(c, o, &number)))
+			if (twins(c, o) || aliases(c, o) ||
+			    !(where = collides(c, o, &number)))
 				continue;
 			finding_add(c, FINDING_COLLISION, o->name, false,
 				    "0x%08x on %s is also %s (%s:%u)", number,
