@@ -376,7 +376,11 @@ void rules_check(struct command *c)
 			: g_strdup_printf("%" PRIu64 " bytes on x86_64, %" PRIu64
 					  " on i386", p->size, q->size);
 
-		if (MAX(p->size, q->size) > 0x3fff)
+		/* A plain number or _IO has no size field to overflow. */
+		if (c->dir != DIR_READ && c->dir != DIR_WRITE &&
+		    c->dir != DIR_BOTH)
+			;
+		else if (MAX(p->size, q->size) > 0x3fff)
 			finding_add(c, FINDING_SIZE_LIMIT, member_label(c, p),
 				    false, "%s, more than the 14-bit size field "
 				    "holds (16383): the number 0x%08x has the "
