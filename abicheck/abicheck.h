@@ -80,6 +80,7 @@ enum finding_kind {
 	FINDING_SIZE_LIMIT,
 	FINDING_COLLISION,
 	FINDING_UNRESOLVED,
+	FINDING_PLAIN_NUMBER,
 	/* --model */
 	FINDING_NO_NATIVE_ROW,
 	FINDING_NOT_IN_HEADER,
@@ -124,6 +125,10 @@ struct command {
 	struct layout layout[ABI_COUNT];
 	GPtrArray *findings;	/* struct finding * */
 	bool compatible;
+	/* A plain number (0x4600) that looks like a command of the header:
+	 * without --command it is listed, with a plain-number finding, and
+	 * not judged. */
+	bool plain;
 	/* Its number or payload does not compile with the headers as
 	 * given: the compiler's words, for an unresolved finding; nothing
 	 * else is judged. NULL when it compiles. */

@@ -88,6 +88,8 @@ static const GOptionEntry entries[] = {
 	"  unresolved  its number or payload does not compile with the\n" \
 	"              headers as given (the compiler's words); the rest\n" \
 	"              of the headers is still checked\n"                  \
+	"  plain-number  a plain number (0x4600) that looks like a command:\n" \
+	"              it encodes no payload; --command NAME=TYPE gives it\n" \
 	"A command is compatible when one table row serves both ABIs, and\n" \
 	"otherwise needs a translation (a compat row of its own).\n"       \
 	"\n"                                                                 \
@@ -251,7 +253,9 @@ static void print_command(GString *out, const struct command *c)
 	g_string_append_printf(out, "  %s%s%s%s\n",
 			       c->compatible ? "compatible: one table row "
 					       "serves both ABIs"
-					     : "needs a translation",
+			       : c->unresolved || (c->plain && !c->payload_expr)
+				       ? "not judged: nothing tells its payload"
+				       : "needs a translation",
 			       *why ? " (" : "", why, *why ? ")" : "");
 	for (guint i = 0; i < c->findings->len; i++) {
 		const struct finding *f = c->findings->pdata[i];

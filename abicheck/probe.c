@@ -460,6 +460,8 @@ struct define {
 	char *file;
 	unsigned int line;
 	bool function_like;
+	long plain;		/* find_commands: its value as a plain
+				 * command number (0x4600), else -1 */
 };
 
 static void define_free(struct define *d)
@@ -1160,6 +1162,88 @@ static void scan_enumerators(const char *line, const char *file,
 	}
 }
 
+/*
+ * An expansion that is a plain command number as the kernel writes one,
+ * 0xTTNN with four hex digits and a type byte: its value, else -1.
+ */
+static long plain_number(const char *s)
+{
+	char *end;
+	long v;
+
+	while (*s == '(' || *s == ' ')
+		s++;
+	if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
+		return -1;
+	for (int i = 2; i < 6; i++)
+		if (!g_ascii_isxdigit(s[i]))
+			return -1;
+	v = strtol(s, &end, 16);
+	if (end != s + 6 || v < 0x100)
+		return -1;
+	while (*end == 'u' || *end == 'U' || *end == 'l' || *end == 'L')
+		end++;
+	while (*end == ')' || *end == ' ')
+		end++;
+	return *end ? -1 : v;
+}
+
+/* The type byte of a command's type argument ('F', 0x12), else -1. */
+static long type_byte(const char *t)
+{
+	char *end;
+	long v;
+
+	if (!t)
+		return -1;
+	if (t[0] == '\'' && t[1] && t[1] != '\\' && t[2] == '\'')
+		return (unsigned char)t[1];
+	v = strtol(t, &end, 0);
+	return end != t && !*end ? v : -1;
+}
+
+/*
+ * The plain numbers that look like commands of their header: every one
+ * of a header without _IO commands (cdrom.h, kd.h, i2c-dev.h), else those
+ * whose type byte one of its commands has (fb.h's 0x46xx beside
+ * FBIO_CURSOR's 'F'), so that flags such as WDIOF_KEEPALIVEPING are not
+ * taken for commands.
+ */
+static void add_plain_numbers(GPtrArray *plain, GHashTable *seen,
+			      GPtrArray *commands)
+{
+	guint marked = commands->len;
+
+	for (guint i = 0; i < plain->len; i++) {
+		struct define *d = plain->pdata[i];
+		long type = (d->plain >> 8) & 0xff;
+		bool anchored = false, matches = false;
+		struct command *c;
+
+		for (guint j = 0; j < marked; j++) {
+			const struct command *o = commands->pdata[j];
+
+			if (g_strcmp0(o->file, d->file))
+				continue;
+			anchored = true;
+			matches = matches || type_byte(o->type_arg) == type;
+		}
+		if ((anchored && !matches) ||
+		    g_hash_table_contains(seen, d->name))
+			continue;
+		c = g_new0(struct command, 1);
+		c->name = g_strdup(d->name);
+		c->file = g_strdup(d->file);
+		c->line = d->line;
+		c->dir = DIR_UNKNOWN;
+		c->macro = g_strdup("number");
+		c->findings = g_ptr_array_new();
+		c->plain = true;
+		g_hash_table_add(seen, g_strdup(d->name));
+		g_ptr_array_add(commands, c);
+	}
+}
+
 static const char redefine[] =
 	"/* Its include guard keeps the markers below for every header. */\n"
 	"#include <asm/ioctl.h>\n"
@@ -1183,6 +1267,7 @@ static gboolean find_commands(const struct probe_options *o,
 							   g_str_equal,
 							   g_free, NULL);
 	g_autoptr(GPtrArray) fn_like = g_ptr_array_new();
+	g_autoptr(GPtrArray) plain = g_ptr_array_new();
 	struct cpp_pos pos = { g_ptr_array_new_with_free_func(g_free), 0 };
 	g_auto(GStrv) lines = NULL, expanded = NULL;
 	g_autoptr(GString) chunk = g_string_new(NULL);
@@ -1246,8 +1331,12 @@ static gboolean find_commands(const struct probe_options *o,
 		d = defs->pdata[i];
 		g_strchomp(end);
 		c = command_from_mark(d->name, end + 1, true);
-		if (!c)
+		if (!c) {
+			d->plain = plain_number(end + 1);
+			if (d->plain >= 0)
+				g_ptr_array_add(plain, d);
 			continue;
+		}
 		if (g_hash_table_contains(seen, d->name)) {
 			command_free(c);
 			continue;
@@ -1259,6 +1348,7 @@ static gboolean find_commands(const struct probe_options *o,
 		g_ptr_array_add(commands, c);
 	}
 	g_ptr_array_unref(pos.stack);
+	add_plain_numbers(plain, seen, commands);
 
 	/* --command: a payload for a command its number does not describe. */
 	for (guint i = 0; given && i < given->len; i++) {

@@ -56,6 +56,9 @@ static const struct {
 		"the number or the payload type does not compile with the "
 		"headers as given (a kernel-only type?): it cannot be judged; "
 		"name the header it needs first, or give -I, -D or --command" },
+	[FINDING_PLAIN_NUMBER] = { "plain-number", false,
+		"a plain number encodes neither size nor direction, so nothing "
+		"tells its payload: give it with --command NAME=TYPE" },
 	[FINDING_NO_NATIVE_ROW] = { "model-missing", false,
 		"the model has no native row for a command of the header" },
 	[FINDING_NOT_IN_HEADER] = { "model-extra", false,
@@ -349,6 +352,14 @@ void rules_check(struct command *c)
 	uint32_t size64 = (c->number[ABI_X86_64] >> 16) & 0x3fff;
 	uint32_t size32 = (c->number[ABI_I386] >> 16) & 0x3fff;
 
+	if (c->plain && !c->payload_expr) {
+		finding_add(c, FINDING_PLAIN_NUMBER, c->name, false,
+			    "0x%04x encodes no payload: if it is a command, "
+			    "give its payload with --command %s=TYPE",
+			    c->number[ABI_X86_64], c->name);
+		c->compatible = false;
+		return;
+	}
 	if (c->unresolved) {
 		finding_add(c, FINDING_UNRESOLVED,
 			    c->payload_arg ? c->payload_arg : c->name, false,
