@@ -26,7 +26,8 @@ enum {
 	EXIT_ERROR = 2,
 };
 
-static char **include_dirs, **defines, **given_args, **uapi_dirs;
+static char **include_dirs, **defines, **given_args, **given_files;
+static char **uapi_dirs;
 static char *cc_arg, *model_arg, *output_path;
 static gboolean json, emit, no_collisions, verbose, summary, version;
 
@@ -39,6 +40,9 @@ static const GOptionEntry entries[] = {
 	  "Check NAME with payload TYPE: for commands whose number does not "
 	  "say it (a plain number, or an _IO command that takes a pointer)",
 	  "NAME=TYPE" },
+	{ "commands-from", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &given_files,
+	  "Read --command's NAME=TYPE from FILE, one a line (# starts a "
+	  "comment)", "FILE" },
 	{ "json", 'j', 0, G_OPTION_ARG_NONE, &json,
 	  "Print one JSON array: an object per command", NULL },
 	{ "summary", 's', 0, G_OPTION_ARG_NONE, &summary,
@@ -405,22 +409,49 @@ static void drop_end_of_options(char **remaining, int *argc)
 	}
 }
 
+/* One NAME=TYPE; where says where it came from, for the error. */
+static gboolean parse_one_given(GPtrArray *given, const char *arg,
+				const char *where, GError **error)
+{
+	const char *eq = strchr(arg, '=');
+	struct given_command *gc;
+
+	if (!eq || eq == arg || !eq[1]) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s %s: give NAME=TYPE, e.g. "
+			    "I2C_RDWR='struct i2c_rdwr_ioctl_data'", where, arg);
+		return FALSE;
+	}
+	gc = g_new0(struct given_command, 1);
+	gc->name = g_strstrip(g_strndup(arg, eq - arg));
+	gc->type = g_strstrip(g_strdup(eq + 1));
+	g_ptr_array_add(given, gc);
+	return TRUE;
+}
+
 static gboolean parse_given(GPtrArray *given, GError **error)
 {
-	for (char **g = given_args; g && *g; g++) {
-		const char *eq = strchr(*g, '=');
-		struct given_command *gc;
+	for (char **g = given_args; g && *g; g++)
+		if (!parse_one_given(given, *g, "--command", error))
+			return FALSE;
+	for (char **f = given_files; f && *f; f++) {
+		g_autofree char *text = NULL;
+		g_auto(GStrv) lines = NULL;
 
-		if (!eq || eq == *g || !eq[1]) {
-			g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-				    "--command %s: give NAME=TYPE, e.g. "
-				    "I2C_RDWR='struct i2c_rdwr_ioctl_data'", *g);
+		if (!g_file_get_contents(*f, &text, NULL, error)) {
+			g_prefix_error(error, "--commands-from: ");
 			return FALSE;
 		}
-		gc = g_new0(struct given_command, 1);
-		gc->name = g_strstrip(g_strndup(*g, eq - *g));
-		gc->type = g_strstrip(g_strdup(eq + 1));
-		g_ptr_array_add(given, gc);
+		lines = g_strsplit(text, "\n", -1);
+		for (guint i = 0; lines[i]; i++) {
+			g_autofree char *where = g_strdup_printf("%s:%u:", *f,
+								 i + 1);
+			char *l = g_strstrip(lines[i]);
+
+			if (*l && *l != '#' &&
+			    !parse_one_given(given, l, where, error))
+				return FALSE;
+		}
 	}
 	return TRUE;
 }
