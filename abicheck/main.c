@@ -165,6 +165,13 @@ static char *invocation(const struct command *c)
 			       c->nr_arg, c->payload_arg);
 }
 
+/* Whether the rules could judge c: an unresolved command, or a plain
+ * number without --command, has no payload to judge. */
+static bool judged(const struct command *c)
+{
+	return !c->unresolved && !(c->plain && !c->payload_expr);
+}
+
 static void print_command(GString *out, const struct command *c)
 {
 	g_autofree char *inv = invocation(c);
@@ -201,7 +208,8 @@ static void print_command(GString *out, const struct command *c)
 				       c->name, c->number[ABI_X86_64],
 				       c->number[ABI_I386],
 				       c->compatible ? "compatible"
-						     : "needs a translation",
+				       : judged(c) ? "needs a translation"
+						   : "not judged",
 				       *why ? " (" : "", why, *why ? ")" : "",
 				       other->len ? " [" : "", other->str,
 				       other->len ? "]" : "");
@@ -257,9 +265,8 @@ static void print_command(GString *out, const struct command *c)
 	g_string_append_printf(out, "  %s%s%s%s\n",
 			       c->compatible ? "compatible: one table row "
 					       "serves both ABIs"
-			       : c->unresolved || (c->plain && !c->payload_expr)
-				       ? "not judged: nothing tells its payload"
-				       : "needs a translation",
+			       : judged(c) ? "needs a translation"
+					     : "not judged: nothing tells its payload",
 			       *why ? " (" : "", why, *why ? ")" : "");
 	for (guint i = 0; i < c->findings->len; i++) {
 		const struct finding *f = c->findings->pdata[i];
@@ -467,7 +474,7 @@ static void given_free(struct given_command *g)
 static void print_reasons(GString *out, GPtrArray *commands)
 {
 	bool seen[FINDING_KIND_COUNT] = { false };
-	guint compatible = 0, findings = 0;
+	guint compatible = 0, findings = 0, unjudged = 0;
 
 	guint n = 0;
 
@@ -476,15 +483,19 @@ static void print_reasons(GString *out, GPtrArray *commands)
 
 		n += !c->row_only;
 		compatible += c->compatible && !c->row_only;
+		unjudged += !c->row_only && !judged(c);
 		findings += c->findings->len;
 		for (guint j = 0; j < c->findings->len; j++)
 			seen[((struct finding *)c->findings->pdata[j])->kind] = true;
 	}
 	g_string_append_printf(out, "\n%u command%s: %u compatible, %u need%s a "
-			       "translation; %u finding%s\n", n,
-			       n == 1 ? "" : "s", compatible, n - compatible,
-			       n - compatible == 1 ? "s" : "",
-			       findings, findings == 1 ? "" : "s");
+			       "translation", n, n == 1 ? "" : "s", compatible,
+			       n - compatible - unjudged,
+			       n - compatible - unjudged == 1 ? "s" : "");
+	if (unjudged)
+		g_string_append_printf(out, ", %u not judged", unjudged);
+	g_string_append_printf(out, "; %u finding%s\n", findings,
+			       findings == 1 ? "" : "s");
 	for (int k = 0; k < FINDING_KIND_COUNT; k++)
 		if (seen[k])
 			g_string_append_printf(out, "  %-19s %s\n",
