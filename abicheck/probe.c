@@ -1202,6 +1202,20 @@ static long type_byte(const char *t)
 	return end != t && !*end ? v : -1;
 }
 
+/* A command defined as a plain number, by the macro d. */
+static struct command *number_command(const struct define *d)
+{
+	struct command *c = g_new0(struct command, 1);
+
+	c->name = g_strdup(d->name);
+	c->file = g_strdup(d->file);
+	c->line = d->line;
+	c->dir = DIR_UNKNOWN;
+	c->macro = g_strdup("number");
+	c->findings = g_ptr_array_new();
+	return c;
+}
+
 /*
  * The plain numbers that look like commands of their header: every one
  * of a header without _IO commands (cdrom.h, kd.h, i2c-dev.h), else those
@@ -1231,13 +1245,7 @@ static void add_plain_numbers(GPtrArray *plain, GHashTable *seen,
 		if ((anchored && !matches) ||
 		    g_hash_table_contains(seen, d->name))
 			continue;
-		c = g_new0(struct command, 1);
-		c->name = g_strdup(d->name);
-		c->file = g_strdup(d->file);
-		c->line = d->line;
-		c->dir = DIR_UNKNOWN;
-		c->macro = g_strdup("number");
-		c->findings = g_ptr_array_new();
+		c = number_command(d);
 		c->plain = true;
 		g_hash_table_add(seen, g_strdup(d->name));
 		g_ptr_array_add(commands, c);
@@ -1374,13 +1382,7 @@ static gboolean find_commands(const struct probe_options *o,
 					    g->name);
 				return FALSE;
 			}
-			c = g_new0(struct command, 1);
-			c->name = g_strdup(g->name);
-			c->file = g_strdup(d->file);
-			c->line = d->line;
-			c->dir = DIR_UNKNOWN;
-			c->macro = g_strdup("number");
-			c->findings = g_ptr_array_new();
+			c = number_command(d);
 			g_ptr_array_add(commands, c);
 		} else if (c->payload_arg) {
 			g_set_error(error, ABICHECK_ERROR, 0,
