@@ -47,17 +47,21 @@ struct workdir {
 /*
  * What a uapi header may assume without including it, as the kernel's
  * headers_check and user space's habits have it: the kernel's types and
- * ioctl macros, offsetof and size_t, and struct timeval and friends as the
- * C library gives them. Every probe includes it before the headers.
+ * ioctl macros, offsetof, size_t and int64_t, and struct timeval, u_long
+ * and friends as the C library gives them. Every probe includes it before the headers.
  */
 #define PRELUDE_NAME "cusemu-abicheck-prelude.h"
 static const char prelude[] =
 	"#include <stddef.h>\n"
+	"#include <stdint.h>\n"
 	"#include <linux/types.h>\n"
 	"#include <linux/ioctl.h>\n";
-/* Only for headers that do not include the kernel's own, which would
- * define the same structs again. */
-static const char prelude_libc_time[] = "#include <sys/time.h>\n";
+/* Only for headers that do not include the kernel's linux/time.h, which
+ * would define the same structs again (sys/types.h brings struct timeval
+ * through sys/select.h). */
+static const char prelude_libc_time[] =
+	"#include <sys/types.h>\n"
+	"#include <sys/time.h>\n";
 
 /*
  * What a fatal signal (SIGTERM, SIGINT, SIGHUP) leaves to undo while the
@@ -288,9 +292,10 @@ static void cc_failed(int status, enum collected how, unsigned int seconds,
 				      "gcc-multilib)"
 			    : strstr(err, "error:")
 				    ? "\n(the header named above does not "
-				      "compile as given, after <stddef.h>, "
-				      "<linux/types.h>, <linux/ioctl.h> and "
-				      "<sys/time.h>: name a header it needs "
+				      "compile as given, after the headers a "
+				      "uapi header may assume (stddef.h, "
+				      "stdint.h, linux/types.h, linux/ioctl.h, "
+				      "sys/time.h): name a header it needs "
 				      "before it on the command line, its "
 				      "include directory with -I DIR, or a "
 				      "macro it expects with -D NAME[=VALUE], "
