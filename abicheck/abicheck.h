@@ -79,6 +79,8 @@ enum finding_kind {
 	FINDING_SIZEOF,
 	FINDING_SIZE_LIMIT,
 	FINDING_COLLISION,
+	FINDING_UNRESOLVED,
+	FINDING_PLAIN_NUMBER,
 	/* --model */
 	FINDING_NO_NATIVE_ROW,
 	FINDING_NOT_IN_HEADER,
@@ -116,10 +118,21 @@ struct command {
 	char *payload_arg;	/* its data_type argument, as written */
 	char *payload_expr;	/* the type the probe lays out */
 	bool sizeof_arg;	/* data_type was written sizeof(...) */
+	/* A macro whose data_type each ABI's preprocessor expands itself
+	 * (_TIME_BITS, -D): payload_expr is the x86_64 expansion. */
+	bool payload_per_abi;
 	uint32_t number[ABI_COUNT];
 	struct layout layout[ABI_COUNT];
 	GPtrArray *findings;	/* struct finding * */
 	bool compatible;
+	/* A plain number (0x4600) that looks like a command of the header:
+	 * without --command it is listed, with a plain-number finding, and
+	 * not judged. */
+	bool plain;
+	/* Its number or payload does not compile with the headers as
+	 * given: the compiler's words, for an unresolved finding; nothing
+	 * else is judged. NULL when it compiles. */
+	char *unresolved;
 	/* --model: a row of the model that is no command of the headers. */
 	bool row_only;
 	/* Another command of the headers whose i386 number this is, as

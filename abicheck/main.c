@@ -26,7 +26,8 @@ enum {
 	EXIT_ERROR = 2,
 };
 
-static char **include_dirs, **defines, **given_args, **uapi_dirs;
+static char **include_dirs, **defines, **given_args, **given_files;
+static char **uapi_dirs;
 static char *cc_arg, *model_arg, *output_path;
 static gboolean json, emit, no_collisions, verbose, summary, version;
 
@@ -39,6 +40,9 @@ static const GOptionEntry entries[] = {
 	  "Check NAME with payload TYPE: for commands whose number does not "
 	  "say it (a plain number, or an _IO command that takes a pointer)",
 	  "NAME=TYPE" },
+	{ "commands-from", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &given_files,
+	  "Read --command's NAME=TYPE from FILE, one a line (# starts a "
+	  "comment)", "FILE" },
 	{ "json", 'j', 0, G_OPTION_ARG_NONE, &json,
 	  "Print one JSON array: an object per command", NULL },
 	{ "summary", 's', 0, G_OPTION_ARG_NONE, &summary,
@@ -85,6 +89,11 @@ static const GOptionEntry entries[] = {
 	"  size-limit  a payload over the 14-bit size field\n"             \
 	"  collision   the number of another command, of these headers or\n" \
 	"              of the installed uapi headers\n"                    \
+	"  unresolved  its number or payload does not compile with the\n" \
+	"              headers as given (the compiler's words); the rest\n" \
+	"              of the headers is still checked\n"                  \
+	"  plain-number  a plain number (0x4600) that looks like a command:\n" \
+	"              it encodes no payload; --command NAME=TYPE gives it\n" \
 	"A command is compatible when one table row serves both ABIs, and\n" \
 	"otherwise needs a translation (a compat row of its own).\n"       \
 	"\n"                                                                 \
@@ -95,7 +104,8 @@ static const GOptionEntry entries[] = {
 	"\n"                                                                 \
 	"Exit status: 0 when every command is compatible and has no\n"     \
 	"finding (with --model: when the model's tables have no error), 1\n" \
-	"when there are findings, 2 for a usage or compile error."
+	"when there are findings (an unresolved command too), 2 for a\n"  \
+	"usage error or a header that does not compile."
 
 static int usage_error(GOptionContext *ctx, const char *format, ...)
 	G_GNUC_PRINTF(2, 3);
@@ -155,6 +165,13 @@ static char *invocation(const struct command *c)
 			       c->nr_arg, c->payload_arg);
 }
 
+/* Whether the rules could judge c: an unresolved command, or a plain
+ * number without --command, has no payload to judge. */
+static bool judged(const struct command *c)
+{
+	return !c->unresolved && !(c->plain && !c->payload_expr);
+}
+
 static void print_command(GString *out, const struct command *c)
 {
 	g_autofree char *inv = invocation(c);
@@ -191,7 +208,8 @@ static void print_command(GString *out, const struct command *c)
 				       c->name, c->number[ABI_X86_64],
 				       c->number[ABI_I386],
 				       c->compatible ? "compatible"
-						     : "needs a translation",
+				       : judged(c) ? "needs a translation"
+						   : "not judged",
 				       *why ? " (" : "", why, *why ? ")" : "",
 				       other->len ? " [" : "", other->str,
 				       other->len ? "]" : "");
@@ -201,8 +219,13 @@ static void print_command(GString *out, const struct command *c)
 			       c->header, c->line);
 	g_string_append_printf(out, "  %-24s %-24s %-12s %s\n", "", "", "x86_64",
 			       "i386");
-	g_string_append_printf(out, "  %-24s %-24s 0x%08x   0x%08x\n", "number",
-			       "", c->number[ABI_X86_64], c->number[ABI_I386]);
+	if (c->unresolved)
+		g_string_append_printf(out, "  %-24s %-24s %-12s %s\n", "number",
+				       "", "unresolved", "unresolved");
+	else
+		g_string_append_printf(out, "  %-24s %-24s 0x%08x   0x%08x\n",
+				       "number", "", c->number[ABI_X86_64],
+				       c->number[ABI_I386]);
 	if (p64 && p32) {
 		const struct layout *l = &c->layout[ABI_X86_64];
 
@@ -242,7 +265,8 @@ static void print_command(GString *out, const struct command *c)
 	g_string_append_printf(out, "  %s%s%s%s\n",
 			       c->compatible ? "compatible: one table row "
 					       "serves both ABIs"
-					     : "needs a translation",
+			       : judged(c) ? "needs a translation"
+					     : "not judged: nothing tells its payload",
 			       *why ? " (" : "", why, *why ? ")" : "");
 	for (guint i = 0; i < c->findings->len; i++) {
 		const struct finding *f = c->findings->pdata[i];
@@ -307,8 +331,13 @@ static void json_command(GString *out, const struct command *c, bool first)
 	json_optional_string(out, "type", c->type_arg);
 	json_optional_string(out, "nr", c->nr_arg);
 	json_optional_string(out, "payload", c->payload_arg);
-	g_string_append_printf(out, ", \"number_x86_64\": %u, \"number_i386\": %u",
-			       c->number[ABI_X86_64], c->number[ABI_I386]);
+	if (c->unresolved)
+		g_string_append(out, ", \"number_x86_64\": null, "
+				     "\"number_i386\": null");
+	else
+		g_string_append_printf(out, ", \"number_x86_64\": %u, "
+				       "\"number_i386\": %u",
+				       c->number[ABI_X86_64], c->number[ABI_I386]);
 	for (int abi = 0; abi < ABI_COUNT; abi++) {
 		const struct member *p = payload(c, abi);
 
@@ -387,22 +416,49 @@ static void drop_end_of_options(char **remaining, int *argc)
 	}
 }
 
+/* One NAME=TYPE; where says where it came from, for the error. */
+static gboolean parse_one_given(GPtrArray *given, const char *arg,
+				const char *where, GError **error)
+{
+	const char *eq = strchr(arg, '=');
+	struct given_command *gc;
+
+	if (!eq || eq == arg || !eq[1]) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s %s: give NAME=TYPE, e.g. "
+			    "I2C_RDWR='struct i2c_rdwr_ioctl_data'", where, arg);
+		return FALSE;
+	}
+	gc = g_new0(struct given_command, 1);
+	gc->name = g_strstrip(g_strndup(arg, eq - arg));
+	gc->type = g_strstrip(g_strdup(eq + 1));
+	g_ptr_array_add(given, gc);
+	return TRUE;
+}
+
 static gboolean parse_given(GPtrArray *given, GError **error)
 {
-	for (char **g = given_args; g && *g; g++) {
-		const char *eq = strchr(*g, '=');
-		struct given_command *gc;
+	for (char **g = given_args; g && *g; g++)
+		if (!parse_one_given(given, *g, "--command", error))
+			return FALSE;
+	for (char **f = given_files; f && *f; f++) {
+		g_autofree char *text = NULL;
+		g_auto(GStrv) lines = NULL;
 
-		if (!eq || eq == *g || !eq[1]) {
-			g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-				    "--command %s: give NAME=TYPE, e.g. "
-				    "I2C_RDWR='struct i2c_rdwr_ioctl_data'", *g);
+		if (!g_file_get_contents(*f, &text, NULL, error)) {
+			g_prefix_error(error, "--commands-from: ");
 			return FALSE;
 		}
-		gc = g_new0(struct given_command, 1);
-		gc->name = g_strstrip(g_strndup(*g, eq - *g));
-		gc->type = g_strstrip(g_strdup(eq + 1));
-		g_ptr_array_add(given, gc);
+		lines = g_strsplit(text, "\n", -1);
+		for (guint i = 0; lines[i]; i++) {
+			g_autofree char *where = g_strdup_printf("%s:%u:", *f,
+								 i + 1);
+			char *l = g_strstrip(lines[i]);
+
+			if (*l && *l != '#' &&
+			    !parse_one_given(given, l, where, error))
+				return FALSE;
+		}
 	}
 	return TRUE;
 }
@@ -418,7 +474,7 @@ static void given_free(struct given_command *g)
 static void print_reasons(GString *out, GPtrArray *commands)
 {
 	bool seen[FINDING_KIND_COUNT] = { false };
-	guint compatible = 0, findings = 0;
+	guint compatible = 0, findings = 0, unjudged = 0;
 
 	guint n = 0;
 
@@ -427,15 +483,19 @@ static void print_reasons(GString *out, GPtrArray *commands)
 
 		n += !c->row_only;
 		compatible += c->compatible && !c->row_only;
+		unjudged += !c->row_only && !judged(c);
 		findings += c->findings->len;
 		for (guint j = 0; j < c->findings->len; j++)
 			seen[((struct finding *)c->findings->pdata[j])->kind] = true;
 	}
 	g_string_append_printf(out, "\n%u command%s: %u compatible, %u need%s a "
-			       "translation; %u finding%s\n", n,
-			       n == 1 ? "" : "s", compatible, n - compatible,
-			       n - compatible == 1 ? "s" : "",
-			       findings, findings == 1 ? "" : "s");
+			       "translation", n, n == 1 ? "" : "s", compatible,
+			       n - compatible - unjudged,
+			       n - compatible - unjudged == 1 ? "s" : "");
+	if (unjudged)
+		g_string_append_printf(out, ", %u not judged", unjudged);
+	g_string_append_printf(out, "; %u finding%s\n", findings,
+			       findings == 1 ? "" : "s");
 	for (int k = 0; k < FINDING_KIND_COUNT; k++)
 		if (seen[k])
 			g_string_append_printf(out, "  %-19s %s\n",

@@ -41,7 +41,27 @@ static const char *const abi_flags[ABI_COUNT] = { "-m64", "-m32" };
 struct workdir {
 	char *path;
 	GPtrArray *files;
+	char *prelude;		/* PRELUDE_NAME in it */
 };
+
+/*
+ * What a uapi header may assume without including it, as the kernel's
+ * headers_check and user space's habits have it: the kernel's types and
+ * ioctl macros, offsetof, size_t and int64_t, and struct timeval, u_long
+ * and friends as the C library gives them. Every probe includes it before the headers.
+ */
+#define PRELUDE_NAME "cusemu-abicheck-prelude.h"
+static const char prelude[] =
+	"#include <stddef.h>\n"
+	"#include <stdint.h>\n"
+	"#include <linux/types.h>\n"
+	"#include <linux/ioctl.h>\n";
+/* Only for headers that do not include the kernel's linux/time.h, which
+ * would define the same structs again (sys/types.h brings struct timeval
+ * through sys/select.h). */
+static const char prelude_libc_time[] =
+	"#include <sys/types.h>\n"
+	"#include <sys/time.h>\n";
 
 /*
  * What a fatal signal (SIGTERM, SIGINT, SIGHUP) leaves to undo while the
@@ -142,6 +162,7 @@ static void workdir_clear(struct workdir *w)
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	g_ptr_array_unref(w->files);
+	g_free(w->prelude);
 	g_free(w->path);
 }
 
@@ -269,6 +290,17 @@ static void cc_failed(int status, enum collected how, unsigned int seconds,
 			    strstr(err, "-32.h") || strstr(err, "i386")
 				    ? "\n(the i386 headers come with Debian's "
 				      "gcc-multilib)"
+			    : strstr(err, "error:")
+				    ? "\n(the header named above does not "
+				      "compile as given, after the headers a "
+				      "uapi header may assume (stddef.h, "
+				      "stdint.h, linux/types.h, linux/ioctl.h, "
+				      "sys/time.h): name a header it needs "
+				      "before it on the command line, its "
+				      "include directory with -I DIR, or a "
+				      "macro it expects with -D NAME[=VALUE], "
+				      "such as -D__user= for a kernel tree's "
+				      "headers)"
 				    : "");
 	}
 }
@@ -421,7 +453,10 @@ static gboolean cpp_marker(struct cpp_pos *p, const char *l)
 
 static const char *cpp_header(const struct cpp_pos *p)
 {
-	return p->stack->len == 2 ? p->stack->pdata[1] : NULL;
+	if (p->stack->len != 2 ||
+	    g_str_has_suffix(p->stack->pdata[1], "/" PRELUDE_NAME))
+		return NULL;
+	return p->stack->pdata[1];
 }
 
 /* One #define of a header, from `cc -E -dD`. */
@@ -430,6 +465,8 @@ struct define {
 	char *file;
 	unsigned int line;
 	bool function_like;
+	long plain;		/* find_commands: its value as a plain
+				 * command number (0x4600), else -1 */
 };
 
 static void define_free(struct define *d)
@@ -622,8 +659,10 @@ static struct command *command_from_mark(const char *name, const char *s,
 	return c;
 }
 
-static void append_includes(GString *src, char **headers)
+static void append_includes(GString *src, const struct workdir *w,
+			    char **headers)
 {
+	g_string_append_printf(src, "#include \"%s\"\n", w->prelude);
 	for (char **h = headers; *h; h++) {
 		if (g_file_test(*h, G_FILE_TEST_EXISTS)) {
 			g_autofree char *abs = g_canonicalize_filename(*h, NULL);
@@ -658,6 +697,7 @@ void command_free(struct command *c)
 		g_free(f);
 	}
 	g_ptr_array_unref(c->findings);
+	g_free(c->unresolved);
 	g_free(c->name);
 	g_free(c->header);
 	g_free(c->file);
@@ -981,7 +1021,7 @@ static gboolean read_probe(const char *path, enum abi abi, GPtrArray *commands,
 	Dwarf *dw;
 	Dwarf_CU *cu = NULL;
 	Dwarf_Die cudie;
-	guint found = 0;
+	guint found = 0, expected = 0;
 
 	if (fd < 0) {
 		g_set_error(error, ABICHECK_ERROR, 0,
@@ -1046,10 +1086,12 @@ static gboolean read_probe(const char *path, enum abi abi, GPtrArray *commands,
 	}
 	dwarf_end(dw);
 	close(fd);
-	if (found != commands->len) {
+	for (guint i = 0; i < commands->len; i++)
+		expected += !((struct command *)commands->pdata[i])->unresolved;
+	if (found != expected) {
 		g_set_error(error, ABICHECK_ERROR, 0,
 			    "%s: %u of %u command numbers in the debug "
-			    "information", path, found, commands->len);
+			    "information", path, found, expected);
 		return FALSE;
 	}
 	return TRUE;
@@ -1125,6 +1167,96 @@ static void scan_enumerators(const char *line, const char *file,
 	}
 }
 
+/*
+ * An expansion that is a plain command number as the kernel writes one,
+ * 0xTTNN with four hex digits and a type byte: its value, else -1.
+ */
+static long plain_number(const char *s)
+{
+	char *end;
+	long v;
+
+	while (*s == '(' || *s == ' ')
+		s++;
+	if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
+		return -1;
+	for (int i = 2; i < 6; i++)
+		if (!g_ascii_isxdigit(s[i]))
+			return -1;
+	v = strtol(s, &end, 16);
+	if (end != s + 6 || v < 0x100)
+		return -1;
+	while (*end == 'u' || *end == 'U' || *end == 'l' || *end == 'L')
+		end++;
+	while (*end == ')' || *end == ' ')
+		end++;
+	return *end ? -1 : v;
+}
+
+/* The type byte of a command's type argument ('F', 0x12), else -1. */
+static long type_byte(const char *t)
+{
+	char *end;
+	long v;
+
+	if (!t)
+		return -1;
+	if (t[0] == '\'' && t[1] && t[1] != '\\' && t[2] == '\'')
+		return (unsigned char)t[1];
+	v = strtol(t, &end, 0);
+	return end != t && !*end ? v : -1;
+}
+
+/* A command defined as a plain number, by the macro d. */
+static struct command *number_command(const struct define *d)
+{
+	struct command *c = g_new0(struct command, 1);
+
+	c->name = g_strdup(d->name);
+	c->file = g_strdup(d->file);
+	c->line = d->line;
+	c->dir = DIR_UNKNOWN;
+	c->macro = g_strdup("number");
+	c->findings = g_ptr_array_new();
+	return c;
+}
+
+/*
+ * The plain numbers that look like commands of their header: every one
+ * of a header without _IO commands (cdrom.h, kd.h, i2c-dev.h), else those
+ * whose type byte one of its commands has (fb.h's 0x46xx beside
+ * FBIO_CURSOR's 'F'), so that flags such as WDIOF_KEEPALIVEPING are not
+ * taken for commands.
+ */
+static void add_plain_numbers(GPtrArray *plain, GHashTable *seen,
+			      GPtrArray *commands)
+{
+	guint marked = commands->len;
+
+	for (guint i = 0; i < plain->len; i++) {
+		struct define *d = plain->pdata[i];
+		long type = (d->plain >> 8) & 0xff;
+		bool anchored = false, matches = false;
+		struct command *c;
+
+		for (guint j = 0; j < marked; j++) {
+			const struct command *o = commands->pdata[j];
+
+			if (g_strcmp0(o->file, d->file))
+				continue;
+			anchored = true;
+			matches = matches || type_byte(o->type_arg) == type;
+		}
+		if ((anchored && !matches) ||
+		    g_hash_table_contains(seen, d->name))
+			continue;
+		c = number_command(d);
+		c->plain = true;
+		g_hash_table_add(seen, g_strdup(d->name));
+		g_ptr_array_add(commands, c);
+	}
+}
+
 static const char redefine[] =
 	"/* Its include guard keeps the markers below for every header. */\n"
 	"#include <asm/ioctl.h>\n"
@@ -1148,6 +1280,7 @@ static gboolean find_commands(const struct probe_options *o,
 							   g_str_equal,
 							   g_free, NULL);
 	g_autoptr(GPtrArray) fn_like = g_ptr_array_new();
+	g_autoptr(GPtrArray) plain = g_ptr_array_new();
 	struct cpp_pos pos = { g_ptr_array_new_with_free_func(g_free), 0 };
 	g_auto(GStrv) lines = NULL, expanded = NULL;
 	g_autoptr(GString) chunk = g_string_new(NULL);
@@ -1157,7 +1290,7 @@ static gboolean find_commands(const struct probe_options *o,
 	/* With line markers: they tell which header a line is from. */
 	const char *args[] = { "-m64", "-E", path, NULL };
 
-	append_includes(src, headers);
+	append_includes(src, w, headers);
 	for (guint i = 0; i < defs->len; i++) {
 		struct define *d = defs->pdata[i];
 
@@ -1211,18 +1344,24 @@ static gboolean find_commands(const struct probe_options *o,
 		d = defs->pdata[i];
 		g_strchomp(end);
 		c = command_from_mark(d->name, end + 1, true);
-		if (!c)
+		if (!c) {
+			d->plain = plain_number(end + 1);
+			if (d->plain >= 0)
+				g_ptr_array_add(plain, d);
 			continue;
+		}
 		if (g_hash_table_contains(seen, d->name)) {
 			command_free(c);
 			continue;
 		}
 		c->file = g_strdup(d->file);
 		c->line = d->line;
+		c->payload_per_abi = c->payload_arg && !c->sizeof_arg;
 		g_hash_table_add(seen, g_strdup(d->name));
 		g_ptr_array_add(commands, c);
 	}
 	g_ptr_array_unref(pos.stack);
+	add_plain_numbers(plain, seen, commands);
 
 	/* --command: a payload for a command its number does not describe. */
 	for (guint i = 0; given && i < given->len; i++) {
@@ -1248,13 +1387,7 @@ static gboolean find_commands(const struct probe_options *o,
 					    g->name);
 				return FALSE;
 			}
-			c = g_new0(struct command, 1);
-			c->name = g_strdup(g->name);
-			c->file = g_strdup(d->file);
-			c->line = d->line;
-			c->dir = DIR_UNKNOWN;
-			c->macro = g_strdup("number");
-			c->findings = g_ptr_array_new();
+			c = number_command(d);
 			g_ptr_array_add(commands, c);
 		} else if (c->payload_arg) {
 			g_set_error(error, ABICHECK_ERROR, 0,
@@ -1286,45 +1419,128 @@ static gboolean find_commands(const struct probe_options *o,
 	return TRUE;
 }
 
+static const char payload_macros[] =
+	"#undef _IO\n#undef _IOR\n#undef _IOW\n#undef _IOWR\n"
+	"#define _IOR(t, n, s) (*(__typeof__(s) *)0)\n"
+	"#define _IOW(t, n, s) (*(__typeof__(s) *)0)\n"
+	"#define _IOWR(t, n, s) (*(__typeof__(s) *)0)\n";
+
 /* Pass 3: one probe per ABI, read back through libdw. */
-static gboolean lay_out(const struct probe_options *o, struct workdir *w,
-			char **headers, GPtrArray *commands, GError **error)
+static gboolean write_probe(struct workdir *w, const char *path,
+			    char **headers, GPtrArray *commands,
+			    GError **error)
 {
 	g_autoptr(GString) src = g_string_new(NULL);
-	g_autofree char *path = workdir_file(w, "probe.c");
 
-	append_includes(src, headers);
-	g_string_append(src, "enum " PROBE_CMD "s {\n");
+	append_includes(src, w, headers);
+	/* Not empty when every command is unresolved. */
+	g_string_append(src, "enum " PROBE_CMD "s {\n\t__cusemu_probe_none,\n");
 	for (guint i = 0; i < commands->len; i++) {
 		struct command *c = commands->pdata[i];
 
-		g_string_append_printf(src, "# 1 \"<command %s>\"\n\t" PROBE_CMD
-					    "%u = (%s),\n", c->name, i, c->name);
+		if (!c->unresolved)
+			g_string_append_printf(src,
+				"# 1 \"<command %s>\"\n\t" PROBE_CMD
+				"%u = (%s),\n", c->name, i, c->name);
 	}
 	g_string_append(src, "};\n");
+	/* From here a command macro expands to its payload, by this ABI's
+	 * preprocessor: the i386 type of a data_type that _TIME_BITS or a
+	 * -D changes is i386's own. */
+	g_string_append(src, payload_macros);
 	for (guint i = 0; i < commands->len; i++) {
 		struct command *c = commands->pdata[i];
 
-		if (c->payload_expr)
+		if (c->payload_expr && !c->unresolved)
 			g_string_append_printf(src,
 				"# 1 \"<payload of %s>\"\n"
 				"typedef __typeof__(%s) " PROBE_TYPE "%u;\n",
-				c->name, c->payload_expr, i);
+				c->name, c->payload_per_abi ? c->name
+							    : c->payload_expr,
+				i);
 	}
-	if (!g_file_set_contents(path, src->str, -1, error))
-		return FALSE;
+	return g_file_set_contents(path, src->str, -1, error);
+}
+
+/*
+ * The commands that the compiler's errors blame (`<command X>:1:2: error:
+ * ...`, or a header's error followed by `<payload of X>: note: in
+ * expansion of macro`): the compiler's words go to each, for an unresolved
+ * finding. FALSE when the errors blame none of them.
+ */
+static gboolean mark_unresolved(GPtrArray *commands, enum abi abi,
+				const char *message)
+{
+	g_auto(GStrv) lines = g_strsplit(message, "\n", -1);
+	const char *words = NULL;
+	gboolean any = FALSE;
+
+	for (char **l = lines; *l; l++) {
+		const char *name = *l, *end, *e = strstr(*l, ": error: ");
+
+		if (e)
+			words = e + strlen(": error: ");
+		if (g_str_has_prefix(name, "<command "))
+			name += strlen("<command ");
+		else if (g_str_has_prefix(name, "<payload of "))
+			name += strlen("<payload of ");
+		else
+			continue;
+		end = strchr(name, '>');
+		if (!end || !words)
+			continue;
+		for (guint i = 0; i < commands->len; i++) {
+			struct command *c = commands->pdata[i];
+
+			if (c->unresolved ||
+			    strlen(c->name) != (size_t)(end - name) ||
+			    strncmp(c->name, name, end - name))
+				continue;
+			c->unresolved = g_strdup_printf("%s: %s",
+							abi_names[abi], words);
+			any = TRUE;
+		}
+	}
+	return any;
+}
+
+static gboolean lay_out(const struct probe_options *o, struct workdir *w,
+			char **headers, GPtrArray *commands, GError **error)
+{
+	g_autofree char *path = workdir_file(w, "probe.c");
+	g_autofree char *so[ABI_COUNT] = { NULL };
+
 	for (int abi = 0; abi < ABI_COUNT; abi++) {
 		g_autofree char *name = g_strdup_printf("probe-%s.so",
 							abi_names[abi]);
-		g_autofree char *so = workdir_file(w, name);
+
+		so[abi] = workdir_file(w, name);
+	}
+	/* Each round leaves out the commands the last one's errors blamed,
+	 * so that one kernel-only type costs one command, not the header. */
+	for (int abi = 0; abi < ABI_COUNT;) {
+		g_autoptr(GError) failed = NULL;
 		const char *args[] = {
 			abi_flags[abi], "-g", "-fno-eliminate-unused-debug-types",
-			"-shared", "-nostdlib", "-fPIC", "-w", "-o", so, path,
-			NULL,
+			"-shared", "-nostdlib", "-fPIC", "-w", "-o", so[abi],
+			path, NULL,
 		};
 
-		if (!run_cc(o, args, NULL, error) ||
-		    !read_probe(so, abi, commands, error)) {
+		if (!write_probe(w, path, headers, commands, error))
+			return FALSE;
+		if (run_cc(o, args, NULL, &failed)) {
+			abi++;
+			continue;
+		}
+		if (!mark_unresolved(commands, abi, failed->message)) {
+			g_propagate_prefixed_error(error, g_steal_pointer(&failed),
+						   "%s: ", abi_names[abi]);
+			return FALSE;
+		}
+		abi = 0;
+	}
+	for (int abi = 0; abi < ABI_COUNT; abi++) {
+		if (!read_probe(so[abi], abi, commands, error)) {
 			g_prefix_error(error, "%s: ", abi_names[abi]);
 			return FALSE;
 		}
@@ -1355,9 +1571,12 @@ gboolean probe_headers(const struct probe_options *o, char **headers,
 		goto out;
 	w.files = g_ptr_array_new_with_free_func(g_free);
 	workdir_guard(&w);
+	w.prelude = workdir_file(&w, PRELUDE_NAME);
+	if (!g_file_set_contents(w.prelude, prelude, -1, error))
+		goto out;
 
 	/* Pass 1: the macros each header defines. */
-	append_includes(src, headers);
+	append_includes(src, &w, headers);
 	p1 = workdir_file(&w, "defines.c");
 	if (!g_file_set_contents(p1, src->str, -1, error))
 		goto out;
@@ -1368,6 +1587,13 @@ gboolean probe_headers(const struct probe_options *o, char **headers,
 			goto out;
 	}
 	defs = list_defines(out, header_files);
+	if (!strstr(out, "/linux/time.h\"")) {
+		g_autofree char *p = g_strconcat(prelude, prelude_libc_time,
+						 NULL);
+
+		if (!g_file_set_contents(w.prelude, p, -1, error))
+			goto out;
+	}
 
 	/* Show each file as the command line named it. */
 	for (char **h = headers; *h; h++) {

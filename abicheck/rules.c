@@ -52,6 +52,13 @@ static const struct {
 	[FINDING_COLLISION] = { "collision", false,
 		"ioctl numbers share one command space: a program that opens the "
 		"wrong node gets another driver's command" },
+	[FINDING_UNRESOLVED] = { "unresolved", false,
+		"the number or the payload type does not compile with the "
+		"headers as given (a kernel-only type?): it cannot be judged; "
+		"name the header it needs first, or give -I, -D or --command" },
+	[FINDING_PLAIN_NUMBER] = { "plain-number", false,
+		"a plain number encodes neither size nor direction, so nothing "
+		"tells its payload: give it with --command NAME=TYPE" },
 	[FINDING_NO_NATIVE_ROW] = { "model-missing", false,
 		"the model has no native row for a command of the header" },
 	[FINDING_NOT_IN_HEADER] = { "model-extra", false,
@@ -345,6 +352,22 @@ void rules_check(struct command *c)
 	uint32_t size64 = (c->number[ABI_X86_64] >> 16) & 0x3fff;
 	uint32_t size32 = (c->number[ABI_I386] >> 16) & 0x3fff;
 
+	if (c->plain && !c->payload_expr) {
+		finding_add(c, FINDING_PLAIN_NUMBER, c->name, false,
+			    "0x%04x encodes no payload: if it is a command, "
+			    "give its payload with --command %s=TYPE",
+			    c->number[ABI_X86_64], c->name);
+		c->compatible = false;
+		return;
+	}
+	if (c->unresolved) {
+		finding_add(c, FINDING_UNRESOLVED,
+			    c->payload_arg ? c->payload_arg : c->name, false,
+			    "%s", c->unresolved);
+		c->compatible = false;
+		return;
+	}
+
 	if (c->sizeof_arg)
 		finding_add(c, FINDING_SIZEOF, c->payload_arg, false,
 			    "encodes sizeof(size_t), %u bytes on x86_64 and %u on "
@@ -364,7 +387,11 @@ void rules_check(struct command *c)
 			: g_strdup_printf("%" PRIu64 " bytes on x86_64, %" PRIu64
 					  " on i386", p->size, q->size);
 
-		if (MAX(p->size, q->size) > 0x3fff)
+		/* A plain number or _IO has no size field to overflow. */
+		if (c->dir != DIR_READ && c->dir != DIR_WRITE &&
+		    c->dir != DIR_BOTH)
+			;
+		else if (MAX(p->size, q->size) > 0x3fff)
 			finding_add(c, FINDING_SIZE_LIMIT, member_label(c, p),
 				    false, "%s, more than the 14-bit size field "
 				    "holds (16383): the number 0x%08x has the "
@@ -396,6 +423,10 @@ const char *collides(const struct command *a, const struct command *b,
 	bool n64 = a->number[ABI_X86_64] == b->number[ABI_X86_64];
 	bool n32 = a->number[ABI_I386] == b->number[ABI_I386];
 
+	/* An unresolved command has no number to share. */
+	if (a->unresolved || b->unresolved)
+		return NULL;
+
 	*number = a->number[n64 ? ABI_X86_64 : ABI_I386];
 	return n64 && n32 ? "both ABIs" : n64 ? abi_names[ABI_X86_64]
 				   : n32 ? abi_names[ABI_I386] : NULL;
@@ -406,6 +437,24 @@ static bool twins(const struct command *a, const struct command *b)
 	return a->compat_of == b || b->compat_of == a;
 }
 
+/*
+ * Two names one header gives a command on purpose: the same numbers in
+ * both ABIs (SNDRV_PCM_IOCTL_SYNC_PTR and __SNDRV_PCM_IOCTL_SYNC_PTR), or
+ * the same type, nr and direction, one command in two payload versions
+ * that meet on x86_64 (__SNDRV_PCM_IOCTL_SYNC_PTR and its ..._SYNC_PTR64).
+ */
+static bool aliases(const struct command *a, const struct command *b)
+{
+	if (!a->file || !b->file || strcmp(a->file, b->file))
+		return false;
+	if (a->number[ABI_X86_64] == b->number[ABI_X86_64] &&
+	    a->number[ABI_I386] == b->number[ABI_I386])
+		return true;
+	return a->dir == b->dir && a->type_arg && b->type_arg && a->nr_arg &&
+	       b->nr_arg && !strcmp(a->type_arg, b->type_arg) &&
+	       !strcmp(a->nr_arg, b->nr_arg);
+}
+
 void rules_check_set(GPtrArray *commands)
 {
 	for (guint i = 0; i < commands->len; i++) {
@@ -414,7 +463,7 @@ void rules_check_set(GPtrArray *commands)
 		for (guint j = 0; j < commands->len && c->compatible; j++) {
 			struct command *o = commands->pdata[j];
 
-			if (i != j && !o->compatible &&
+			if (i != j && !o->compatible && !o->unresolved &&
 			    c->number[ABI_X86_64] == o->number[ABI_I386])
 				c->compat_of = o;
 		}
@@ -427,7 +476,8 @@ void rules_check_set(GPtrArray *commands)
 			const char *where;
 			uint32_t number;
 
-			if (twins(c, o) || !(where = collides(c, o, &number)))
+			if (twins(c, o) || aliases(c, o) ||
+			    !(where = collides(c, o, &number)))
 				continue;
 			finding_add(c, FINDING_COLLISION, o->name, false,
 				    "0x%08x on %s is also %s (%s:%u)", number,
