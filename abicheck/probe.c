@@ -1508,14 +1508,11 @@ static gboolean lay_out(const struct probe_options *o, struct workdir *w,
 			char **headers, GPtrArray *commands, GError **error)
 {
 	g_autofree char *path = workdir_file(w, "probe.c");
-	g_autofree char *so[ABI_COUNT] = { NULL };
-
-	for (int abi = 0; abi < ABI_COUNT; abi++) {
-		g_autofree char *name = g_strdup_printf("probe-%s.so",
-							abi_names[abi]);
-
-		so[abi] = workdir_file(w, name);
-	}
+	/* Not g_autofree on an array: that frees its first element alone. */
+	g_autofree char *so_x86_64 = workdir_file(w, "probe-x86_64.so");
+	g_autofree char *so_i386 = workdir_file(w, "probe-i386.so");
+	char *so[ABI_COUNT] = { [ABI_X86_64] = so_x86_64,
+				[ABI_I386] = so_i386 };
 	/* Each round leaves out the commands the last one's errors blamed,
 	 * so that one kernel-only type costs one command, not the header. */
 	for (int abi = 0; abi < ABI_COUNT;) {
