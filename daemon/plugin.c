@@ -725,13 +725,9 @@ guint cusemu_plugin_models(const struct cusemu_device_model ***models)
 
 const char *cusemu_plugin_origin(const struct cusemu_device_model *m)
 {
-	for (guint i = 0; loaded && i < loaded->len; i++) {
-		const struct loaded *l = &g_array_index(loaded, struct loaded, i);
+	const struct loaded *l = loaded_model(m);
 
-		if (l->model == m)
-			return l->file->origin;
-	}
-	return NULL;
+	return l ? l->file->origin : NULL;
 }
 
 const char *cusemu_plugin_file_origin(const char *path, int *fd)
