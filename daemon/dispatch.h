@@ -88,4 +88,11 @@ long cusemu_dispatch_run_row(struct cusemu_call *call,
 const struct cusemu_ioctl *cusemu_ioctl_lookup(const struct cusemu_ioctl *table,
 					       unsigned int cmd);
 
+/*
+ * The name of the call's command: the row the dispatcher ran
+ * (call->stats.name), else the row of the caller's table, else of the
+ * other one; NULL when no table has it.
+ */
+const char *cusemu_call_command_name(const struct cusemu_call *call);
+
 #endif

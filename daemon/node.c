@@ -325,26 +325,9 @@ static void request_end(fuse_req_t req, struct cusemu_request *r)
  * runs; look up those of commands that failed before, or of hand-written
  * methods.
  */
-static void record_name(struct cusemu_call *call)
-{
-	const struct cusemu_device_model *m = call->dev->model;
-	const struct cusemu_ioctl *row;
-
-	if (call->stats.name)
-		return;
-	row = cusemu_ioctl_lookup(call->compat ? m->compat_table
-					       : m->native_table,
-				  call->cmd);
-	if (!row)
-		row = cusemu_ioctl_lookup(call->compat ? m->native_table
-						       : m->compat_table,
-					  call->cmd);
-	call->stats.name = row ? row->name : NULL;
-}
-
 static void record(struct cusemu_call *call)
 {
-	record_name(call);
+	call->stats.name = cusemu_call_command_name(call);
 	cusemu_stats_record(cusemu_instance(call->dev)->stats, &call->stats);
 }
 
@@ -504,7 +487,7 @@ void cusemu_node_ioctl(struct cusemu_node *n, fuse_req_t req, unsigned int cmd,
 			break;
 		}
 		if (n->ioctls == CUSEMU_NODE_FILE) {
-			record_name(&call);
+			call.stats.name = cusemu_call_command_name(&call);
 			refuse_outside_payload(n, &call);
 			call.stats.error = EOPNOTSUPP;
 			fuse_reply_err(req, EOPNOTSUPP);

@@ -499,21 +499,6 @@ void cusemu_oops_append_trace(GString *out, void *const *frames, int n)
 	append_symbols(out, frames, n, false);
 }
 
-static const char *command_name(const struct cusemu_call *call)
-{
-	const struct cusemu_device_model *m = call->dev->model;
-	const struct cusemu_ioctl *row;
-
-	if (call->stats.name)
-		return call->stats.name;
-	row = cusemu_ioctl_lookup(call->compat ? m->compat_table
-					       : m->native_table,
-				  call->cmd);
-	if (!row)
-		row = cusemu_ioctl_lookup(m->native_table, call->cmd);
-	return row ? row->name : "an unknown command";
-}
-
 /* The command name of pid, "?" when it is gone (or pid is 0). */
 static void comm_of(pid_t pid, char *buf, size_t size)
 {
@@ -539,10 +524,14 @@ static void append_context(GString *r, const struct cusemu_oops_guard *g,
 			       origin ? origin : "",
 			       cusemu_device_kernel_model(dev));
 	g_string_append_printf(r, "Call: %s", cusemu_op_name(g->op));
-	if (g->call)
+	if (g->call) {
+		const char *name = cusemu_call_command_name(g->call);
+
 		g_string_append_printf(r, " %s (0x%08x) from an %s caller",
-				       command_name(g->call), g->call->cmd,
+				       name ? name : "an unknown command",
+				       g->call->cmd,
 				       g->call->compat ? "i386" : "x86_64");
+	}
 	if (g->pid)
 		g_string_append_printf(r, ", pid %d (%s)", (int)g->pid, comm);
 	else if (g->op == CUSEMU_OP_CONTROL)
