@@ -268,33 +268,18 @@ static char *argument_of(const char *line, gsize len, const char *prefix)
 	return g_strstrip(g_strndup(line + n, len - n));
 }
 
-static bool run_reload_request(struct cusemu_control *control,
-			       const char *line, gsize len, GString *body,
-			       int *err)
-{
-	g_autofree char *node = argument_of(line, len, RELOAD_REQUEST);
-
-	if (!node)
-		return false;
-	if (!*node || strpbrk(node, " \t")) {
-		g_string_append(body, "usage: reload NODE");
-		*err = EINVAL;
-	} else if (!control->ops->reload) {
-		g_string_append(body, "this daemon does not serve that request");
-		*err = EOPNOTSUPP;
-	} else {
-		*err = control->ops->reload(control->data, node, body);
-	}
-	return true;
-}
-
 static bool run_hotplug_request(struct cusemu_control *control,
 				const char *line, gsize len, GString *body,
 				int *err)
 {
 	const struct cusemu_control_ops *ops = control->ops;
 	g_autofree char *spec = argument_of(line, len, ADD_REQUEST);
-	g_autofree char *node = argument_of(line, len, REMOVE_REQUEST);
+	g_autofree char *removed = argument_of(line, len, REMOVE_REQUEST);
+	g_autofree char *reloaded = argument_of(line, len, RELOAD_REQUEST);
+	/* remove and reload take a NODE. */
+	const char *node = removed ? removed : reloaded;
+	int (*node_op)(void *data, const char *node, GString *out) =
+		removed ? ops->remove : ops->reload;
 
 	if (!spec && !node)
 		return false;
@@ -302,14 +287,15 @@ static bool run_hotplug_request(struct cusemu_control *control,
 		g_string_append(body, "usage: add MODEL[:key=value,...]");
 		*err = EINVAL;
 	} else if (node && (!*node || strpbrk(node, " \t"))) {
-		g_string_append(body, "usage: remove NODE");
+		g_string_append_printf(body, "usage: %s NODE",
+				       removed ? "remove" : "reload");
 		*err = EINVAL;
-	} else if (spec ? !ops->add : !ops->remove) {
+	} else if (spec ? !ops->add : !node_op) {
 		g_string_append(body, "this daemon does not serve that request");
 		*err = EOPNOTSUPP;
 	} else {
 		*err = spec ? ops->add(control->data, spec, body)
-			    : ops->remove(control->data, node, body);
+			    : node_op(control->data, node, body);
 	}
 	return true;
 }
@@ -374,8 +360,6 @@ static void answer_request(struct connection *c, const char *line, gsize len)
 	}
 	if (!known)
 		known = run_hotplug_request(c->control, line, len, body, &err);
-	if (!known)
-		known = run_reload_request(c->control, line, len, body, &err);
 	if (!known && is_trace_request(line, len)) {
 		known = true;
 		err = run_trace_request(c, line, len, body);

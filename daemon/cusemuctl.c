@@ -466,18 +466,6 @@ static int run_device(const char *path, const char *node, char **words, int n)
 	return request ? ask(path, request) : EXIT_FAILURE;
 }
 
-static int usage_error(const char *format, ...) G_GNUC_PRINTF(1, 2);
-
-static int run_reload(const char *path, const char *node)
-{
-	g_autofree char *request = NULL;
-
-	if (!plain_word(node))
-		return usage_error("'%s' is not a node name", node);
-	request = g_strconcat("reload ", node, NULL);
-	return ask(path, request);
-}
-
 static int run_inject(const char *path, char **args, int n)
 {
 	g_autofree char **words = NULL;
@@ -688,19 +676,21 @@ static int run_replay(const char *path, char **args, int n)
 	return EXIT_SUCCESS;
 }
 
-/* "add SPEC" or "remove NODE": one argument, sent as it is. */
+/* "add SPEC", "remove NODE" or "reload NODE": one argument, sent as it
+ * is; the daemon may take long (a probe, 32-bit calls to wait for). */
 static int run_hotplug(const char *path, const char *command, char **args,
 		       int n)
 {
 	g_autofree char *request = NULL;
 	gboolean add = !strcmp(command, "add");
 
+	if (n != 1 && add)
+		return fail("add takes one argument, MODEL[:key=value,...], "
+			    "e.g. add 'rtc:name=rtc9,mode=0660'");
 	if (n != 1)
-		return fail(add ? "add takes one argument, "
-				  "MODEL[:key=value,...], e.g. add "
-				  "'rtc:name=rtc9,mode=0660'"
-				: "remove takes one argument, the NODE (a name "
-				  "under /dev, with or without /dev/)");
+		return fail("%s takes one argument, the NODE (a name under "
+			    "/dev, with or without /dev/)",
+			    command);
 	if (add ? !*args[0] || strpbrk(args[0], "\n\r")
 		: !plain_word(args[0]))
 		return fail("the %s '%s' cannot be sent: it is empty or has "
@@ -960,13 +950,9 @@ int main(int argc, char **argv)
 					   "to pass to its model");
 		return run_device(path, args[0], args + 1, n_args - 1);
 	}
-	if (!strcmp(command, "add") || !strcmp(command, "remove"))
+	if (!strcmp(command, "add") || !strcmp(command, "remove") ||
+	    !strcmp(command, "reload"))
 		return run_hotplug(path, command, args, n_args);
-	if (!strcmp(command, "reload")) {
-		if (n_args != 1)
-			return usage_error("reload takes one NODE");
-		return run_reload(path, args[0]);
-	}
 	request = g_strconcat(command, json ? " --json" : "", NULL);
 	return ask(path, request);
 }
