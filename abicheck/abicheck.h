@@ -81,6 +81,7 @@ enum finding_kind {
 	FINDING_COLLISION,
 	FINDING_UNRESOLVED,
 	FINDING_PLAIN_NUMBER,
+	FINDING_UNSIZED,
 	/* --model */
 	FINDING_NO_NATIVE_ROW,
 	FINDING_NOT_IN_HEADER,
@@ -129,6 +130,9 @@ struct command {
 	 * without --command it is listed, with a plain-number finding, and
 	 * not judged. */
 	bool plain;
+	/* --command NAME=value: its argument is a value (or unused), never
+	 * a pointer, so its number says all there is to judge. */
+	bool by_value;
 	/* Its number or payload does not compile with the headers as
 	 * given: the compiler's words, for an unresolved finding; nothing
 	 * else is judged. NULL when it compiles. */
@@ -151,7 +155,8 @@ struct probe_options {
 };
 
 /* A --command NAME=TYPE: a payload type for a command whose number does
- * not say it (plain numbers, _IO commands that take a pointer). */
+ * not say it (plain numbers, _IO commands that take a pointer); TYPE
+ * "value" for one whose argument is no pointer. */
 struct given_command {
 	char *name;
 	char *type;
@@ -177,6 +182,12 @@ const char *member_label(const struct command *c, const struct member *m);
 
 /* The rules of the kernel guide, on one command's two layouts. */
 void rules_check(struct command *c);
+/* Whether the rules could judge c: not when it is unresolved, or when its
+ * number encodes no payload (a plain number, _IO) and --command gave none. */
+bool command_judged(const struct command *c);
+/* An _IO command, or a plain number, that nothing says carries a pointer:
+ * one table row serves both ABIs if its argument is a value. */
+bool command_unsized(const struct command *c);
 /* Where two commands share a number: "x86_64", "i386", "both ABIs", or
  * NULL; *number is the shared one. */
 const char *collides(const struct command *a, const struct command *b,

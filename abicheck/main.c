@@ -38,7 +38,8 @@ static const GOptionEntry entries[] = {
 	  "Define a macro for the compiler", "NAME[=VALUE]" },
 	{ "command", 'c', 0, G_OPTION_ARG_STRING_ARRAY, &given_args,
 	  "Check NAME with payload TYPE: for commands whose number does not "
-	  "say it (a plain number, or an _IO command that takes a pointer)",
+	  "say it (a plain number, or an _IO command); TYPE value: its "
+	  "argument is a value or unused, no pointer",
 	  "NAME=TYPE" },
 	{ "commands-from", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &given_files,
 	  "Read --command's NAME=TYPE from FILE, one a line (# starts a "
@@ -94,6 +95,11 @@ static const GOptionEntry entries[] = {
 	"              of the headers is still checked\n"                  \
 	"  plain-number  a plain number (0x4600) that looks like a command:\n" \
 	"              it encodes no payload; --command NAME=TYPE gives it\n" \
+	"  unsized     an _IO command: its number says nothing of its\n"  \
+	"              argument; --command NAME=TYPE for a pointer, or\n" \
+	"              NAME=value for a value\n"                             \
+	"Plain numbers and _IO commands are not judged until --command\n"  \
+	"says what they take.\n"                                          \
 	"A command is compatible when one table row serves both ABIs, and\n" \
 	"otherwise needs a translation (a compat row of its own).\n"       \
 	"\n"                                                                 \
@@ -165,13 +171,6 @@ static char *invocation(const struct command *c)
 			       c->nr_arg, c->payload_arg);
 }
 
-/* Whether the rules could judge c: an unresolved command, or a plain
- * number without --command, has no payload to judge. */
-static bool judged(const struct command *c)
-{
-	return !c->unresolved && !(c->plain && !c->payload_expr);
-}
-
 static void print_command(GString *out, const struct command *c)
 {
 	g_autofree char *inv = invocation(c);
@@ -208,7 +207,7 @@ static void print_command(GString *out, const struct command *c)
 				       c->name, c->number[ABI_X86_64],
 				       c->number[ABI_I386],
 				       c->compatible ? "compatible"
-				       : judged(c) ? "needs a translation"
+				       : command_judged(c) ? "needs a translation"
 						   : "not judged",
 				       *why ? " (" : "", why, *why ? ")" : "",
 				       other->len ? " [" : "", other->str,
@@ -265,8 +264,8 @@ static void print_command(GString *out, const struct command *c)
 	g_string_append_printf(out, "  %s%s%s%s\n",
 			       c->compatible ? "compatible: one table row "
 					       "serves both ABIs"
-			       : judged(c) ? "needs a translation"
-					     : "not judged: nothing tells its payload",
+			       : command_judged(c) ? "needs a translation"
+					     : "not judged: nothing tells its argument",
 			       *why ? " (" : "", why, *why ? ")" : "");
 	for (guint i = 0; i < c->findings->len; i++) {
 		const struct finding *f = c->findings->pdata[i];
@@ -348,7 +347,9 @@ static void json_command(GString *out, const struct command *c, bool first)
 			g_string_append_printf(out, ", \"size_%s\": null",
 					       abi_names[abi]);
 	}
-	g_string_append_printf(out, ", \"compatible\": %s, \"reasons\": [%s]",
+	g_string_append_printf(out, ", \"judged\": %s, \"compatible\": %s, "
+			       "\"reasons\": [%s]",
+			       command_judged(c) && !c->row_only ? "true" : "false",
 			       c->compatible && !c->row_only ? "true" : "false",
 			       why);
 	if (c->row_only)
@@ -483,7 +484,7 @@ static void print_reasons(GString *out, GPtrArray *commands)
 
 		n += !c->row_only;
 		compatible += c->compatible && !c->row_only;
-		unjudged += !c->row_only && !judged(c);
+		unjudged += !c->row_only && !command_judged(c);
 		findings += c->findings->len;
 		for (guint j = 0; j < c->findings->len; j++)
 			seen[((struct finding *)c->findings->pdata[j])->kind] = true;

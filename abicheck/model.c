@@ -138,7 +138,8 @@ static void check_command(const struct cusemu_device_model *m,
 				c->compat_of->name, native->name);
 		return;
 	}
-	if (c->compatible) {
+	/* An argument by value needs nothing but a row for each ABI. */
+	if (c->compatible || command_unsized(c)) {
 		how = compat_served(m, row32);
 		if (native && !how)
 			finding_add(c, FINDING_NO_COMPAT_ROW, c->name, false,

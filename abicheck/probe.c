@@ -62,6 +62,20 @@ static const char prelude[] =
 static const char prelude_libc_time[] =
 	"#include <sys/types.h>\n"
 	"#include <sys/time.h>\n";
+/* For those that do (linux/coda.h wants u_short and ino_t beside it): the
+ * C library's types all the same, its struct timeval under another name. */
+static const char prelude_libc_types[] =
+	"#define timeval cusemu_abicheck_libc_timeval\n"
+	"#include <sys/types.h>\n"
+	"#undef timeval\n";
+
+/*
+ * The uapi headers include drm's as <drm/drm.h>; Debian installs those with
+ * libdrm-dev, as /usr/include/libdrm/drm.h. A link named drm in the work
+ * directory, searched after every other directory, stands in for the
+ * missing one.
+ */
+#define LIBDRM_DIR "/usr/include/libdrm"
 
 /*
  * What a fatal signal (SIGTERM, SIGINT, SIGHUP) leaves to undo while the
@@ -1396,6 +1410,10 @@ static gboolean find_commands(const struct probe_options *o,
 				    c->payload_arg);
 			return FALSE;
 		}
+		if (!strcmp(g->type, "value")) {
+			c->by_value = true;
+			continue;
+		}
 		g_free(c->payload_expr);
 		c->payload_arg = g_strdup(g->type);
 		c->payload_expr = g_strdup(g->type);
@@ -1553,6 +1571,8 @@ gboolean probe_headers(const struct probe_options *o, char **headers,
 	g_autoptr(GString) src = g_string_new(NULL);
 	g_autofree char *p1 = NULL, *out = NULL;
 	g_autoptr(GPtrArray) defs = NULL;
+	g_autoptr(GPtrArray) cflags = g_ptr_array_new();
+	struct probe_options local;
 	g_autoptr(GHashTable) header_files = g_hash_table_new_full(
 		g_str_hash, g_str_equal, g_free, NULL);
 	g_autoptr(GHashTable) names = g_hash_table_new_full(
@@ -1571,6 +1591,16 @@ gboolean probe_headers(const struct probe_options *o, char **headers,
 	w.prelude = workdir_file(&w, PRELUDE_NAME);
 	if (!g_file_set_contents(w.prelude, prelude, -1, error))
 		goto out;
+	local = *o;
+	local.cflags = cflags;
+	for (guint i = 0; i < o->cflags->len; i++)
+		g_ptr_array_add(cflags, o->cflags->pdata[i]);
+	if (g_file_test(LIBDRM_DIR "/drm.h", G_FILE_TEST_IS_REGULAR) &&
+	    symlink(LIBDRM_DIR, workdir_file(&w, "drm")) == 0) {
+		g_ptr_array_add(cflags, "-idirafter");
+		g_ptr_array_add(cflags, w.path);
+	}
+	o = &local;
 
 	/* Pass 1: the macros each header defines. */
 	append_includes(src, &w, headers);
@@ -1584,9 +1614,11 @@ gboolean probe_headers(const struct probe_options *o, char **headers,
 			goto out;
 	}
 	defs = list_defines(out, header_files);
-	if (!strstr(out, "/linux/time.h\"")) {
-		g_autofree char *p = g_strconcat(prelude, prelude_libc_time,
-						 NULL);
+	{
+		g_autofree char *p = g_strconcat(
+			prelude, strstr(out, "/linux/time.h\"")
+					 ? prelude_libc_types
+					 : prelude_libc_time, NULL);
 
 		if (!g_file_set_contents(w.prelude, p, -1, error))
 			goto out;

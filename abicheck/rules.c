@@ -59,6 +59,10 @@ static const struct {
 	[FINDING_PLAIN_NUMBER] = { "plain-number", false,
 		"a plain number encodes neither size nor direction, so nothing "
 		"tells its payload: give it with --command NAME=TYPE" },
+	[FINDING_UNSIZED] = { "unsized", false,
+		"_IO encodes no payload: an argument passed by value is the same "
+		"for both ABIs, a pointer is not, and the number does not say "
+		"which: give --command NAME=TYPE or NAME=value" },
 	[FINDING_NO_NATIVE_ROW] = { "model-missing", false,
 		"the model has no native row for a command of the header" },
 	[FINDING_NOT_IN_HEADER] = { "model-extra", false,
@@ -346,17 +350,37 @@ static void check_padding(struct command *c)
 		g_ptr_array_unref(found[abi]);
 }
 
+bool command_unsized(const struct command *c)
+{
+	return !c->unresolved && !c->payload_expr && !c->by_value &&
+	       (c->plain || c->dir == DIR_NONE);
+}
+
+bool command_judged(const struct command *c)
+{
+	return !c->unresolved && !command_unsized(c);
+}
+
 void rules_check(struct command *c)
 {
 	const struct layout *l64 = &c->layout[ABI_X86_64];
 	uint32_t size64 = (c->number[ABI_X86_64] >> 16) & 0x3fff;
 	uint32_t size32 = (c->number[ABI_I386] >> 16) & 0x3fff;
 
-	if (c->plain && !c->payload_expr) {
+	if (command_unsized(c) && c->plain) {
 		finding_add(c, FINDING_PLAIN_NUMBER, c->name, false,
 			    "0x%04x encodes no payload: if it is a command, "
 			    "give its payload with --command %s=TYPE",
 			    c->number[ABI_X86_64], c->name);
+		c->compatible = false;
+		return;
+	}
+	if (command_unsized(c)) {
+		finding_add(c, FINDING_UNSIZED, c->name, false,
+			    "%s encodes no payload: if its argument is a "
+			    "pointer, give the type with --command %s=TYPE; "
+			    "if it is a value (or unused), --command %s=value",
+			    c->macro, c->name, c->name);
 		c->compatible = false;
 		return;
 	}

@@ -79,8 +79,12 @@ struct fx_huge {
 #define FX_SIZEOF	_IOR('X', 9, sizeof(struct fx_plain))
 #define FX_HUGE		_IOR('X', 10, struct fx_huge)
 #define FX_COLLISION	_IOR('p', 0x09, struct fx_nine)
+/* _IO: a value or a pointer, the number does not say (BLKGETSIZE takes a
+ * long *). */
+#define FX_UNSIZED	_IO('X', 11)
 
-/* Clean: one table row serves both ABIs, and nothing to say. */
+/* Clean: one table row serves both ABIs, and nothing to say (the tests
+ * say FX_CLEAN_NONE=value). */
 #define FX_CLEAN_NONE	_IO('X', 20)
 #define FX_CLEAN_STRUCT	_IOWR('X', 21, struct fx_plain)
 #define FX_CLEAN_U64	_IOW('X', 22, __u64)
