@@ -203,9 +203,13 @@ static void print_command(GString *out, const struct command *c)
 			g_string_append_printf(other, "%s%s", other->len ? ", " : "",
 					       finding_kind_name(f->kind));
 		}
-		g_string_append_printf(out, "%-28s 0x%08x 0x%08x %s%s%s%s%s%s%s\n",
-				       c->name, c->number[ABI_X86_64],
-				       c->number[ABI_I386],
+		g_autofree char *numbers = c->unresolved
+			? g_strdup_printf("%-10s %-10s", "unresolved", "")
+			: g_strdup_printf("0x%08x 0x%08x", c->number[ABI_X86_64],
+					  c->number[ABI_I386]);
+
+		g_string_append_printf(out, "%-28s %s %s%s%s%s%s%s%s\n",
+				       c->name, numbers,
 				       c->compatible ? "compatible"
 				       : command_judged(c) ? "needs a translation"
 						   : "not judged",
