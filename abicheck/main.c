@@ -304,6 +304,10 @@ static void json_member_list(GString *out, const struct layout *l,
 			g_string_append_printf(out, ", \"offset_i386\": %" PRIu64
 					       ", \"size_i386\": %" PRIu64,
 					       n->offset, n->size);
+		if (m->flags & MEMBER_ARRAY)
+			g_string_append_printf(out, ", \"count_x86_64\": %" PRIu64
+					       ", \"count_i386\": %" PRIu64,
+					       m->count, n ? n->count : 0);
 		if (m->flags & MEMBER_BITFIELD)
 			g_string_append_printf(out, ", \"bit_offset\": %u, "
 					       "\"bit_size\": %u", m->bit_offset,
