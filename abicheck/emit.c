@@ -276,6 +276,9 @@ static void convert_member(struct emitter *e, GString *to, GString *from,
 				       "(uintptr_t)cusemu_compat_ptr(src->%s);\n",
 				       f, f, f);
 	} else if (converts && (m->flags & (MEMBER_STRUCT | MEMBER_UNION))) {
+		if (m->flags & MEMBER_UNION)
+			both(to, from, "\t/* A union: its bytes; %s's comment "
+			     "says which members differ. */\n", ctype);
 		g_string_append_printf(to, "\t%s_to_compat(&dst->%s, &src->%s);\n",
 				       tag_in(ctype), f, f);
 		g_string_append_printf(from, "\t%s_from_compat(&dst->%s, "
@@ -305,37 +308,45 @@ static const struct member *first_named(struct emitter *e, int i64)
 	return NULL;
 }
 
-/* The members of a union whose i386 layout differs: what a copy of its
- * bytes gets wrong when one of them is the live member. */
-static char *union_differs(struct emitter *e, int i64)
-{
-	g_autoptr(GString) s = g_string_new(NULL);
-	const struct member *u = at(e->l64, i64);
-	const struct member *v = layout_find(e->l32, u->path);
+static int elem_of(struct emitter *e, int i64);
 
+/* The members of a union whose i386 layout differs, one a line after
+ * prefix: what a copy of its bytes gets wrong when one of them is the
+ * live member, and what converts it. */
+static void union_differs(struct emitter *e, int i64, GString *s,
+			  const char *prefix)
+{
 	for (guint i = i64 + 1; i < e->l64->members->len; i++) {
 		const struct member *m = at(e->l64, (int)i);
-		const struct member *n = layout_find(e->l32, m->path);
-		bool inside = false;
+		g_autofree char *tag = NULL;
 
-		for (int p = m->parent; p >= 0 && !inside; p = at(e->l64, p)->parent)
-			inside = p == i64;
-		if (!inside)
-			break;
-		if (m->anonymous || !n || (!(m->flags & (MEMBER_POINTER |
-							MEMBER_LONG)) &&
-		    m->offset - u->offset == n->offset - v->offset &&
-		    m->size == n->size))
+		if (m->parent != i64)
 			continue;
-		g_string_append_printf(s, "%s%s (%s", s->len ? ", " : "",
-				       m->path, m->type);
+		/* A union in a union: its own members are what differs. */
+		if (m->anonymous || ((m->flags & MEMBER_UNION) &&
+				     !(m->flags & MEMBER_ARRAY))) {
+			union_differs(e, (int)i, s, prefix);
+			continue;
+		}
+		if (same_layout(e, (int)i))
+			continue;
+		g_string_append_printf(s, "\n%s- %s (%s)", prefix, m->path,
+				       m->type);
 		if (m->flags & MEMBER_POINTER)
-			g_string_append(s, ": a pointer");
+			g_string_append(s, ": pointers, 4 bytes on i386");
 		else if (m->flags & MEMBER_LONG)
-			g_string_append(s, ": a long");
-		g_string_append(s, ")");
+			g_string_append(s, ": long, 4 bytes on i386");
+		else if (m->flags & (MEMBER_STRUCT | MEMBER_UNION)) {
+			int elem = m->flags & MEMBER_ARRAY ? elem_of(e, (int)i)
+							   : (int)i;
+
+			tag = tag_of(e, at(e->l64, elem >= 0 ? elem : (int)i));
+			g_string_append_printf(s, ": %s_%sfrom_compat() and "
+					       "_to_compat()", tag,
+					       m->flags & MEMBER_ARRAY ? "array_"
+								       : "");
+		}
 	}
-	return g_string_free(g_steal_pointer(&s), FALSE);
 }
 
 /* What one struct or union body is made of, as it is written. */
@@ -361,16 +372,20 @@ static void emit_anonymous(struct emitter *e, int i, struct body *b)
 
 	inner.indent = indent;
 	if (is_union) {
-		g_autofree char *differs = union_differs(e, i);
+		g_autoptr(GString) differs = g_string_new(NULL);
 
+		union_differs(e, i, differs, "\t *   ");
 		inner.to = inner.from = NULL;
 		if (b->to && first)
-			both(b->to, b->from, "\t/* An anonymous union: its bytes "
-			     "are copied, whichever member is live%s%s. */\n"
+			both(b->to, b->from, "\t/*\n\t * An anonymous union: its "
+			     "bytes are copied, whichever member is\n\t * live.%s"
+			     "%s\n\t */\n"
 			     "\tmemcpy((char *)dst + offsetof(__typeof__(*dst), "
 			     "%s),\n\t       (const char *)src + offsetof("
 			     "__typeof__(*src), %s), %" PRIu64 ");\n",
-			     *differs ? "; these differ: " : "", differs,
+			     differs->len ? " Members that i386 lays out "
+					    "otherwise, to convert\n\t * by hand "
+					    "when live:" : "", differs->str,
 			     first->name, first->name, MIN(m->size, n->size));
 	}
 	g_string_append_printf(b->decl, "%s%s {\n", b->indent,
@@ -573,7 +588,8 @@ static const char *emit_aggregate(struct emitter *e, int i64)
 	g_autoptr(GString) to = g_string_new(NULL);
 	g_autoptr(GString) from = g_string_new(NULL);
 	g_autoptr(GString) asserts = g_string_new(NULL);
-	g_autofree char *differs = NULL;
+	g_autoptr(GString) differs = g_string_new(NULL);
+	g_autofree char *what = NULL;
 	char *name = g_strdup_printf("%s compat_%s",
 				     is_union ? "union" : "struct", tag);
 	g_autofree char *guard = NULL;
@@ -591,7 +607,7 @@ static const char *emit_aggregate(struct emitter *e, int i64)
 	if (is_union) {
 		/* Which member is live is the driver's to say. */
 		b.to = b.from = NULL;
-		differs = union_differs(e, i64);
+		union_differs(e, i64, differs, " *   ");
 		both(to, from, "\tmemcpy(dst, src, CUSEMU_COMPAT_MIN(sizeof(*dst), "
 		     "sizeof(*src)));\n");
 	}
@@ -599,18 +615,24 @@ static const char *emit_aggregate(struct emitter *e, int i64)
 	/* Guarded one by one: two generated headers may both need a struct
 	 * of a header they share (struct timeval) in one translation unit. */
 	guard = g_ascii_strup(tag, -1);
+	/* A struct without a name, by where it is. */
+	what = nameable(a->type) || !*a->path ? g_strdup(a->type)
+		: g_strdup_printf("%s %s of %s", is_union ? "The union"
+							   : "The struct",
+				  a->path, at(e->l64, 0)->type);
 	g_string_append_printf(e->decls,
-		"\n/* %s as i386 lays it out: %" PRIu64 " bytes, aligned to %u.%s%s%s */\n"
+		"\n/*\n * %s as i386 lays it out: %" PRIu64 " bytes, aligned "
+		"to %u.%s%s%s\n */\n"
 		"#ifndef CUSEMU_COMPAT_STRUCT_%s\n#define CUSEMU_COMPAT_STRUCT_%s\n"
 		"%s {\n%s} __attribute__((packed, aligned(%u)));\n"
 		"_Static_assert(sizeof(%s) == %" PRIu64 ", \"%s\");\n%s"
 		"#endif\n",
-		a->type, an->size, an->align,
+		what, an->size, an->align,
 		is_union ? "\n * A union: the conversions copy its bytes, as the "
 			   "live member is\n * the driver's to know." : "",
-		differs && *differs ? "\n * Members that i386 lays out otherwise, "
-				      "to convert by hand when live: " : "",
-		differs && *differs ? differs : "",
+		differs->len ? "\n * Members that i386 lays out otherwise, to "
+			       "convert by hand when live:" : "",
+		differs->str,
 		guard, guard, name, decl->str, an->align, name, an->size, name,
 		asserts->str);
 	emit_functions(e, a, tag, name, to, from, guard);
