@@ -1062,13 +1062,15 @@ static bool pointee_names(const char *spec, const struct member *parent,
 }
 
 /* --pointee: the named members of every payload get the given type's
- * layout as their pointee. */
-static void attach_pointees(enum abi abi, GPtrArray *commands,
-			    GPtrArray *pointees, Dwarf_Die *dies,
-			    const bool *found)
+ * layout as their pointee. FALSE when one names no member of a payload,
+ * or a type that is no complete struct or union. */
+static gboolean attach_pointees(enum abi abi, GPtrArray *commands,
+				GPtrArray *pointees, Dwarf_Die *dies,
+				const bool *found, GError **error)
 {
 	for (guint k = 0; pointees && k < pointees->len; k++) {
 		const struct given_command *g = pointees->pdata[k];
+		bool named = false, laid_out = false;
 
 		if (!found[k])
 			continue;
@@ -1087,9 +1089,19 @@ static void attach_pointees(enum abi abi, GPtrArray *commands,
 				if (m->pointee)
 					g_ptr_array_unref(m->pointee);
 				m->pointee = walk_pointee(abi, &t, 0);
+				named = true;
+				laid_out = m->pointee != NULL;
 			}
 		}
+		if (!named || !laid_out) {
+			g_set_error(error, ABICHECK_ERROR, 0, "--pointee %s=%s: %s",
+				    g->name, g->type, !named
+				    ? "no payload has that member"
+				    : "not a complete struct or union");
+			return FALSE;
+		}
 	}
+	return TRUE;
 }
 
 /* Reads the numbers and payload layouts of the probe built for abi. */
@@ -1173,7 +1185,11 @@ static gboolean read_probe(const char *path, enum abi abi, GPtrArray *commands,
 			} while (dwarf_siblingof(&e, &e) == 0);
 		} while (dwarf_siblingof(&die, &die) == 0);
 	}
-	attach_pointees(abi, commands, pointees, pdies, pfound);
+	if (!attach_pointees(abi, commands, pointees, pdies, pfound, error)) {
+		dwarf_end(dw);
+		close(fd);
+		return FALSE;
+	}
 	dwarf_end(dw);
 	close(fd);
 	for (guint i = 0; i < commands->len; i++)
