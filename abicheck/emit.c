@@ -554,10 +554,10 @@ static void emit_functions(struct emitter *e, const struct member *a,
 		"#define CUSEMU_COMPAT_CONVERT_%s\n"
 		"/* For an i386 caller: %s to the layout it reads. */\n"
 		"static inline void %s_to_compat(%s *dst,\n\t\tconst %s *src)\n"
-		"{\n\tmemset(dst, 0, sizeof(*dst));\n%s%s%s}\n"
+		"{\n\tmemset(dst, 0, sizeof(*dst));\n%s%s}\n"
 		"\n/* From an i386 caller: what it wrote, as %s. */\n"
 		"static inline void %s_from_compat(%s *dst,\n\t\tconst %s *src)\n"
-		"{\n\tmemset(dst, 0, sizeof(*dst));\n%s%s%s}\n"
+		"{\n\tmemset(dst, 0, sizeof(*dst));\n%s%s}\n"
 		"\n/* n of them, as an array that a pointer points to. */\n"
 		"static inline void %s_array_to_compat(%s *dst,\n"
 		"\t\tconst %s *src, size_t n)\n{\n"
@@ -568,9 +568,9 @@ static void emit_functions(struct emitter *e, const struct member *a,
 		"\tfor (size_t i = 0; i < n; i++)\n"
 		"\t\t%s_from_compat(&dst[i], &src[i]);\n}\n#endif\n",
 		guard, guard, a->type, tag, name, native, what,
-		to->len ? to->str : "\t(void)src;\n", "",
+		to->len ? to->str : "\t(void)src;\n",
 		a->type, tag, native, name, what,
-		from->len ? from->str : "\t(void)src;\n", "",
+		from->len ? from->str : "\t(void)src;\n",
 		tag, name, native, tag, tag, native, name, tag);
 }
 
