@@ -59,6 +59,11 @@ struct member {
 				 * elements' too, but MEMBER_CHAR */
 	int parent;		/* index of the enclosing member; -1 for [0] */
 	bool anonymous;		/* an unnamed struct or union member */
+	/* A pointer to a struct or union of the payload (not of a pointee:
+	 * one level is followed), or a member that --pointee names: what it
+	 * points to, laid out as a payload is ([0] is the pointee itself).
+	 * NULL otherwise. */
+	GPtrArray *pointee;
 };
 
 struct layout {
@@ -152,6 +157,8 @@ struct probe_options {
 	char **cc;		/* argv prefix: "gcc" */
 	GPtrArray *cflags;	/* -I and -D as given */
 	bool verbose;
+	/* --pointee: struct given_command *, NAME is "TAG.MEMBER". */
+	GPtrArray *pointees;
 };
 
 /* A --command NAME=TYPE: a payload type for a command whose number does

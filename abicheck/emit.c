@@ -61,28 +61,67 @@ static bool same_layout(struct emitter *e, int i64)
 	return true;
 }
 
-/* struct sensorhub_info -> sensorhub_info; anonymous ones by command. */
+/* Whether C can name the type as the debug information spells it. */
+static bool nameable(const char *type)
+{
+	return !strchr(type, '{');
+}
+
+/* struct sensorhub_info -> sensorhub_info; a struct or union without a
+ * name by where it is: snd_ctl_elem_value_value for the union value of
+ * struct snd_ctl_elem_value. */
 static char *tag_of(struct emitter *e, const struct member *m)
 {
 	const char *t = m->type;
-	g_autofree char *lower = NULL;
+	const struct member *root = at(e->l64, 0);
+	g_autofree char *prefix = NULL;
+	GString *s;
 
-	if (g_str_has_prefix(t, "struct ") && !strstr(t, "{"))
+	if (g_str_has_prefix(t, "struct ") && nameable(t))
 		return g_strdup(t + strlen("struct "));
-	if (g_str_has_prefix(t, "union ") && !strstr(t, "{"))
+	if (g_str_has_prefix(t, "union ") && nameable(t))
 		return g_strdup(t + strlen("union "));
-	if (!strchr(t, ' ') && !strchr(t, '{') && !strchr(t, '['))
+	if (!strchr(t, ' ') && nameable(t) && !strchr(t, '['))
 		return g_strdup(t);	/* a typedef */
-	lower = g_ascii_strdown(e->c->name, -1);
-	return *m->path ? g_strdup_printf("%s_%s", lower, m->name)
-			: g_strdup(lower);
+	prefix = root != m && nameable(root->type) ? tag_of(e, root)
+		: g_ascii_strdown(e->c->name, -1);
+	if (!*m->path)
+		return g_steal_pointer(&prefix);
+	s = g_string_new(prefix);
+	g_string_append_c(s, '_');
+	for (const char *c = m->path; *c; c++)
+		if (g_ascii_isalnum(*c) || *c == '_')
+			g_string_append_c(s, *c);
+		else if (*c == '.')
+			g_string_append_c(s, '_');
+	return g_string_free(s, FALSE);
 }
 
-static const char *fixed(const struct member *m)
+/* The native type as C can name it: a struct without a name through the
+ * payload's member that has it. */
+static char *native_type(struct emitter *e, const struct member *m)
 {
-	bool s = m->flags & MEMBER_SIGNED;
+	const struct member *root = at(e->l64, 0);
+	g_autofree char *path = NULL;
 
-	switch (m->size) {
+	if (nameable(m->type) || m == root || !nameable(root->type))
+		return g_strdup(m->type);
+	path = g_strdup(m->path);
+	for (char *b; (b = strstr(path, "[]"));) {
+		g_autofree char *rest = g_strdup(b + 2);
+		char *old = path;
+
+		*b = '\0';
+		path = g_strconcat(old, "[0]", rest, NULL);
+		g_free(old);
+	}
+	return g_strdup_printf("__typeof__(((%s *)0)->%s)", root->type, path);
+}
+
+/* A fixed-width integer of the i386 size. */
+static const char *fixed_of(uint64_t size, bool s)
+{
+	switch (size) {
 	case 1: return s ? "__s8" : "__u8";
 	case 2: return s ? "__s16" : "__u16";
 	case 4: return s ? "__s32" : "__u32";
@@ -92,35 +131,7 @@ static const char *fixed(const struct member *m)
 
 static const char *emit_aggregate(struct emitter *e, int i64);
 
-/* The i386 type of a scalar or array element: long and pointers narrowed. */
-static char *compat_type(struct emitter *e, int i64, const struct member *n,
-			 bool *converts)
-{
-	const struct member *m = at(e->l64, i64);
-
-	*converts = false;
-	if (m->flags & MEMBER_POINTER) {
-		*converts = true;
-		return g_strdup("__u32");
-	}
-	if (m->flags & MEMBER_LONG) {
-		*converts = true;
-		return g_strdup(n->flags & MEMBER_SIGNED ? "__s32" : "__u32");
-	}
-	if (m->flags & (MEMBER_STRUCT | MEMBER_UNION)) {
-		const char *name = same_layout(e, i64) ? NULL
-						       : emit_aggregate(e, i64);
-
-		*converts = name != NULL;
-		return g_strdup(name ? name : m->type);
-	}
-	if ((m->flags & MEMBER_SCALAR) && !(m->flags & MEMBER_FLOAT) &&
-	    !(m->flags & MEMBER_CHAR))
-		return g_strdup(fixed(n));
-	return g_strdup(m->type);
-}
-
-/* Element type of an array member, as compat_type sees it. */
+/* Element type of an array member: "char[16]" -> "char". */
 static char *elem_type(const char *type)
 {
 	const char *b = strchr(type, '[');
@@ -128,51 +139,136 @@ static char *elem_type(const char *type)
 	return b ? g_strndup(type, b - type) : g_strdup(type);
 }
 
-/* One member's copy, either way. */
+/* The i386 type of a scalar (or of an array's scalar elements, size being
+ * the element's): long and pointers narrowed, integers and enums of fixed
+ * width; *converts when a plain copy will not do. */
+static char *scalar_type(const struct member *m, const struct member *n,
+			 uint64_t size, bool *converts)
+{
+	*converts = m->flags & (MEMBER_POINTER | MEMBER_LONG);
+	if (m->flags & MEMBER_POINTER)
+		return g_strdup("__u32");
+	if ((m->flags & (MEMBER_SCALAR | MEMBER_ENUM | MEMBER_LONG)) &&
+	    !(m->flags & MEMBER_FLOAT))
+		return g_strdup(fixed_of(size, n->flags & MEMBER_SIGNED));
+	return elem_type(m->type);
+}
+
+/* The i386 type of a member that is no array. */
+static char *compat_type(struct emitter *e, int i64, const struct member *n,
+			 bool *converts)
+{
+	const struct member *m = at(e->l64, i64);
+
+	if (m->flags & (MEMBER_STRUCT | MEMBER_UNION)) {
+		const char *name = same_layout(e, i64) && nameable(m->type)
+					   ? NULL : emit_aggregate(e, i64);
+
+		*converts = name != NULL;
+		return g_strdup(name ? name : m->type);
+	}
+	return scalar_type(m, n, n->size, converts);
+}
+
+/* "struct compat_foo" -> "foo": the conversions' prefix. */
+static const char *tag_in(const char *ctype)
+{
+	return strstr(ctype, "compat_") + strlen("compat_");
+}
+
+static void both(GString *to, GString *from, const char *format, ...)
+	G_GNUC_PRINTF(3, 4);
+
+/* The same line in both conversions (dst and src swap their roles). */
+static void both(GString *to, GString *from, const char *format, ...)
+{
+	va_list ap;
+
+	if (!to)
+		return;
+	va_start(ap, format);
+	g_string_append_vprintf(to, format, ap);
+	va_end(ap);
+	va_start(ap, format);
+	g_string_append_vprintf(from, format, ap);
+	va_end(ap);
+}
+
+/* The element of an array member, when it has members of its own. */
+static int elem_of(struct emitter *e, int i64)
+{
+	return i64 + 1 < (int)e->l64->members->len &&
+			       at(e->l64, i64 + 1)->parent == i64
+		       ? i64 + 1 : -1;
+}
+
+/* A flexible array: no size in either ABI (char[0] on x86_64 may be
+ * char[4] on i386, as __pad_before_uframe is). */
+static bool flexible(struct emitter *e, const struct member *m)
+{
+	const struct member *n = layout_find(e->l32, m->path);
+
+	return (m->flags & MEMBER_ARRAY) && m->size == 0 && (!n || !n->size);
+}
+
+/* One array member's copy, either way; ctype is its i386 element type. */
+static void convert_array(struct emitter *e, GString *to, GString *from,
+			  int i64, const char *ctype, bool converts)
+{
+	const struct member *m = at(e->l64, i64);
+	const char *f = m->name;
+
+	if (flexible(e, m)) {
+		both(to, from, "\t/* %s[]: the elements that follow are the "
+		     "caller's to convert%s%s%s. */\n", f,
+		     converts ? " (" : "", converts ? tag_in(ctype) : "",
+		     converts ? "_array_*_compat)" : "");
+		return;
+	}
+	/* The ABIs may differ in the count (reserved[52 - 2 *
+	 * sizeof(struct timespec)]): the common part is copied. */
+	if (!converts) {
+		both(to, from, "\tmemcpy(dst->%s, src->%s, CUSEMU_COMPAT_MIN("
+		     "sizeof(dst->%s), sizeof(src->%s)));\n", f, f, f, f);
+		return;
+	}
+	if (strchr(strchr(m->type, '[') + 1, '[')) {
+		g_ptr_array_add(e->problems, g_strdup_printf(
+			"%s: %s is an array of several dimensions whose "
+			"elements translate; write its translation by hand",
+			e->c->name, m->path));
+		return;
+	}
+	both(to, from, "\tfor (size_t i = 0; i < CUSEMU_COMPAT_MIN("
+	     "CUSEMU_COMPAT_COUNT(dst->%s), CUSEMU_COMPAT_COUNT(src->%s)); "
+	     "i++)\n\t", f, f);
+	if (elem_of(e, i64) >= 0) {
+		g_string_append_printf(to, "\t%s_to_compat(&dst->%s[i], "
+				       "&src->%s[i]);\n", tag_in(ctype), f, f);
+		g_string_append_printf(from, "\t%s_from_compat(&dst->%s[i], "
+				       "&src->%s[i]);\n", tag_in(ctype), f, f);
+	} else if (m->flags & MEMBER_POINTER) {
+		g_string_append_printf(to, "\tdst->%s[i] = (__u32)(uintptr_t)"
+				       "src->%s[i];\n", f, f);
+		g_string_append_printf(from, "\tdst->%s[i] = (__typeof__("
+				       "dst->%s[i]))(uintptr_t)"
+				       "cusemu_compat_ptr(src->%s[i]);\n",
+				       f, f, f);
+	} else {
+		g_string_append_printf(to, "\tdst->%s[i] = (%s)src->%s[i];\n",
+				       f, ctype, f);
+		g_string_append_printf(from, "\tdst->%s[i] = src->%s[i];\n",
+				       f, f);
+	}
+}
+
+/* One member's copy, either way, that is no array and not anonymous. */
 static void convert_member(struct emitter *e, GString *to, GString *from,
 			   int i64, const char *ctype, bool converts)
 {
 	const struct member *m = at(e->l64, i64);
 	const char *f = m->name;
 
-	if (m->flags & MEMBER_ARRAY) {
-		int elem = i64 + 1 < (int)e->l64->members->len &&
-				   at(e->l64, i64 + 1)->parent == i64
-			   ? i64 + 1 : -1;
-
-		if (!converts) {
-			g_string_append_printf(to, "\tmemcpy(dst->%s, src->%s, "
-					       "sizeof(dst->%s));\n", f, f, f);
-			g_string_append_printf(from, "\tmemcpy(dst->%s, src->%s, "
-					       "sizeof(dst->%s));\n", f, f, f);
-			return;
-		}
-		g_string_append_printf(to, "\tfor (size_t i = 0; i < %" PRIu64
-				       "; i++)\n\t", m->count);
-		g_string_append_printf(from, "\tfor (size_t i = 0; i < %" PRIu64
-				       "; i++)\n\t", m->count);
-		if (elem >= 0) {
-			g_autofree char *tag = g_strdup(ctype + strlen("struct compat_"));
-
-			g_string_append_printf(to, "\t%s_to_compat(&dst->%s[i], "
-					       "&src->%s[i]);\n", tag, f, f);
-			g_string_append_printf(from, "\t%s_from_compat(&dst->%s[i], "
-					       "&src->%s[i]);\n", tag, f, f);
-		} else if (m->flags & MEMBER_POINTER) {
-			g_string_append_printf(to, "\tdst->%s[i] = (__u32)(uintptr_t)"
-					       "src->%s[i];\n", f, f);
-			g_string_append_printf(from, "\tdst->%s[i] = (__typeof__("
-					       "dst->%s[i]))(uintptr_t)"
-					       "cusemu_compat_ptr(src->%s[i]);\n",
-					       f, f, f);
-		} else {
-			g_string_append_printf(to, "\tdst->%s[i] = (%s)src->%s[i];\n",
-					       f, ctype, f);
-			g_string_append_printf(from, "\tdst->%s[i] = src->%s[i];\n",
-					       f, f);
-		}
-		return;
-	}
 	if (m->flags & MEMBER_POINTER) {
 		g_string_append_printf(to, "\tdst->%s = (__u32)(uintptr_t)src->%s;\n",
 				       f, f);
@@ -180,17 +276,16 @@ static void convert_member(struct emitter *e, GString *to, GString *from,
 				       "(uintptr_t)cusemu_compat_ptr(src->%s);\n",
 				       f, f, f);
 	} else if (converts && (m->flags & (MEMBER_STRUCT | MEMBER_UNION))) {
-		g_autofree char *tag = g_strdup(ctype + strlen("struct compat_"));
-
+		if (m->flags & MEMBER_UNION)
+			both(to, from, "\t/* A union: its bytes; %s's comment "
+			     "says which members differ. */\n", ctype);
 		g_string_append_printf(to, "\t%s_to_compat(&dst->%s, &src->%s);\n",
-				       tag, f, f);
-		g_string_append_printf(from, "\t%s_from_compat(&dst->%s, &src->%s);\n",
-				       tag, f, f);
+				       tag_in(ctype), f, f);
+		g_string_append_printf(from, "\t%s_from_compat(&dst->%s, "
+				       "&src->%s);\n", tag_in(ctype), f, f);
 	} else if (m->flags & (MEMBER_STRUCT | MEMBER_UNION)) {
-		g_string_append_printf(to, "\tmemcpy(&dst->%s, &src->%s, "
-				       "sizeof(dst->%s));\n", f, f, f);
-		g_string_append_printf(from, "\tmemcpy(&dst->%s, &src->%s, "
-				       "sizeof(dst->%s));\n", f, f, f);
+		both(to, from, "\tmemcpy(&dst->%s, &src->%s, sizeof(dst->%s));\n",
+		     f, f, f);
 	} else {
 		g_string_append_printf(to, "\tdst->%s = %s%s%ssrc->%s;\n", f,
 				       converts ? "(" : "", converts ? ctype : "",
@@ -199,24 +294,308 @@ static void convert_member(struct emitter *e, GString *to, GString *from,
 	}
 }
 
+/* The first named member inside an anonymous one, for offsetof. */
+static const struct member *first_named(struct emitter *e, int i64)
+{
+	for (guint i = i64 + 1; i < e->l64->members->len; i++) {
+		const struct member *m = at(e->l64, (int)i);
+
+		if (m->parent < i64)
+			break;
+		if (!m->anonymous && *m->name && !(m->flags & MEMBER_BITFIELD))
+			return m;
+	}
+	return NULL;
+}
+
+static int elem_of(struct emitter *e, int i64);
+
+/* The members of a union whose i386 layout differs, one a line after
+ * prefix: what a copy of its bytes gets wrong when one of them is the
+ * live member, and what converts it. */
+static void union_differs(struct emitter *e, int i64, GString *s,
+			  const char *prefix)
+{
+	for (guint i = i64 + 1; i < e->l64->members->len; i++) {
+		const struct member *m = at(e->l64, (int)i);
+		g_autofree char *tag = NULL;
+
+		if (m->parent != i64)
+			continue;
+		/* A union in a union: its own members are what differs. */
+		if (m->anonymous || ((m->flags & MEMBER_UNION) &&
+				     !(m->flags & MEMBER_ARRAY))) {
+			union_differs(e, (int)i, s, prefix);
+			continue;
+		}
+		if (same_layout(e, (int)i))
+			continue;
+		g_string_append_printf(s, "\n%s- %s (%s)", prefix, m->path,
+				       m->type);
+		if (m->flags & MEMBER_POINTER)
+			g_string_append(s, ": pointers, 4 bytes on i386");
+		else if (m->flags & MEMBER_LONG)
+			g_string_append(s, ": long, 4 bytes on i386");
+		else if (m->flags & (MEMBER_STRUCT | MEMBER_UNION)) {
+			int elem = m->flags & MEMBER_ARRAY ? elem_of(e, (int)i)
+							   : (int)i;
+
+			tag = tag_of(e, at(e->l64, elem >= 0 ? elem : (int)i));
+			g_string_append_printf(s, ": %s_%sfrom_compat() and "
+					       "_to_compat()", tag,
+					       m->flags & MEMBER_ARRAY ? "array_"
+								       : "");
+		}
+	}
+}
+
+/* What one struct or union body is made of, as it is written. */
+struct body {
+	GString *decl, *to, *from, *asserts;
+	const char *name;	/* the compat type's name, for offsetof */
+	uint64_t base32;	/* the named aggregate's i386 offset */
+	unsigned int *pad;	/* padding members so far */
+	const char *indent;
+};
+
+static void emit_body(struct emitter *e, int i64, struct body *b);
+
+/* An anonymous struct or union, written in place. */
+static void emit_anonymous(struct emitter *e, int i, struct body *b)
+{
+	const struct member *m = at(e->l64, i);
+	const struct member *n = layout_find(e->l32, m->path);
+	bool is_union = m->flags & MEMBER_UNION;
+	g_autofree char *indent = g_strconcat(b->indent, "\t", NULL);
+	struct body inner = *b;
+	const struct member *first = first_named(e, i);
+
+	inner.indent = indent;
+	if (is_union) {
+		g_autoptr(GString) differs = g_string_new(NULL);
+
+		union_differs(e, i, differs, "\t *   ");
+		inner.to = inner.from = NULL;
+		if (b->to && first)
+			both(b->to, b->from, "\t/*\n\t * An anonymous union: its "
+			     "bytes are copied, whichever member is\n\t * live.%s"
+			     "%s\n\t */\n"
+			     "\tmemcpy((char *)dst + offsetof(__typeof__(*dst), "
+			     "%s),\n\t       (const char *)src + offsetof("
+			     "__typeof__(*src), %s), %" PRIu64 ");\n",
+			     differs->len ? " Members that i386 lays out "
+					    "otherwise, to convert\n\t * by hand "
+					    "when live:" : "", differs->str,
+			     first->name, first->name, MIN(m->size, n->size));
+	}
+	g_string_append_printf(b->decl, "%s%s {\n", b->indent,
+			       is_union ? "union" : "struct");
+	emit_body(e, i, &inner);
+	g_string_append_printf(b->decl, "%s} __attribute__((packed));\n",
+			       b->indent);
+}
+
+/* A member that is an array: its declaration and its copies. */
+static void emit_array(struct emitter *e, int i, const struct member *n,
+		       struct body *b, bool last)
+{
+	const struct member *m = at(e->l64, i);
+	int elem = elem_of(e, i);
+	g_autofree char *ct = NULL;
+	bool converts;
+
+	if (elem >= 0)
+		ct = compat_type(e, elem, layout_find(e->l32,
+				 at(e->l64, elem)->path), &converts);
+	else
+		ct = scalar_type(m, n, n->elem_size ? n->elem_size : 1,
+				 &converts);
+	if (flexible(e, m))
+		g_string_append_printf(b->decl, "%s%s %s[%s];\n", b->indent, ct,
+				       m->name, last ? "" : "0");
+	else
+		g_string_append_printf(b->decl, "%s%s %s[%" PRIu64 "];\n",
+				       b->indent, ct, m->name, n->count);
+	if (b->to)
+		convert_array(e, b->to, b->from, i, ct, converts);
+}
+
+/* A pointer whose pointee lays out differently: a note where it is. */
+static void note_pointee(struct emitter *e, int i, struct body *b);
+
+/* Padding from bit end to bit start: the bits to a whole byte, then
+ * bytes. The names are the generator's own; a header's may be __pad1. */
+static void pad_bits(struct body *b, uint64_t end, uint64_t start)
+{
+	if (end % 8 && start - end >= 8 - end % 8) {
+		g_string_append_printf(b->decl, "%s__u8 : %u;\n", b->indent,
+				       (unsigned int)(8 - end % 8));
+		end += 8 - end % 8;
+	}
+	if (start - end >= 8)
+		g_string_append_printf(b->decl, "%s__u8 __cusemu_pad%u[%" PRIu64
+				       "];\n", b->indent, (*b->pad)++,
+				       (start - end) / 8);
+	if ((start - end) % 8)
+		g_string_append_printf(b->decl, "%s__u8 : %u;\n", b->indent,
+				       (unsigned int)((start - end) % 8));
+}
+
+/* The members of the aggregate at i64, each at its i386 offset (in bits:
+ * bitfields). */
+static void emit_body(struct emitter *e, int i64, struct body *b)
+{
+	const struct member *a = at(e->l64, i64);
+	const struct member *an = layout_find(e->l32, a->path);
+	bool is_union = a->flags & MEMBER_UNION;
+	uint64_t end = 0;	/* bits */
+	int last = -1;
+
+	for (guint i = i64 + 1; i < e->l64->members->len; i++)
+		if (at(e->l64, (int)i)->parent == i64)
+			last = (int)i;
+	for (guint i = i64 + 1; i < e->l64->members->len; i++) {
+		const struct member *m = at(e->l64, (int)i);
+		const struct member *n;
+		uint64_t off, start;
+
+		if (m->parent != i64)
+			continue;
+		n = layout_find(e->l32, m->path);
+		if (!n)
+			continue;
+		off = n->offset - an->offset;
+		start = off * 8 + n->bit_offset;
+		if (!is_union && start > end)
+			pad_bits(b, end, start);
+		if (m->flags & MEMBER_BITFIELD) {
+			/* The same bits: a packed struct lays bitfields one
+			 * after the other, from the padding before. */
+			g_string_append_printf(b->decl, "%s%s %s : %u;\n", b->indent,
+					       fixed_of(n->size, n->flags & MEMBER_SIGNED),
+					       m->name, n->bit_size);
+			if (b->to)
+				both(b->to, b->from, "\tdst->%s = src->%s;\n",
+				     m->name, m->name);
+		} else if (m->anonymous) {
+			emit_anonymous(e, (int)i, b);
+		} else if (m->flags & MEMBER_ARRAY) {
+			emit_array(e, (int)i, n, b,
+				   (int)i == last && !b->indent[1]);
+		} else {
+			bool converts;
+			g_autofree char *ct = compat_type(e, (int)i, n, &converts);
+
+			g_string_append_printf(b->decl, "%s%s %s;\n", b->indent,
+					       ct, m->name);
+			if (b->to)
+				convert_member(e, b->to, b->from, (int)i, ct,
+					       converts);
+		}
+		note_pointee(e, (int)i, b);
+		/* offsetof takes no bitfield; the members after it and the
+		 * size check where it ends. */
+		if (!m->anonymous && !(m->flags & MEMBER_BITFIELD))
+			g_string_append_printf(b->asserts, "_Static_assert("
+					       "offsetof(%s, %s) == %" PRIu64
+					       ", \"%s.%s\");\n", b->name,
+					       m->name, n->offset - b->base32,
+					       b->name, m->name);
+		end = MAX(end, start + (m->flags & MEMBER_BITFIELD
+					? n->bit_size : n->size * 8));
+	}
+	if (an->size * 8 > end)
+		pad_bits(b, end, an->size * 8);
+}
+
+/* Where the pointee of the member at i has an i386 layout of its own,
+ * its compat struct and array conversions; their name, or NULL. */
+static const char *emit_pointee(struct emitter *e, int i)
+{
+	const struct member *m = at(e->l64, i);
+	const struct member *n = layout_find(e->l32, m->path);
+	struct layout p64, p32;
+	struct emitter sub = *e;
+
+	if (!m->pointee || !n || !n->pointee)
+		return NULL;
+	p64 = (struct layout){ true, m->pointee };
+	p32 = (struct layout){ true, n->pointee };
+	sub.l64 = &p64;
+	sub.l32 = &p32;
+	if (same_layout(&sub, 0) && nameable(at(&p64, 0)->type))
+		return NULL;
+	return emit_aggregate(&sub, 0);
+}
+
+static void note_pointee(struct emitter *e, int i, struct body *b)
+{
+	const char *name = emit_pointee(e, i);
+
+	if (name)
+		g_string_append_printf(b->decl, "%s/* %s points to i386's "
+				       "%s: %s_array_from_compat() */\n",
+				       b->indent, at(e->l64, i)->name, name,
+				       tag_in(name));
+}
+
+static void emit_functions(struct emitter *e, const struct member *a,
+			   const char *tag, const char *name,
+			   const GString *to, const GString *from,
+			   const char *guard)
+{
+	g_autofree char *native = native_type(e, a);
+	const char *what = a->flags & MEMBER_UNION
+		? "\t/* A union: its bytes are copied, whichever member is "
+		  "live. */\n" : "";
+
+	g_string_append_printf(e->funcs,
+		"\n#ifndef CUSEMU_COMPAT_CONVERT_%s\n"
+		"#define CUSEMU_COMPAT_CONVERT_%s\n"
+		"/* For an i386 caller: %s to the layout it reads. */\n"
+		"static inline void %s_to_compat(%s *dst,\n\t\tconst %s *src)\n"
+		"{\n\tmemset(dst, 0, sizeof(*dst));\n%s%s}\n"
+		"\n/* From an i386 caller: what it wrote, as %s. */\n"
+		"static inline void %s_from_compat(%s *dst,\n\t\tconst %s *src)\n"
+		"{\n\tmemset(dst, 0, sizeof(*dst));\n%s%s}\n"
+		"\n/* n of them, as an array that a pointer points to. */\n"
+		"static inline void %s_array_to_compat(%s *dst,\n"
+		"\t\tconst %s *src, size_t n)\n{\n"
+		"\tfor (size_t i = 0; i < n; i++)\n"
+		"\t\t%s_to_compat(&dst[i], &src[i]);\n}\n"
+		"\nstatic inline void %s_array_from_compat(%s *dst,\n"
+		"\t\tconst %s *src, size_t n)\n{\n"
+		"\tfor (size_t i = 0; i < n; i++)\n"
+		"\t\t%s_from_compat(&dst[i], &src[i]);\n}\n#endif\n",
+		guard, guard, a->type, tag, name, native, what,
+		to->len ? to->str : "\t(void)src;\n",
+		a->type, tag, native, name, what,
+		from->len ? from->str : "\t(void)src;\n",
+		tag, name, native, tag, tag, native, name, tag);
+}
+
 /*
- * Writes struct compat_TAG for the struct at i64 (after the compat structs
- * of its members), with its conversions; returns its name.
+ * Writes the compat struct or union for the aggregate at i64 (after the
+ * compat types of its members), with its conversions; returns its name.
  */
 static const char *emit_aggregate(struct emitter *e, int i64)
 {
 	const struct member *a = at(e->l64, i64);
-	int i32 = index_of(e->l32, a->path);
-	const struct member *b = at(e->l32, i32);
+	const struct member *an = layout_find(e->l32, a->path);
+	bool is_union = a->flags & MEMBER_UNION;
 	g_autofree char *tag = tag_of(e, a);
-	g_autoptr(GString) body = g_string_new(NULL);
+	g_autoptr(GString) decl = g_string_new(NULL);
 	g_autoptr(GString) to = g_string_new(NULL);
 	g_autoptr(GString) from = g_string_new(NULL);
 	g_autoptr(GString) asserts = g_string_new(NULL);
-	char *name = g_strdup_printf("struct compat_%s", tag);
+	g_autoptr(GString) differs = g_string_new(NULL);
+	g_autofree char *what = NULL;
+	char *name = g_strdup_printf("%s compat_%s",
+				     is_union ? "union" : "struct", tag);
 	g_autofree char *guard = NULL;
-	uint64_t end = 0;
 	unsigned int pad = 0;
+	struct body b = { decl, to, from, asserts, name, an->offset, &pad,
+			  "\t" };
 
 	if (g_hash_table_contains(e->done, name)) {
 		const char *kept = g_hash_table_lookup(e->done, name);
@@ -225,109 +604,68 @@ static const char *emit_aggregate(struct emitter *e, int i64)
 		return kept;
 	}
 	g_hash_table_insert(e->done, name, name);
-	if (a->flags & MEMBER_UNION) {
-		g_ptr_array_add(e->problems, g_strdup_printf(
-			"%s: %s needs a translation, and a union's cannot be "
-			"generated (which member is live is the driver's to "
-			"say)", e->c->name, a->type));
-		return name;
+	if (is_union) {
+		/* Which member is live is the driver's to say. */
+		b.to = b.from = NULL;
+		union_differs(e, i64, differs, " *   ");
+		both(to, from, "\tmemcpy(dst, src, CUSEMU_COMPAT_MIN(sizeof(*dst), "
+		     "sizeof(*src)));\n");
 	}
-	for (guint i = i64 + 1; i < e->l64->members->len; i++) {
-		const struct member *m = at(e->l64, (int)i);
-		const struct member *n;
-		g_autofree char *ct = NULL, *et = NULL;
-		bool converts;
-
-		if (m->parent != i64)
-			continue;
-		n = layout_find(e->l32, m->path);
-		if (!n)
-			continue;
-		if (m->anonymous || (m->flags & MEMBER_BITFIELD)) {
-			g_ptr_array_add(e->problems, g_strdup_printf(
-				"%s: member %s of %s is %s; write its "
-				"translation by hand", e->c->name, m->path,
-				a->type, m->anonymous ? "anonymous"
-						      : "a bitfield"));
-			continue;
-		}
-		if (n->offset - b->offset > end)
-			g_string_append_printf(body, "\t__u8 __pad%u[%" PRIu64
-					       "];\n", pad++,
-					       n->offset - b->offset - end);
-		if (m->flags & MEMBER_ARRAY) {
-			int elem = (int)i + 1 < (int)e->l64->members->len &&
-					   at(e->l64, (int)i + 1)->parent == (int)i
-				   ? (int)i + 1 : -1;
-
-			if (elem >= 0)
-				ct = compat_type(e, elem, layout_find(e->l32,
-						 at(e->l64, elem)->path), &converts);
-			else if (m->flags & (MEMBER_LONG | MEMBER_POINTER)) {
-				converts = true;
-				ct = g_strdup(m->flags & MEMBER_POINTER ||
-						      !(n->flags & MEMBER_SIGNED)
-						      ? "__u32" : "__s32");
-			} else {
-				converts = false;
-				et = elem_type(m->type);
-				ct = g_strdup(et);
-			}
-			g_string_append_printf(body, "\t%s %s[%" PRIu64 "];\n", ct,
-					       m->name, m->count);
-		} else {
-			ct = compat_type(e, (int)i, n, &converts);
-			g_string_append_printf(body, "\t%s %s;\n", ct, m->name);
-		}
-		g_string_append_printf(asserts, "_Static_assert(offsetof(%s, %s) "
-				       "== %" PRIu64 ", \"%s.%s\");\n", name,
-				       m->name, n->offset - b->offset, name,
-				       m->name);
-		convert_member(e, to, from, (int)i, ct, converts);
-		end = n->offset - b->offset + n->size;
-	}
-	if (b->size > end)
-		g_string_append_printf(body, "\t__u8 __pad%u[%" PRIu64 "];\n",
-				       pad, b->size - end);
+	emit_body(e, i64, &b);
 	/* Guarded one by one: two generated headers may both need a struct
 	 * of a header they share (struct timeval) in one translation unit. */
 	guard = g_ascii_strup(tag, -1);
+	/* A struct without a name, by where it is. */
+	what = nameable(a->type) || !*a->path ? g_strdup(a->type)
+		: g_strdup_printf("%s %s of %s", is_union ? "The union"
+							   : "The struct",
+				  a->path, at(e->l64, 0)->type);
 	g_string_append_printf(e->decls,
-		"\n/* %s as i386 lays it out: %" PRIu64 " bytes, aligned to %u. */\n"
+		"\n/*\n * %s as i386 lays it out: %" PRIu64 " bytes, aligned "
+		"to %u.%s%s%s\n */\n"
 		"#ifndef CUSEMU_COMPAT_STRUCT_%s\n#define CUSEMU_COMPAT_STRUCT_%s\n"
 		"%s {\n%s} __attribute__((packed, aligned(%u)));\n"
 		"_Static_assert(sizeof(%s) == %" PRIu64 ", \"%s\");\n%s"
 		"#endif\n",
-		a->type, b->size, b->align, guard, guard, name, body->str,
-		b->align, name, b->size, name, asserts->str);
-	g_string_append_printf(e->funcs,
-		"\n#ifndef CUSEMU_COMPAT_CONVERT_%s\n"
-		"#define CUSEMU_COMPAT_CONVERT_%s\n"
-		"/* For an i386 caller: %s to the layout it reads. */\n"
-		"static inline void %s_to_compat(%s *dst,\n\t\tconst %s *src)\n"
-		"{\n\tmemset(dst, 0, sizeof(*dst));\n%s}\n"
-		"\n/* From an i386 caller: what it wrote, as %s. */\n"
-		"static inline void %s_from_compat(%s *dst,\n\t\tconst %s *src)\n"
-		"{\n\tmemset(dst, 0, sizeof(*dst));\n%s}\n#endif\n",
-		guard, guard, a->type, tag, name, a->type, to->str,
-		a->type, tag, a->type, name, from->str);
+		what, an->size, an->align,
+		is_union ? "\n * A union: the conversions copy its bytes, as the "
+			   "live member is\n * the driver's to know." : "",
+		differs->len ? "\n * Members that i386 lays out otherwise, to "
+			       "convert by hand when live:" : "",
+		differs->str,
+		guard, guard, name, decl->str, an->align, name, an->size, name,
+		asserts->str);
+	emit_functions(e, a, tag, name, to, from, guard);
 	return name;
 }
 
 /*
- * The include guard, from the headers' names: CUSEMU_COMPAT_SENSORHUB_H
- * for sensorhub.h, CUSEMU_COMPAT_LINUX_RTC_H for linux/rtc.h. Headers made
- * from other headers can be included together; two made from the same
- * ones would define the same structs, and share the guard on purpose.
+ * The include guard, from the headers' names: a file's directory and name
+ * (CUSEMU_COMPAT_SENSORHUB_SENSORHUB_H for examples/sensorhub/sensorhub.h,
+ * so that include/cusemu/abi/report.h and include/cusemu/report.h differ),
+ * a system header's name as given (CUSEMU_COMPAT_LINUX_RTC_H). Headers
+ * made from other headers can be included together; two made from the
+ * same ones would define the same structs, and share the guard on purpose.
  */
 static char *include_guard(char **headers)
 {
 	GString *g = g_string_new("CUSEMU_COMPAT");
 
 	for (char **h = headers; *h; h++) {
-		g_autofree char *name = g_file_test(*h, G_FILE_TEST_EXISTS)
-						? g_path_get_basename(*h)
-						: g_strdup(*h);
+		g_autofree char *name = NULL;
+
+		if (g_file_test(*h, G_FILE_TEST_EXISTS)) {
+			g_autofree char *full = g_canonicalize_filename(*h, NULL);
+			g_autofree char *dir = g_path_get_dirname(full);
+			g_autofree char *parent = g_path_get_basename(dir);
+			g_autofree char *base = g_path_get_basename(full);
+
+			name = strcmp(parent, "/") ? g_strconcat(parent, "_", base,
+								  NULL)
+						   : g_strdup(base);
+		} else {
+			name = g_strdup(*h);
+		}
 
 		if (g_str_has_suffix(name, ".h"))
 			name[strlen(name) - 2] = '\0';
@@ -359,12 +697,23 @@ void emit_compat(GString *out, GPtrArray *commands, char **headers)
 		g_autofree char *ct = NULL;
 		bool named = false, converts;
 
-		if (c->compatible || c->row_only || c->compat_of ||
-		    !c->layout[ABI_X86_64].present)
+		if (c->row_only || !c->layout[ABI_X86_64].present ||
+		    !c->layout[ABI_I386].present)
 			continue;
-		for (guint j = 0; j < commands->len; j++)
-			named = named || ((struct command *)commands->pdata[j])
-						 ->compat_of == c;
+		/* A pointee may differ where the payload does not (a __u64
+		 * that --pointee names). */
+		for (guint j = 0; j < e.l64->members->len; j++)
+			emit_pointee(&e, (int)j);
+		if (c->compatible || c->compat_of)
+			continue;
+		for (guint j = 0; j < commands->len; j++) {
+			const struct command *o = commands->pdata[j];
+
+			/* The header's own NAME32 (usbdevice_fs.h has them). */
+			named = named || o->compat_of == c ||
+				(g_str_has_prefix(o->name, c->name) &&
+				 !strcmp(o->name + strlen(c->name), "32"));
+		}
 		p = at(e.l64, 0);
 		if (p->flags & MEMBER_ARRAY) {
 			g_ptr_array_add(problems, g_strdup_printf(
@@ -397,7 +746,11 @@ void emit_compat(GString *out, GPtrArray *commands, char **headers)
 	g_string_append_printf(out, "#ifndef %s\n#define %s\n\n", guard, guard);
 	g_string_append(out,
 		"#include <stddef.h>\n#include <stdint.h>\n#include <string.h>\n\n"
-		"#include <linux/types.h>\n\n#include <cusemu/uaccess.h>\n\n");
+		"#include <linux/types.h>\n\n#include <cusemu/uaccess.h>\n\n"
+		"#ifndef CUSEMU_COMPAT_MIN\n"
+		"#define CUSEMU_COMPAT_MIN(a, b) ((a) < (b) ? (a) : (b))\n"
+		"#define CUSEMU_COMPAT_COUNT(a) (sizeof(a) / sizeof((a)[0]))\n"
+		"#endif\n\n");
 	for (char **h = headers; *h; h++) {
 		if (g_file_test(*h, G_FILE_TEST_EXISTS)) {
 			g_autofree char *base = g_path_get_basename(*h);

@@ -27,6 +27,7 @@ enum {
 };
 
 static char **include_dirs, **defines, **given_args, **given_files;
+static char **pointee_args;
 static char **uapi_dirs;
 static char *cc_arg, *model_arg, *output_path;
 static gboolean json, emit, no_collisions, verbose, summary, version;
@@ -54,6 +55,11 @@ static const GOptionEntry entries[] = {
 	{ "emit-compat", 'e', 0, G_OPTION_ARG_NONE, &emit,
 	  "Write C for the commands that need a translation: their i386 "
 	  "structs and the conversions to and from the native ones", NULL },
+	{ "pointee", 0, 0, G_OPTION_ARG_STRING_ARRAY, &pointee_args,
+	  "--emit-compat: the member MEMBER of struct TAG (a __u64 that "
+	  "carries a pointer) points to TYPE; its compat struct and array "
+	  "conversions are written where TYPE's layouts differ",
+	  "TAG.MEMBER=TYPE" },
 	{ "output", 'o', 0, G_OPTION_ARG_FILENAME, &output_path,
 	  "Write --emit-compat's code to FILE (- for standard output)",
 	  "FILE" },
@@ -281,14 +287,13 @@ static void print_command(GString *out, const struct command *c)
 	}
 }
 
-static void json_members(GString *out, const struct command *c)
+static void json_member_list(GString *out, const struct layout *l,
+			     const struct layout *l32)
 {
-	const struct layout *l = &c->layout[ABI_X86_64];
-
 	g_string_append(out, "[");
 	for (guint i = 1; l->present && i < l->members->len; i++) {
 		const struct member *m = l->members->pdata[i];
-		const struct member *n = layout_find(&c->layout[ABI_I386], m->path);
+		const struct member *n = layout_find(l32, m->path);
 
 		g_string_append(out, i > 1 ? ", {" : "{");
 		g_string_append(out, "\"path\": ");
@@ -302,13 +307,38 @@ static void json_members(GString *out, const struct command *c)
 			g_string_append_printf(out, ", \"offset_i386\": %" PRIu64
 					       ", \"size_i386\": %" PRIu64,
 					       n->offset, n->size);
+		if (m->flags & MEMBER_ARRAY)
+			g_string_append_printf(out, ", \"count_x86_64\": %" PRIu64
+					       ", \"count_i386\": %" PRIu64,
+					       m->count, n ? n->count : 0);
 		if (m->flags & MEMBER_BITFIELD)
 			g_string_append_printf(out, ", \"bit_offset\": %u, "
 					       "\"bit_size\": %u", m->bit_offset,
 					       m->bit_size);
+		/* What a pointer points to: its own members, offsets from
+		 * the pointee's start. */
+		if (m->pointee && n && n->pointee) {
+			const struct layout p64 = { true, m->pointee };
+			const struct layout p32 = { true, n->pointee };
+			const struct member *t = m->pointee->pdata[0];
+			const struct member *u = n->pointee->pdata[0];
+
+			g_string_append(out, ", \"pointee\": {\"type\": ");
+			cusemu_json_append_string(out, t->type);
+			g_string_append_printf(out, ", \"size_x86_64\": %" PRIu64
+					       ", \"size_i386\": %" PRIu64
+					       ", \"members\": ", t->size, u->size);
+			json_member_list(out, &p64, &p32);
+			g_string_append(out, "}");
+		}
 		g_string_append(out, "}");
 	}
 	g_string_append(out, "]");
+}
+
+static void json_members(GString *out, const struct command *c)
+{
+	json_member_list(out, &c->layout[ABI_X86_64], &c->layout[ABI_I386]);
 }
 
 static void json_optional_string(GString *out, const char *key, const char *v)
@@ -434,6 +464,14 @@ static gboolean parse_one_given(GPtrArray *given, const char *arg,
 			    "I2C_RDWR='struct i2c_rdwr_ioctl_data'", where, arg);
 		return FALSE;
 	}
+	if (!strcmp(where, "--pointee") &&
+	    (!memchr(arg, '.', eq - arg) || arg[0] == '.' || eq[-1] == '.')) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "--pointee %s: give TAG.MEMBER=TYPE, e.g. "
+			    "snd_ctl_elem_list.pids='struct snd_ctl_elem_id'",
+			    arg);
+		return FALSE;
+	}
 	gc = g_new0(struct given_command, 1);
 	gc->name = g_strstrip(g_strndup(arg, eq - arg));
 	gc->type = g_strstrip(g_strdup(eq + 1));
@@ -441,8 +479,12 @@ static gboolean parse_one_given(GPtrArray *given, const char *arg,
 	return TRUE;
 }
 
-static gboolean parse_given(GPtrArray *given, GError **error)
+static gboolean parse_given(GPtrArray *given, GPtrArray *pointees,
+			    GError **error)
 {
+	for (char **g = pointee_args; g && *g; g++)
+		if (!parse_one_given(pointees, *g, "--pointee", error))
+			return FALSE;
 	for (char **g = given_args; g && *g; g++)
 		if (!parse_one_given(given, *g, "--command", error))
 			return FALSE;
@@ -622,6 +664,8 @@ int main(int argc, char **argv)
 	g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
 	g_autoptr(GPtrArray) given = g_ptr_array_new_with_free_func(
 		(GDestroyNotify)given_free);
+	g_autoptr(GPtrArray) pointees = g_ptr_array_new_with_free_func(
+		(GDestroyNotify)given_free);
 	g_autoptr(GPtrArray) cflags = g_ptr_array_new_with_free_func(g_free);
 	g_autoptr(GString) out = g_string_new(NULL);
 	g_auto(GStrv) args = NULL;
@@ -661,7 +705,10 @@ int main(int argc, char **argv)
 		return usage_error(ctx, "no header given");
 	if (output_path && !emit)
 		return usage_error(ctx, "--output is for --emit-compat");
-	if (!parse_given(given, &error))
+	if (pointee_args && !emit && !json)
+		return usage_error(ctx, "--pointee is for --emit-compat and "
+				   "--json");
+	if (!parse_given(given, pointees, &error))
 		return usage_error(ctx, "%s", error->message);
 	for (char **d = include_dirs; d && *d; d++)
 		g_ptr_array_add(cflags, g_strconcat("-I", *d, NULL));
@@ -669,7 +716,7 @@ int main(int argc, char **argv)
 		g_ptr_array_add(cflags, g_strconcat("-D", *d, NULL));
 	cc = compiler();
 	o = (struct probe_options){ .cc = cc, .cflags = cflags,
-				    .verbose = verbose };
+				    .verbose = verbose, .pointees = pointees };
 
 	if (!probe_headers(&o, headers + 1, given, &commands, notes, &error)) {
 		fprintf(stderr, "cusemu-abicheck: %s\n", error->message);

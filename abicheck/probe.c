@@ -36,6 +36,7 @@ static const char *const abi_flags[ABI_COUNT] = { "-m64", "-m32" };
 #define EXPAND "__cusemu_expand__"
 #define PROBE_CMD "__cusemu_probe_cmd_"
 #define PROBE_TYPE "__cusemu_probe_t_"
+#define PROBE_POINTEE "__cusemu_probe_pointee_"
 
 /* The probes live in one temporary directory, removed at the end. */
 struct workdir {
@@ -732,6 +733,8 @@ static void member_free(struct member *m)
 	g_free(m->name);
 	g_free(m->type);
 	g_free(m->time_type);
+	if (m->pointee)
+		g_ptr_array_unref(m->pointee);
 	g_free(m);
 }
 
@@ -856,11 +859,11 @@ static unsigned int scalar_align(enum abi abi, uint64_t size)
 
 static void walk(enum abi abi, Dwarf_Die *type, const char *path,
 		 const char *name, uint64_t offset, int parent,
-		 GPtrArray *members, unsigned int depth);
+		 GPtrArray *members, unsigned int depth, bool follow);
 
 static void walk_children(enum abi abi, Dwarf_Die *agg, struct member *m,
 			  const char *prefix, uint64_t offset, int self,
-			  GPtrArray *members, unsigned int depth)
+			  GPtrArray *members, unsigned int depth, bool follow)
 {
 	Dwarf_Die child;
 	unsigned int anon = 0;
@@ -887,7 +890,7 @@ static void walk_children(enum abi abi, Dwarf_Die *agg, struct member *m,
 		loc = die_udata(&child, DW_AT_data_member_location, 0);
 		before = members->len;
 		walk(abi, &t, cpath, unnamed ? "(anonymous)" : cname,
-		     offset + loc, self, members, depth + 1);
+		     offset + loc, self, members, depth + 1, follow);
 		if (members->len > before) {
 			struct member *cm = members->pdata[before];
 
@@ -913,9 +916,32 @@ static void walk_children(enum abi abi, Dwarf_Die *agg, struct member *m,
  * Members of an anonymous struct or union are named as C names them, from
  * the enclosing struct.
  */
+/* The members of what a pointer points to, when that is a complete struct
+ * or union; NULL otherwise. Qualifiers go, a typedef's name stays. */
+static GPtrArray *walk_pointee(enum abi abi, Dwarf_Die *target,
+			       unsigned int depth)
+{
+	Dwarf_Die t = *target, bare;
+	g_autofree char *time_type = NULL;
+	GPtrArray *members;
+	int tag;
+
+	while ((dwarf_tag(&t) == DW_TAG_const_type ||
+		dwarf_tag(&t) == DW_TAG_volatile_type) && die_type(&t, &t))
+		;
+	peel(&t, &bare, &time_type);
+	tag = dwarf_tag(&bare);
+	if ((tag != DW_TAG_structure_type && tag != DW_TAG_union_type) ||
+	    dwarf_hasattr(&bare, DW_AT_declaration))
+		return NULL;
+	members = g_ptr_array_new_with_free_func((GDestroyNotify)member_free);
+	walk(abi, &t, "", "", 0, -1, members, depth + 1, false);
+	return members;
+}
+
 static void walk(enum abi abi, Dwarf_Die *type, const char *path,
 		 const char *name, uint64_t offset, int parent,
-		 GPtrArray *members, unsigned int depth)
+		 GPtrArray *members, unsigned int depth, bool follow)
 {
 	struct member *m = g_new0(struct member, 1);
 	Dwarf_Die t, elem;
@@ -960,6 +986,8 @@ static void walk(enum abi abi, Dwarf_Die *type, const char *path,
 	case DW_TAG_pointer_type:
 		m->flags |= MEMBER_POINTER;
 		m->align = scalar_align(abi, m->size);
+		if (follow && die_type(&t, &elem))
+			m->pointee = walk_pointee(abi, &elem, depth);
 		break;
 	case DW_TAG_enumeration_type: {
 		Dwarf_Die e;
@@ -988,7 +1016,8 @@ static void walk(enum abi abi, Dwarf_Die *type, const char *path,
 			prefix = *path ? g_strconcat(path, ".", NULL)
 				       : g_strdup("");
 		}
-		walk_children(abi, &t, m, prefix, offset, self, members, depth);
+		walk_children(abi, &t, m, prefix, offset, self, members, depth,
+			      follow);
 		break;
 	}
 	case DW_TAG_array_type: {
@@ -1003,7 +1032,7 @@ static void walk(enum abi abi, Dwarf_Die *type, const char *path,
 			struct member *e;
 
 			walk(abi, &elem, epath, name, offset, self, members,
-			     depth + 1);
+			     depth + 1, follow);
 			e = members->pdata[at];
 			esize = e->size;
 			m->elem_size = esize;
@@ -1027,10 +1056,75 @@ static void walk(enum abi abi, Dwarf_Die *type, const char *path,
 	}
 }
 
+/* Whether m is the member "TAG.MEMBER" names: a member of a struct or
+ * union whose tag (or typedef) is TAG. */
+static bool pointee_names(const char *spec, const struct member *parent,
+			  const struct member *m)
+{
+	const char *dot = strrchr(spec, '.');
+	const char *t = parent->type;
+	size_t n;
+
+	if (!dot || strcmp(dot + 1, m->name))
+		return false;
+	if (g_str_has_prefix(t, "struct "))
+		t += strlen("struct ");
+	else if (g_str_has_prefix(t, "union "))
+		t += strlen("union ");
+	n = (size_t)(dot - spec);
+	return strlen(t) == n && !strncmp(t, spec, n);
+}
+
+/* --pointee: the named members of every payload get the given type's
+ * layout as their pointee. FALSE when one names no member of a payload,
+ * or a type that is no complete struct or union. */
+static gboolean attach_pointees(enum abi abi, GPtrArray *commands,
+				GPtrArray *pointees, Dwarf_Die *dies,
+				const bool *found, GError **error)
+{
+	for (guint k = 0; pointees && k < pointees->len; k++) {
+		const struct given_command *g = pointees->pdata[k];
+		bool named = false, laid_out = false;
+
+		if (!found[k])
+			continue;
+		for (guint i = 0; i < commands->len; i++) {
+			struct layout *l =
+				&((struct command *)commands->pdata[i])->layout[abi];
+
+			for (guint j = 1; l->present && j < l->members->len; j++) {
+				struct member *m = l->members->pdata[j];
+				Dwarf_Die t;
+
+				if (!pointee_names(g->name,
+						   l->members->pdata[m->parent], m) ||
+				    !die_type(&dies[k], &t))
+					continue;
+				if (m->pointee)
+					g_ptr_array_unref(m->pointee);
+				m->pointee = walk_pointee(abi, &t, 0);
+				named = true;
+				laid_out = m->pointee != NULL;
+			}
+		}
+		if (!named || !laid_out) {
+			g_set_error(error, ABICHECK_ERROR, 0, "--pointee %s=%s: %s",
+				    g->name, g->type, !named
+				    ? "no payload has that member"
+				    : "not a complete struct or union");
+			return FALSE;
+		}
+	}
+	return TRUE;
+}
+
 /* Reads the numbers and payload layouts of the probe built for abi. */
 static gboolean read_probe(const char *path, enum abi abi, GPtrArray *commands,
-			   GError **error)
+			   GPtrArray *pointees, GError **error)
 {
+	guint np = pointees ? pointees->len : 0;
+	g_autofree Dwarf_Die *pdies = g_new0(Dwarf_Die, np + 1);
+	g_autofree bool *pfound = g_new0(bool, np + 1);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	Dwarf *dw;
 	Dwarf_CU *cu = NULL;
@@ -1073,7 +1167,14 @@ static gboolean read_probe(const char *path, enum abi abi, GPtrArray *commands,
 				l->present = true;
 				l->members = g_ptr_array_new_with_free_func(
 					(GDestroyNotify)member_free);
-				walk(abi, &t, "", "", 0, -1, l->members, 0);
+				walk(abi, &t, "", "", 0, -1, l->members, 0, true);
+			}
+			if (dwarf_tag(&die) == DW_TAG_typedef &&
+			    g_str_has_prefix(name, PROBE_POINTEE) &&
+			    (k = g_ascii_strtoull(name + strlen(PROBE_POINTEE),
+						  NULL, 10)) < np) {
+				pdies[k] = die;
+				pfound[k] = true;
 			}
 			if (dwarf_tag(&die) != DW_TAG_enumeration_type ||
 			    strcmp(name, PROBE_CMD "s") || dwarf_child(&die, &e))
@@ -1097,6 +1198,11 @@ static gboolean read_probe(const char *path, enum abi abi, GPtrArray *commands,
 				found++;
 			} while (dwarf_siblingof(&e, &e) == 0);
 		} while (dwarf_siblingof(&die, &die) == 0);
+	}
+	if (!attach_pointees(abi, commands, pointees, pdies, pfound, error)) {
+		dwarf_end(dw);
+		close(fd);
+		return FALSE;
 	}
 	dwarf_end(dw);
 	close(fd);
@@ -1446,7 +1552,7 @@ static const char payload_macros[] =
 /* Pass 3: one probe per ABI, read back through libdw. */
 static gboolean write_probe(struct workdir *w, const char *path,
 			    char **headers, GPtrArray *commands,
-			    GError **error)
+			    GPtrArray *pointees, GError **error)
 {
 	g_autoptr(GString) src = g_string_new(NULL);
 
@@ -1476,6 +1582,13 @@ static gboolean write_probe(struct workdir *w, const char *path,
 				c->name, c->payload_per_abi ? c->name
 							    : c->payload_expr,
 				i);
+	}
+	for (guint i = 0; pointees && i < pointees->len; i++) {
+		const struct given_command *g = pointees->pdata[i];
+
+		g_string_append_printf(src, "# 1 \"<pointee %s>\"\n"
+				       "typedef %s " PROBE_POINTEE "%u;\n",
+				       g->name, g->type, i);
 	}
 	return g_file_set_contents(path, src->str, -1, error);
 }
@@ -1541,7 +1654,8 @@ static gboolean lay_out(const struct probe_options *o, struct workdir *w,
 			path, NULL,
 		};
 
-		if (!write_probe(w, path, headers, commands, error))
+		if (!write_probe(w, path, headers, commands, o->pointees,
+				 error))
 			return FALSE;
 		if (run_cc(o, args, NULL, &failed)) {
 			abi++;
@@ -1555,7 +1669,7 @@ static gboolean lay_out(const struct probe_options *o, struct workdir *w,
 		abi = 0;
 	}
 	for (int abi = 0; abi < ABI_COUNT; abi++) {
-		if (!read_probe(so[abi], abi, commands, error)) {
+		if (!read_probe(so[abi], abi, commands, o->pointees, error)) {
 			g_prefix_error(error, "%s: ", abi_names[abi]);
 			return FALSE;
 		}
