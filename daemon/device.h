@@ -79,6 +79,8 @@ unsigned int cusemu_device_lost_count(void);
 /* The device models built in (generated from devices/meson.build). */
 extern const struct cusemu_device_model *const cusemu_device_models[];
 
+/* Made and ended in spawn.c: */
+
 const struct cusemu_device_model *cusemu_device_model_find(const char *name);
 /* The same among the models built in and those of plugins already loaded:
  * never loads a file (at run time, in the sandbox). */
@@ -113,5 +115,28 @@ void cusemu_device_free(struct cusemu_device *dev);
 
 /* The common keys every model takes, for --help. */
 extern const struct cusemu_param cusemu_common_params[];
+
+/* The data of an instance, in device.c; the model's code runs in none: */
+
+/* A bare instance of m: its description kept, no key applied yet. */
+struct cusemu_device *cusemu_device_alloc(const struct cusemu_device_model *m,
+					  const struct cusemu_device_spec *spec,
+					  unsigned int instance,
+					  const struct cusemu_kernel_model *kmodel);
+/* What the description says of key, else fallback; *origin is where it
+ * was said (the description's own origin for the fallback). */
+const char *cusemu_device_setting(const struct cusemu_device_spec *spec,
+				  const char *key, const char *fallback,
+				  const char **origin);
+/* The common keys but kernel= (name, mode, owner, group), then the
+ * model's own keys, checked and normalised; FALSE and why. */
+gboolean cusemu_device_load_common(struct cusemu_device *dev,
+				   const struct cusemu_device_spec *spec,
+				   unsigned int instance, GError **error);
+gboolean cusemu_device_load_params(struct cusemu_device *dev,
+				   const struct cusemu_device_spec *spec,
+				   GError **error);
+/* Free what cusemu_device_alloc() and the loads made. */
+void cusemu_device_free_data(struct cusemu_device *dev);
 
 #endif

@@ -18,7 +18,7 @@
 #include "cusemu/report.h"
 #include "cusemu/sched.h"
 #include "device.h"
-#include "dispatch.h"
+#include "kmodel.h"
 #include "proc.h"
 #include "request.h"
 #include "stats.h"

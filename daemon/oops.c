@@ -31,7 +31,7 @@
 
 #include "call.h"
 #include "device.h"
-#include "dispatch.h"
+#include "handler.h"
 #include "lock.h"
 #include "oops.h"
 #include "plugin.h"
