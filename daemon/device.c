@@ -291,10 +291,10 @@ static unsigned int table_rows(const struct cusemu_ioctl *table)
 	return n;
 }
 
-struct cusemu_device *cusemu_device_alloc(const struct cusemu_device_model *m,
-					  const struct cusemu_device_spec *spec,
-					  unsigned int instance,
-					  const struct cusemu_kernel_model *kmodel)
+struct cusemu_device *
+cusemu_device_alloc(const struct cusemu_device_model *m,
+		    const struct cusemu_device_spec *spec, unsigned int instance,
+		    const struct cusemu_kernel_model *kmodel)
 {
 	struct cusemu_instance *inst = g_new0(struct cusemu_instance, 1);
 	struct cusemu_device *dev = &inst->pub;
@@ -303,7 +303,7 @@ struct cusemu_device *cusemu_device_alloc(const struct cusemu_device_model *m,
 	inst->spec = cusemu_device_spec_copy(spec);
 	inst->number = instance;
 	inst->default_kmodel = kmodel;
-	inst->methods = CUSEMU_METHODS_ALL;
+	inst->dispatch.methods = CUSEMU_METHODS_ALL;
 	inst->params = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
 					     g_free);
 	inst->stats = cusemu_stats_new(table_rows(m->native_table) +
@@ -315,7 +315,7 @@ void cusemu_device_free_data(struct cusemu_device *dev)
 {
 	struct cusemu_instance *inst = cusemu_instance(dev);
 
-	g_free(inst->oops_report);
+	g_free(inst->oops.report);
 	cusemu_device_spec_free(inst->spec);
 	g_hash_table_unref(inst->params);
 	cusemu_stats_free(inst->stats);

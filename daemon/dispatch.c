@@ -80,7 +80,7 @@ static cusemu_ioctl_fn method(const struct cusemu_device *dev,
 			      enum cusemu_method bit, cusemu_ioctl_fn by_hand,
 			      cusemu_ioctl_fn from_table)
 {
-	if (!(cusemu_instance(dev)->methods & bit))
+	if (!(cusemu_instance(dev)->dispatch.methods & bit))
 		return NULL;
 	return cusemu_model_by_hand(dev->model) ? by_hand : from_table;
 }
@@ -89,28 +89,30 @@ static void bind_methods(struct cusemu_device *dev, enum cusemu_lock_mode mode)
 {
 	const struct cusemu_device_model *m = dev->model;
 	struct cusemu_instance *dp = cusemu_instance(dev);
-	cusemu_ioctl_fn native = m->native_table ? cusemu_table_native_ioctl : NULL;
+	struct cusemu_dispatch_part *d = &dp->dispatch;
+	cusemu_ioctl_fn native = m->native_table ? cusemu_table_native_ioctl
+						 : NULL;
 	cusemu_ioctl_fn compat = m->compat_table || m->compat_ptr_ioctl
 					 ? cusemu_table_compat_ioctl
 					 : NULL;
 
 	cusemu_table_check(m);
-	dp->ioctl = method(dev, CUSEMU_METHOD_IOCTL, m->ioctl, native);
-	dp->unlocked_ioctl = method(dev, CUSEMU_METHOD_UNLOCKED_IOCTL,
-				    m->unlocked_ioctl, native);
-	dp->compat_ioctl = method(dev, CUSEMU_METHOD_COMPAT_IOCTL,
-				  m->compat_ioctl, compat);
-	dp->ioctl_native = method(dev, CUSEMU_METHOD_IOCTL_NATIVE,
-				  m->ioctl_native, native);
-	dp->ioctl_compat = method(dev, CUSEMU_METHOD_IOCTL_COMPAT,
-				  m->ioctl_compat, compat);
+	d->ioctl = method(dev, CUSEMU_METHOD_IOCTL, m->ioctl, native);
+	d->unlocked_ioctl = method(dev, CUSEMU_METHOD_UNLOCKED_IOCTL,
+				   m->unlocked_ioctl, native);
+	d->compat_ioctl = method(dev, CUSEMU_METHOD_COMPAT_IOCTL,
+				 m->compat_ioctl, compat);
+	d->ioctl_native = method(dev, CUSEMU_METHOD_IOCTL_NATIVE,
+				 m->ioctl_native, native);
+	d->ioctl_compat = method(dev, CUSEMU_METHOD_IOCTL_COMPAT,
+				 m->ioctl_compat, compat);
 
 	dp->restricted = cusemu_dispatch_restricted(m);
-	dp->lock_mode = mode;
-	dp->lock = NULL;
+	d->lock_mode = mode;
+	d->lock = NULL;
 	if (mode == CUSEMU_LOCK_DEVICE) {
-		dp->lock = g_new0(struct cusemu_lock, 1);
-		cusemu_lock_init(dp->lock);
+		d->lock = g_new0(struct cusemu_lock, 1);
+		cusemu_lock_init(d->lock);
 	}
 }
 
@@ -126,11 +128,11 @@ static void unbind_lock(struct cusemu_device *dev)
 {
 	struct cusemu_instance *dp = cusemu_instance(dev);
 
-	if (dp->lock) {
-		cusemu_lock_clear(dp->lock);
-		g_free(dp->lock);
+	if (dp->dispatch.lock) {
+		cusemu_lock_clear(dp->dispatch.lock);
+		g_free(dp->dispatch.lock);
 	}
-	dp->lock = NULL;
+	dp->dispatch.lock = NULL;
 }
 
 gboolean cusemu_dispatch_bind_added(struct cusemu_device *dev,
@@ -169,19 +171,19 @@ static long not_mine(long ret, long err)
 static cusemu_ioctl_fn method_of(const struct cusemu_device *dev,
 				 enum cusemu_method bit)
 {
-	const struct cusemu_instance *dp = cusemu_instance(dev);
+	const struct cusemu_dispatch_part *d = &cusemu_instance(dev)->dispatch;
 
 	switch (bit) {
 	case CUSEMU_METHOD_IOCTL:
-		return dp->ioctl;
+		return d->ioctl;
 	case CUSEMU_METHOD_UNLOCKED_IOCTL:
-		return dp->unlocked_ioctl;
+		return d->unlocked_ioctl;
 	case CUSEMU_METHOD_COMPAT_IOCTL:
-		return dp->compat_ioctl;
+		return d->compat_ioctl;
 	case CUSEMU_METHOD_IOCTL_NATIVE:
-		return dp->ioctl_native;
+		return d->ioctl_native;
 	case CUSEMU_METHOD_IOCTL_COMPAT:
-		return dp->ioctl_compat;
+		return d->ioctl_compat;
 	case CUSEMU_METHOD_IOCTL32_HANDLER:
 		break;
 	}

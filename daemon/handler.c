@@ -259,36 +259,51 @@ static struct cusemu_lock *lock_for(const struct cusemu_call *call,
 {
 	const struct cusemu_instance *dp = cusemu_instance(call->dev);
 
-	switch (dp->lock_mode) {
+	switch (dp->dispatch.lock_mode) {
 	case CUSEMU_LOCK_MODEL:
 		return big_lock ? &cusemu_big_lock : NULL;
 	case CUSEMU_LOCK_GLOBAL:
 		return &cusemu_big_lock;
 	case CUSEMU_LOCK_DEVICE:
-		return dp->lock;
+		return dp->dispatch.lock;
 	case CUSEMU_LOCK_NONE:
 		break;
 	}
 	return NULL;
 }
 
-long cusemu_handler_run(struct cusemu_call *call, cusemu_ioctl_fn fn,
-			enum cusemu_method how, bool big_lock)
+/* The call reaches its handler as how, holding what lock_for() says. */
+static struct cusemu_lock *lock_stage_enter(struct cusemu_call *call,
+					    enum cusemu_method how,
+					    bool big_lock)
 {
 	struct cusemu_lock *lock = lock_for(call, big_lock);
-	long ret;
 
 	call->method = how;
 	if (lock)
 		cusemu_lock_acquire(lock);
+	return lock;
+}
+
+static void lock_stage_leave(struct cusemu_lock *lock)
+{
+	if (lock)
+		cusemu_lock_release(lock);
+}
+
+long cusemu_handler_run(struct cusemu_call *call, cusemu_ioctl_fn fn,
+			enum cusemu_method how, bool big_lock)
+{
+	struct cusemu_lock *lock = lock_stage_enter(call, how, big_lock);
+	long ret;
+
 	if (cusemu_model_by_hand(call->dev->model))
 		ret = run_steps(call->dev, call->file, NULL,
 				call->dev->model->ioctl_fetch ?: cusemu_fetch_ioc,
 				fn, call->cmd, call->arg);
 	else	/* built from the tables: the rows have their steps */
 		ret = fn(call->dev, call->file, call->cmd, call->arg);
-	if (lock)
-		cusemu_lock_release(lock);
+	lock_stage_leave(lock);
 	return ret;
 }
 
@@ -296,14 +311,9 @@ long cusemu_handler_run_row(struct cusemu_call *call,
 			    const struct cusemu_ioctl *row,
 			    enum cusemu_method how, bool big_lock)
 {
-	struct cusemu_lock *lock = lock_for(call, big_lock);
-	long ret;
+	struct cusemu_lock *lock = lock_stage_enter(call, how, big_lock);
+	long ret = run_row(call->dev, call->file, row, call->cmd, call->arg);
 
-	call->method = how;
-	if (lock)
-		cusemu_lock_acquire(lock);
-	ret = run_row(call->dev, call->file, row, call->cmd, call->arg);
-	if (lock)
-		cusemu_lock_release(lock);
+	lock_stage_leave(lock);
 	return ret;
 }

@@ -580,9 +580,9 @@ static void fence(struct cusemu_device *dev, char *report)
 	struct cusemu_instance *inst = cusemu_instance(dev);
 
 	g_mutex_lock(&oops.lock);
-	if (!inst->oops_report)
-		inst->oops_report = g_steal_pointer(&report);
-	g_atomic_int_set(&inst->fenced, 1);
+	if (!inst->oops.report)
+		inst->oops.report = g_steal_pointer(&report);
+	g_atomic_int_set(&inst->oops.fenced, 1);
 	g_mutex_unlock(&oops.lock);
 	g_free(report);
 }
@@ -624,14 +624,14 @@ bool cusemu_oops_leave(struct cusemu_oops_guard *g)
 
 bool cusemu_device_fenced(const struct cusemu_device *dev)
 {
-	return g_atomic_int_get(&cusemu_instance(dev)->fenced);
+	return g_atomic_int_get(&cusemu_instance(dev)->oops.fenced);
 }
 
 const char *cusemu_device_oops_report(const struct cusemu_device *dev)
 {
 	const struct cusemu_instance *inst = cusemu_instance(dev);
 
-	return g_atomic_int_get(&inst->fenced) ? inst->oops_report : NULL;
+	return g_atomic_int_get(&inst->oops.fenced) ? inst->oops.report : NULL;
 }
 
 const char *cusemu_oops_taint(void)

@@ -201,7 +201,7 @@ void cusemu_device_free(struct cusemu_device *dev)
 	 * it is: a thread of its own may still use the instance (its
 	 * parameters, its statistics, its wake-ups), so that stays too.
 	 */
-	if (inst->fenced) {
+	if (inst->oops.fenced) {
 		cusemu_oops_bury(dev);
 		return;
 	}
