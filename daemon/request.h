@@ -3,7 +3,8 @@
  * The request context: one request of the kernel being served (open, read,
  * write, poll or ioctl), the one thing the helpers of <cusemu/uaccess.h>
  * and <cusemu/sched.h> act on, as the kernel's act on `current`. The
- * transport sets it around a model's callback; nothing else does.
+ * transport sets it around a model's callback; nothing else does. Its wait
+ * context is how an interrupt or the session's end wakes it.
  */
 #ifndef CUSEMU_REQUEST_H
 #define CUSEMU_REQUEST_H
