@@ -19,50 +19,65 @@ struct cusemu_lock;
 struct cusemu_node;
 struct cusemu_stats;
 
+/* The dispatcher's part of an instance: dispatch.c binds it, handler.c
+ * runs handlers under its lock. */
+struct cusemu_dispatch_part {
+	unsigned int methods;		/* CUSEMU_METHOD_* bits offered */
+	/* The methods, from the model or built from its tables. */
+	cusemu_ioctl_fn ioctl, unlocked_ioctl, compat_ioctl;
+	cusemu_ioctl_fn ioctl_native, ioctl_compat;
+	int lock_mode;			/* enum cusemu_lock_mode */
+	struct cusemu_lock *lock;	/* --lock=device: this device's */
+};
+
+/* oops.c's part: an oops fenced it (oops.h), and every call fails with
+ * EIO; the first report, kept for cusemuctl list. */
+struct cusemu_oops_part {
+	gint fenced;
+	char *report;
+};
+
+/* node.c's part: under the node's lock, the instance's open files and
+ * opens under way, and whether a reload replaced it (it is freed when the
+ * last of those goes); the ioctls dispatched, and whether the last one
+ * timed took long (its worker then shares its source before each one). */
+struct cusemu_serving_part {
+	unsigned int users;
+	bool retired;
+	gint dispatched;
+	gint long_handlers;
+};
+
 /*
  * A device instance: the public struct cusemu_device that the model sees,
- * and what the daemon keeps beside it.
+ * and what the daemon keeps beside it, each module's in its part.
  */
 struct cusemu_instance {
 	struct cusemu_device pub;
-	/* How it was made, to make it again (cusemuctl reload). */
+	/* How it was made, to make it again (cusemuctl reload): device.c. */
 	struct cusemu_device_spec *spec;
 	unsigned int number;		/* of its model's instances */
 	const struct cusemu_kernel_model *default_kmodel;
-	/* The node serving it, and under that node's lock: its open files
-	 * and opens under way, and whether a reload replaced it (it is
-	 * freed when the last of those goes). */
-	struct cusemu_node *node;
-	unsigned int users;
-	bool retired;
-	unsigned int methods;		/* CUSEMU_METHOD_* bits offered */
 	GHashTable *params;	/* key -> validated value string */
 	mode_t mode;
 	uid_t owner;
 	gid_t group;
-	const struct cusemu_kernel_model *kmodel;
-	int lock_mode;			/* enum cusemu_lock_mode */
-	struct cusemu_lock *lock;	/* --lock=device: this device's */
-	struct cusemu_stats *stats;
-	/* Every command is _IOC-encoded, with no pointer inside: the kernel
-	 * copies payloads itself (CUSE restricted ioctls). */
-	bool restricted;
-	/* An oops fenced it (oops.h): every call fails with EIO; the first
-	 * report, kept for cusemuctl list. */
-	gint fenced;
-	char *oops_report;
-	/* How the model broke the handler contract, each said once. */
-	guint contract_broken;
-	/* The transport's: ioctls dispatched, and whether the last one timed
-	 * took long (its worker then shares its source before each one). */
-	gint dispatched;
-	gint long_handlers;
+	/* The node serving it, and how. */
+	struct cusemu_node *node;
+	struct cusemu_serving_part serving;
 	/* Set by the transport: wakes the pollers of the node. */
 	void (*wake_up)(void *data);
 	void *wake_up_data;
-	/* The methods, from the model or built from its tables. */
-	cusemu_ioctl_fn ioctl, unlocked_ioctl, compat_ioctl;
-	cusemu_ioctl_fn ioctl_native, ioctl_compat;
+	/* How its ioctls are dispatched. */
+	const struct cusemu_kernel_model *kmodel;
+	struct cusemu_dispatch_part dispatch;
+	/* Every command is _IOC-encoded, with no pointer inside: the kernel
+	 * copies payloads itself (CUSE restricted ioctls). */
+	bool restricted;
+	struct cusemu_stats *stats;
+	struct cusemu_oops_part oops;
+	/* How the model broke the handler contract, each said once (call.c). */
+	guint contract_broken;
 };
 
 static inline struct cusemu_instance *
@@ -78,6 +93,8 @@ unsigned int cusemu_device_lost_count(void);
 
 /* The device models built in (generated from devices/meson.build). */
 extern const struct cusemu_device_model *const cusemu_device_models[];
+
+/* Made and ended in spawn.c: */
 
 const struct cusemu_device_model *cusemu_device_model_find(const char *name);
 /* The same among the models built in and those of plugins already loaded:
@@ -113,5 +130,28 @@ void cusemu_device_free(struct cusemu_device *dev);
 
 /* The common keys every model takes, for --help. */
 extern const struct cusemu_param cusemu_common_params[];
+
+/* The data of an instance, in device.c; the model's code runs in none: */
+
+/* A bare instance of m: its description kept, no key applied yet. */
+struct cusemu_device *
+cusemu_device_alloc(const struct cusemu_device_model *m,
+		    const struct cusemu_device_spec *spec, unsigned int instance,
+		    const struct cusemu_kernel_model *kmodel);
+/* What the description says of key, else fallback; *origin is where it
+ * was said (the description's own origin for the fallback). */
+const char *cusemu_device_setting(const struct cusemu_device_spec *spec,
+				  const char *key, const char *fallback,
+				  const char **origin);
+/* The common keys but kernel= (name, mode, owner, group), then the
+ * model's own keys, checked and normalised; FALSE and why. */
+gboolean cusemu_device_load_common(struct cusemu_device *dev,
+				   const struct cusemu_device_spec *spec,
+				   unsigned int instance, GError **error);
+gboolean cusemu_device_load_params(struct cusemu_device *dev,
+				   const struct cusemu_device_spec *spec,
+				   GError **error);
+/* Free what cusemu_device_alloc() and the loads made. */
+void cusemu_device_free_data(struct cusemu_device *dev);
 
 #endif

@@ -35,46 +35,19 @@ unsigned int cusemu_lock_depth(const struct cusemu_lock *lock);
 unsigned int cusemu_lock_held(void);
 void cusemu_lock_release_held(unsigned int mark);
 
-/*
- * The requests of one session that wait in cusemu_cond_wait_until(), so
- * that ending the session can wake them. A request joins only while it
- * waits: serving one that does not wait takes no lock for this.
- */
-struct cusemu_waiters {
-	GMutex lock;			/* guards head */
-	struct cusemu_wait_ctx *head;
-	gint ending;			/* every wait ends at once */
+/* A handler holds at most the big lock and one device lock, or nests them. */
+#define CUSEMU_LOCK_MAX_HELD 8
+
+/* The locks the thread held before a sleep, and how deep. */
+struct cusemu_lock_dropped {
+	unsigned int n;
+	struct cusemu_lock *lock[CUSEMU_LOCK_MAX_HELD];
+	unsigned int depth[CUSEMU_LOCK_MAX_HELD];
 };
 
-/*
- * What a request's thread waits on, so that an interrupt from the client
- * (FUSE_INTERRUPT) can wake it: the transport makes one per request.
- */
-struct cusemu_wait_ctx {
-	gint interrupted;
-	GMutex lock;		/* guards cond and mutex */
-	GCond *cond;		/* what cusemu_cond_wait_until() waits on */
-	GMutex *mutex;
-	/* The session's waiters, or NULL; the links are under its lock. */
-	struct cusemu_waiters *waiters;
-	struct cusemu_wait_ctx *prev, *next;
-};
-
-/* waiters may be NULL (a thread outside any session). */
-void cusemu_wait_ctx_init(struct cusemu_wait_ctx *ctx,
-			  struct cusemu_waiters *waiters);
-void cusemu_wait_ctx_clear(struct cusemu_wait_ctx *ctx);
-/* From another thread: the client gave up; wake the waiter. */
-void cusemu_wait_ctx_interrupt(struct cusemu_wait_ctx *ctx);
-
-void cusemu_waiters_init(struct cusemu_waiters *waiters);
-void cusemu_waiters_clear(struct cusemu_waiters *waiters);
-/*
- * The session ends: every wait, now and later, returns at once. A waiter
- * between its check and its wait may miss this wake-up (the model's mutex
- * is not taken, since waiters hold it while joining): call it again until
- * the requests are done.
- */
-void cusemu_waiters_end(struct cusemu_waiters *waiters);
+/* Let go of every lock the thread holds, for a sleep; then take them back
+ * in the same order and to the same depth. */
+void cusemu_lock_drop_all(struct cusemu_lock_dropped *d);
+void cusemu_lock_retake_all(const struct cusemu_lock_dropped *d);
 
 #endif

@@ -18,7 +18,7 @@
 #include "cusemu/report.h"
 #include "cusemu/sched.h"
 #include "device.h"
-#include "dispatch.h"
+#include "kmodel.h"
 #include "proc.h"
 #include "request.h"
 #include "stats.h"
@@ -92,7 +92,7 @@ unsigned int cusemu_device_lost_count(void)
 
 void cusemu_device_set_methods(struct cusemu_device *dev, unsigned int methods)
 {
-	cusemu_instance(dev)->methods = methods & CUSEMU_METHODS_ALL;
+	cusemu_instance(dev)->dispatch.methods = methods & CUSEMU_METHODS_ALL;
 }
 
 bool cusemu_process_is_32bit(pid_t pid)

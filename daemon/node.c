@@ -139,7 +139,7 @@ static void put_instance(struct cusemu_node *n, struct cusemu_device *dev)
 	bool last;
 
 	g_mutex_lock(&n->lock);
-	last = !--inst->users && inst->retired;
+	last = !--inst->serving.users && inst->serving.retired;
 	g_mutex_unlock(&n->lock);
 	if (last)
 		cusemu_device_free(dev);
@@ -373,17 +373,17 @@ static void refuse_outside_payload(struct cusemu_node *n,
 static long dispatch(struct cusemu_call *call)
 {
 	struct cusemu_instance *inst = cusemu_instance(call->dev);
-	guint nth = (guint)g_atomic_int_add(&inst->dispatched, 1);
+	guint nth = (guint)g_atomic_int_add(&inst->serving.dispatched, 1);
 	gint64 start;
 	long result;
 
-	if (g_atomic_int_get(&inst->long_handlers))
+	if (g_atomic_int_get(&inst->serving.long_handlers))
 		cusemu_pool_share();
 	if (nth % SHARE_SAMPLE)
 		return cusemu_dispatch(call);
 	start = g_get_monotonic_time();
 	result = cusemu_dispatch(call);
-	g_atomic_int_set(&inst->long_handlers,
+	g_atomic_int_set(&inst->serving.long_handlers,
 			 g_get_monotonic_time() - start > SHARE_AFTER_US);
 	return result;
 }
@@ -520,7 +520,7 @@ void cusemu_node_open(struct cusemu_node *n, fuse_req_t req,
 	/* The instance stays while the open is under way, reload or not. */
 	g_mutex_lock(&n->lock);
 	dev = n->dev;
-	cusemu_instance(dev)->users++;
+	cusemu_instance(dev)->serving.users++;
 	g_mutex_unlock(&n->lock);
 	cusemu_op_begin(&rec, CUSEMU_OP_OPEN, dev, fuse_req_ctx(req)->pid);
 	of->file.dev = dev;
@@ -817,8 +817,8 @@ void cusemu_node_replace(struct cusemu_node *n, struct cusemu_device *dev)
 	g_mutex_lock(&n->lock);
 	old = cusemu_instance(n->dev);
 	g_atomic_pointer_set(&n->dev, dev);
-	old->retired = true;
-	unused = !old->users;
+	old->serving.retired = true;
+	unused = !old->serving.users;
 	g_mutex_unlock(&n->lock);
 	/* Else its last file's release frees it. */
 	if (unused)

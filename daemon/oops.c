@@ -31,7 +31,7 @@
 
 #include "call.h"
 #include "device.h"
-#include "dispatch.h"
+#include "handler.h"
 #include "lock.h"
 #include "oops.h"
 #include "plugin.h"
@@ -85,17 +85,6 @@ static struct {
 } oops;
 
 static __thread struct slot *my_slot;
-
-/*
- * The code of each plugin, for a fault in a thread of a model's own (a
- * timer): written at load, read by the handler, never shrinking.
- */
-#define MAX_CODE 512
-static struct {
-	uintptr_t start, end;
-	const char *origin;	/* the load's, as cusemu_plugin_origin() */
-} plugin_text[MAX_CODE];
-static gint n_text;
 
 /* Such faults, handed from the dying thread to cusemu_oops_reap(). */
 #define MAX_ORPHANS 8
@@ -151,14 +140,11 @@ static void report_daemon_fault(int signo, const siginfo_t *si, void *ip);
 /* The plugin whose code one of the first frames runs, or NULL. */
 static const char *plugin_of(void *const *frames, int n)
 {
-	int count = g_atomic_int_get(&n_text);
+	const char *origin = NULL;
 
-	for (int f = 0; f < n && f < 8; f++)
-		for (int i = 0; i < count; i++)
-			if ((uintptr_t)frames[f] >= plugin_text[i].start &&
-			    (uintptr_t)frames[f] < plugin_text[i].end)
-				return plugin_text[i].origin;
-	return NULL;
+	for (int f = 0; f < n && f < 8 && !origin; f++)
+		origin = cusemu_plugin_code_origin(frames[f]);
+	return origin;
 }
 
 /*
@@ -594,9 +580,9 @@ static void fence(struct cusemu_device *dev, char *report)
 	struct cusemu_instance *inst = cusemu_instance(dev);
 
 	g_mutex_lock(&oops.lock);
-	if (!inst->oops_report)
-		inst->oops_report = g_steal_pointer(&report);
-	g_atomic_int_set(&inst->fenced, 1);
+	if (!inst->oops.report)
+		inst->oops.report = g_steal_pointer(&report);
+	g_atomic_int_set(&inst->oops.fenced, 1);
 	g_mutex_unlock(&oops.lock);
 	g_free(report);
 }
@@ -638,14 +624,14 @@ bool cusemu_oops_leave(struct cusemu_oops_guard *g)
 
 bool cusemu_device_fenced(const struct cusemu_device *dev)
 {
-	return g_atomic_int_get(&cusemu_instance(dev)->fenced);
+	return g_atomic_int_get(&cusemu_instance(dev)->oops.fenced);
 }
 
 const char *cusemu_device_oops_report(const struct cusemu_device *dev)
 {
 	const struct cusemu_instance *inst = cusemu_instance(dev);
 
-	return g_atomic_int_get(&inst->fenced) ? inst->oops_report : NULL;
+	return g_atomic_int_get(&inst->oops.fenced) ? inst->oops.report : NULL;
 }
 
 const char *cusemu_oops_taint(void)
@@ -664,48 +650,6 @@ unsigned int cusemu_oops_count(void)
 unsigned int cusemu_oops_lockups(void)
 {
 	return (unsigned int)g_atomic_int_get(&oops.lockups);
-}
-
-struct object_search {
-	uintptr_t address;
-	const char *origin;
-};
-
-/* The executable segments of the object that holds the address. */
-static int note_object(struct dl_phdr_info *info, size_t size, void *data)
-{
-	const struct object_search *q = data;
-	bool holds = false;
-
-	(void)size;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t start = info->dlpi_addr + ph->p_vaddr;
-
-		if (ph->p_type == PT_LOAD && q->address >= start &&
-		    q->address < start + ph->p_memsz)
-			holds = true;
-	}
-	for (int i = 0; holds && i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		int n = g_atomic_int_get(&n_text);
-
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) ||
-		    n >= MAX_CODE)
-			continue;
-		plugin_text[n].start = info->dlpi_addr + ph->p_vaddr;
-		plugin_text[n].end = plugin_text[n].start + ph->p_memsz;
-		plugin_text[n].origin = q->origin;
-		g_atomic_int_set(&n_text, n + 1);
-	}
-	return holds;
-}
-
-void cusemu_oops_add_plugin(const void *address, const char *origin)
-{
-	struct object_search q = { (uintptr_t)address, origin };
-
-	dl_iterate_phdr(note_object, &q);
 }
 
 void cusemu_oops_reap(void (*fence_model)(const char *origin,

@@ -85,12 +85,6 @@ void cusemu_oops_enter(struct cusemu_oops_guard *g, struct cusemu_device *dev,
 bool cusemu_oops_leave(struct cusemu_oops_guard *g);
 
 /*
- * The code of a plugin just loaded (the object holding address), so that
- * a fault in a thread its model started, outside any call, is the
- * model's: that thread ends instead of the daemon.
- */
-void cusemu_oops_add_plugin(const void *address, const char *origin);
-/*
  * Report such faults, from the main loop: fence_model(origin, report) is
  * to fence every device whose model came from that load of the plugin
  * (cusemu_oops_fence()).

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <link.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,6 @@
 
 #include "cusemu/plugin.h"
 #include "device.h"
-#include "oops.h"
 #include "plugin.h"
 
 const char *cusemu_models_dir = CUSEMU_MODELS_DIR;
@@ -526,12 +526,77 @@ static int open_checked(const char *path, const char *real, struct stat *st,
 	return fd;
 }
 
+/*
+ * The code of each plugin, for a fault in a thread of a model's own (a
+ * timer): written at load, read by the oops handler, never shrinking.
+ */
+#define MAX_CODE 512
+static struct {
+	uintptr_t start, end;
+	const char *origin;	/* the load's, as cusemu_plugin_origin() */
+} plugin_text[MAX_CODE];
+static gint n_text;
+
+struct object_search {
+	uintptr_t address;
+	const char *origin;
+};
+
+/* The executable segments of the object that holds the address. */
+static int note_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+	const struct object_search *q = data;
+	bool holds = false;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && q->address >= start &&
+		    q->address < start + ph->p_memsz)
+			holds = true;
+	}
+	for (int i = 0; holds && i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		int n = g_atomic_int_get(&n_text);
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) ||
+		    n >= MAX_CODE)
+			continue;
+		plugin_text[n].start = info->dlpi_addr + ph->p_vaddr;
+		plugin_text[n].end = plugin_text[n].start + ph->p_memsz;
+		plugin_text[n].origin = q->origin;
+		g_atomic_int_set(&n_text, n + 1);
+	}
+	return holds;
+}
+
+/* The code of a plugin just loaded (the object holding address). */
+static void note_code(const void *address, const char *origin)
+{
+	struct object_search q = { (uintptr_t)address, origin };
+
+	dl_iterate_phdr(note_object, &q);
+}
+
+const char *cusemu_plugin_code_origin(const void *pc)
+{
+	int count = g_atomic_int_get(&n_text);
+
+	for (int i = 0; i < count; i++)
+		if ((uintptr_t)pc >= plugin_text[i].start &&
+		    (uintptr_t)pc < plugin_text[i].end)
+			return plugin_text[i].origin;
+	return NULL;
+}
+
 /* Models stay for the daemon's life: the module is never closed. */
 static void keep(GModule *module, const struct cusemu_plugin *plugin,
 		 struct plugin_file *file)
 {
 	g_module_make_resident(module);
-	cusemu_oops_add_plugin(plugin, file->origin);
+	note_code(plugin, file->origin);
 	if (!loaded)
 		loaded = g_array_new(FALSE, FALSE, sizeof(struct loaded));
 	for (unsigned int i = 0; plugin->models[i]; i++) {

@@ -33,6 +33,11 @@ const char *cusemu_plugin_origin(const struct cusemu_device_model *m);
  * was loaded from, or NULL if it is no plugin; *fd is the file as it was
  * loaded (a rebuild may have replaced the path since), or -1. */
 const char *cusemu_plugin_file_origin(const char *path, int *fd);
+/*
+ * The plugin file whose code holds pc, or NULL: for a fault in a thread a
+ * model started, outside any call. Safe in a signal handler.
+ */
+const char *cusemu_plugin_code_origin(const void *pc);
 
 /*
  * cusemuctl reload: model m's plugin file loaded again if it was rebuilt

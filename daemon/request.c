@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* The request context of the current thread (see request.h). */
+/*
+ * The request context of the current thread, and how an interrupt or the
+ * session's end wakes its waits (see request.h).
+ */
+#include <stdbool.h>
+
 #include <glib.h>
 
 #include "request.h"
@@ -78,4 +83,106 @@ void cusemu_request_release_holds(unsigned int mark)
 		n_holds--;
 		holds[n_holds].release(holds[n_holds].data);
 	}
+}
+
+void cusemu_wait_ctx_init(struct cusemu_wait_ctx *ctx,
+			  struct cusemu_waiters *waiters)
+{
+	ctx->interrupted = 0;
+	g_mutex_init(&ctx->lock);
+	ctx->cond = NULL;
+	ctx->mutex = NULL;
+	ctx->waiters = waiters;
+	ctx->prev = ctx->next = NULL;
+}
+
+void cusemu_wait_ctx_clear(struct cusemu_wait_ctx *ctx)
+{
+	g_mutex_clear(&ctx->lock);
+}
+
+void cusemu_waiters_init(struct cusemu_waiters *waiters)
+{
+	g_mutex_init(&waiters->lock);
+	waiters->head = NULL;
+	waiters->ending = 0;
+}
+
+void cusemu_waiters_clear(struct cusemu_waiters *waiters)
+{
+	g_mutex_clear(&waiters->lock);
+}
+
+void cusemu_waiters_end(struct cusemu_waiters *waiters)
+{
+	g_atomic_int_set(&waiters->ending, 1);
+	g_mutex_lock(&waiters->lock);
+	for (struct cusemu_wait_ctx *ctx = waiters->head; ctx; ctx = ctx->next) {
+		g_atomic_int_set(&ctx->interrupted, 1);
+		/* Linked only while waiting: cond is set and outlives us. */
+		g_cond_broadcast(ctx->cond);
+	}
+	g_mutex_unlock(&waiters->lock);
+}
+
+/* Linked while waiting, so that the session's end finds the waiter. */
+static void waiters_link(struct cusemu_wait_ctx *ctx, bool waiting)
+{
+	struct cusemu_waiters *w = ctx->waiters;
+
+	if (!w)
+		return;
+	g_mutex_lock(&w->lock);
+	if (waiting) {
+		ctx->prev = NULL;
+		ctx->next = w->head;
+		if (w->head)
+			w->head->prev = ctx;
+		w->head = ctx;
+	} else {
+		if (ctx->prev)
+			ctx->prev->next = ctx->next;
+		else
+			w->head = ctx->next;
+		if (ctx->next)
+			ctx->next->prev = ctx->prev;
+		ctx->prev = ctx->next = NULL;
+	}
+	g_mutex_unlock(&w->lock);
+}
+
+/*
+ * What ctx's thread now waits on (NULL when done); set before the waiter
+ * checks for a signal, cleared after its wait.
+ */
+void cusemu_wait_ctx_waiting_on(struct cusemu_wait_ctx *ctx, GCond *cond,
+				GMutex *mutex)
+{
+	g_mutex_lock(&ctx->lock);
+	ctx->cond = cond;
+	ctx->mutex = mutex;
+	g_mutex_unlock(&ctx->lock);
+	waiters_link(ctx, cond != NULL);
+}
+
+/*
+ * The waiter holds its mutex from the check of the flag until the wait
+ * lets go of it, and the flag is set before we take that mutex: no wake-up
+ * is lost. The models' mutexes live as long as their devices.
+ */
+void cusemu_wait_ctx_interrupt(struct cusemu_wait_ctx *ctx)
+{
+	GCond *cond;
+	GMutex *mutex;
+
+	g_atomic_int_set(&ctx->interrupted, 1);
+	g_mutex_lock(&ctx->lock);
+	cond = ctx->cond;
+	mutex = ctx->mutex;
+	g_mutex_unlock(&ctx->lock);
+	if (!cond)
+		return;
+	g_mutex_lock(mutex);
+	g_cond_broadcast(cond);
+	g_mutex_unlock(mutex);
 }

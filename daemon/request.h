@@ -3,14 +3,62 @@
  * The request context: one request of the kernel being served (open, read,
  * write, poll or ioctl), the one thing the helpers of <cusemu/uaccess.h>
  * and <cusemu/sched.h> act on, as the kernel's act on `current`. The
- * transport sets it around a model's callback; nothing else does.
+ * transport sets it around a model's callback; nothing else does. Its wait
+ * context is how an interrupt or the session's end wakes it.
  */
 #ifndef CUSEMU_REQUEST_H
 #define CUSEMU_REQUEST_H
 
-#include "lock.h"
+#include <glib.h>
 
 struct cusemu_call;
+
+/*
+ * The requests of one session that wait in cusemu_cond_wait_until(), so
+ * that ending the session can wake them. A request joins only while it
+ * waits: serving one that does not wait takes no lock for this.
+ */
+struct cusemu_waiters {
+	GMutex lock;			/* guards head */
+	struct cusemu_wait_ctx *head;
+	gint ending;			/* every wait ends at once */
+};
+
+/*
+ * What a request's thread waits on, so that an interrupt from the client
+ * (FUSE_INTERRUPT) can wake it: the transport makes one per request.
+ */
+struct cusemu_wait_ctx {
+	gint interrupted;
+	GMutex lock;		/* guards cond and mutex */
+	GCond *cond;		/* what cusemu_cond_wait_until() waits on */
+	GMutex *mutex;
+	/* The session's waiters, or NULL; the links are under its lock. */
+	struct cusemu_waiters *waiters;
+	struct cusemu_wait_ctx *prev, *next;
+};
+
+/* waiters may be NULL (a thread outside any session). */
+void cusemu_wait_ctx_init(struct cusemu_wait_ctx *ctx,
+			  struct cusemu_waiters *waiters);
+void cusemu_wait_ctx_clear(struct cusemu_wait_ctx *ctx);
+/* From another thread: the client gave up; wake the waiter. */
+void cusemu_wait_ctx_interrupt(struct cusemu_wait_ctx *ctx);
+
+/* What ctx's thread waits on now; NULL, NULL when it is done. */
+void cusemu_wait_ctx_waiting_on(struct cusemu_wait_ctx *ctx, GCond *cond,
+				GMutex *mutex);
+
+void cusemu_waiters_init(struct cusemu_waiters *waiters);
+void cusemu_waiters_clear(struct cusemu_waiters *waiters);
+/*
+ * The session ends: every wait, now and later, returns at once. A waiter
+ * between its check and its wait may miss this wake-up (the model's mutex
+ * is not taken, since waiters hold it while joining): call it again until
+ * the requests are done.
+ */
+void cusemu_waiters_end(struct cusemu_waiters *waiters);
+
 
 struct cusemu_request {
 	struct cusemu_wait_ctx wait;	/* how an interrupt wakes its waits */

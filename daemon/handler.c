@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * How a handler runs: its row in the model's tables, the fetch and run
+ * steps of the handler contract, and the lock held around them (the lock
+ * stage). What the tables say of a model (restricted, FUSE gaps) too.
+ */
+#define G_LOG_DOMAIN "cusemu-dispatch"
+
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include <glib.h>
+
+#include "device.h"
+#include "handler.h"
+#include "lock.h"
+#include "request.h"
+
+const struct cusemu_ioctl *cusemu_ioctl_lookup(const struct cusemu_ioctl *table,
+					       unsigned int cmd)
+{
+	for (const struct cusemu_ioctl *row = table; row && row->name; row++)
+		if (row->cmd == cmd)
+			return row;
+	return NULL;
+}
+
+const char *cusemu_call_command_name(const struct cusemu_call *call)
+{
+	const struct cusemu_device_model *m = call->dev->model;
+	const struct cusemu_ioctl *row;
+
+	if (call->stats.name)
+		return call->stats.name;
+	row = cusemu_ioctl_lookup(call->compat ? m->compat_table
+					       : m->native_table,
+				  call->cmd);
+	if (!row)
+		row = cusemu_ioctl_lookup(call->compat ? m->native_table
+						       : m->compat_table,
+					  call->cmd);
+	return row ? row->name : NULL;
+}
+
+/*
+ * The handler contract, once for every path: the fetch step until it names
+ * nothing new, then the handler, once. A call still waiting for memory
+ * returns 0 with call->pending set and the transport retries it.
+ */
+static long run_steps(struct cusemu_device *dev, struct cusemu_file *file,
+		      const char *name, cusemu_fetch_fn fetch,
+		      cusemu_ioctl_fn handler, unsigned int cmd,
+		      unsigned long arg)
+{
+	struct cusemu_call *call = cusemu_call_current();
+	long ret;
+
+	if (call) {
+		call->step = name;
+		if (name)
+			call->stats.name = name;
+		call->phase = CUSEMU_PHASE_FETCH;
+	}
+	ret = fetch ? fetch(dev, file, cmd, arg) : 0;
+	if (call) {
+		if (call->error)
+			return call->error;
+		if (call->pending)
+			return 0;	/* the retry brings the memory */
+	}
+	if (ret < 0)
+		return ret;
+	if (call)
+		call->phase = CUSEMU_PHASE_RUN;
+	return handler(dev, file, cmd, arg);
+}
+
+static cusemu_fetch_fn row_fetch(const struct cusemu_ioctl *row)
+{
+	switch (row->payload) {
+	case CUSEMU_PAYLOAD_IOC:
+		return cusemu_fetch_ioc;
+	case CUSEMU_PAYLOAD_USER:
+		return row->fetch;
+	case CUSEMU_PAYLOAD_NONE:
+		break;
+	}
+	return NULL;
+}
+
+static long run_row(struct cusemu_device *dev, struct cusemu_file *file,
+		    const struct cusemu_ioctl *row, unsigned int cmd,
+		    unsigned long arg)
+{
+	return run_steps(dev, file, row->name, row_fetch(row), row->handler,
+			 cmd, arg);
+}
+
+long cusemu_table_native_ioctl(struct cusemu_device *dev,
+			       struct cusemu_file *file, unsigned int cmd,
+			       unsigned long arg)
+{
+	const struct cusemu_ioctl *row;
+
+	row = cusemu_ioctl_lookup(dev->model->native_table, cmd);
+	if (!row)
+		return -ENOIOCTLCMD;
+	return run_row(dev, file, row, cmd, arg);
+}
+
+long cusemu_table_compat_ioctl(struct cusemu_device *dev,
+			       struct cusemu_file *file, unsigned int cmd,
+			       unsigned long arg)
+{
+	const struct cusemu_ioctl *row;
+
+	row = cusemu_ioctl_lookup(dev->model->compat_table, cmd);
+	if (!row && !dev->model->compat_ptr_ioctl)
+		return -ENOIOCTLCMD;
+	if (row && row->handler)
+		return run_row(dev, file, row, cmd, arg);
+	/* Compatible layout: the native handler, with a widened pointer. */
+	row = cusemu_ioctl_lookup(dev->model->native_table, cmd);
+	if (!row)
+		return -ENOIOCTLCMD;
+	return run_row(dev, file, row, cmd,
+		       cusemu_compat_ptr((uint32_t)arg));
+}
+
+/* A row without a fetch step could never reach memory it chases. */
+static void check_fetch_steps(const struct cusemu_device_model *m,
+			  const struct cusemu_ioctl *table)
+{
+	for (const struct cusemu_ioctl *row = table; row && row->name; row++) {
+		if (row->payload == CUSEMU_PAYLOAD_USER && !row->fetch) {
+			g_critical("device model %s: row %s chases user memory "
+				   "but has no fetch step",
+				   m->name, row->name);
+		}
+	}
+}
+
+void cusemu_table_check(const struct cusemu_device_model *m)
+{
+	check_fetch_steps(m, m->native_table);
+	check_fetch_steps(m, m->compat_table);
+	for (const struct cusemu_ioctl *row = m->compat_table; row && row->name;
+	     row++) {
+		if (!row->handler &&
+		    !cusemu_ioctl_lookup(m->native_table, row->cmd))
+			g_critical("device model %s: compat row %s is marked "
+				   "compatible but has no native row",
+				   m->name, row->name);
+	}
+}
+
+bool cusemu_model_by_hand(const struct cusemu_device_model *m)
+{
+	return m->ioctl || m->unlocked_ioctl || m->compat_ioctl ||
+	       m->ioctl_native || m->ioctl_compat;
+}
+
+/*
+ * Can the kernel copy every payload by the _IOC bits alone? Rows whose
+ * handler chases pointers cannot, nor rows that take arg as a value while
+ * their command says "pointer to data" (RTC_IRQP_SET's kind).
+ */
+static bool row_restricted(const struct cusemu_ioctl *row)
+{
+	switch (row->payload) {
+	case CUSEMU_PAYLOAD_IOC:
+		return true;
+	case CUSEMU_PAYLOAD_NONE:
+		return _IOC_DIR(row->cmd) == _IOC_NONE || !_IOC_SIZE(row->cmd);
+	case CUSEMU_PAYLOAD_USER:
+		break;
+	}
+	return false;
+}
+
+bool cusemu_dispatch_restricted(const struct cusemu_device_model *m)
+{
+	if (cusemu_model_by_hand(m) || !m->native_table)
+		return false;
+	for (const struct cusemu_ioctl *row = m->native_table; row->name; row++)
+		if (!row_restricted(row))
+			return false;
+	/* A compatible row's native row was checked above. */
+	for (const struct cusemu_ioctl *row = m->compat_table; row && row->name;
+	     row++)
+		if (row->handler && !row_restricted(row))
+			return false;
+	return true;
+}
+
+/*
+ * On a FUSE file the kernel copies what the _IOC bits describe, whatever
+ * the row says: a row that takes arg as a value is served too unless the
+ * kernel would read from it as an address first (_IOC_WRITE).
+ */
+static bool row_fits_fuse(const struct cusemu_ioctl *row)
+{
+	if (row->payload == CUSEMU_PAYLOAD_NONE)
+		return !(_IOC_DIR(row->cmd) & _IOC_WRITE) ||
+		       !_IOC_SIZE(row->cmd);
+	return row_restricted(row);
+}
+
+int cusemu_dispatch_fuse_gaps(const struct cusemu_device_model *m,
+			      GString *names)
+{
+	int gaps = 0;
+
+	if (cusemu_model_by_hand(m))
+		return -1;
+	for (const struct cusemu_ioctl *row = m->native_table; row && row->name;
+	     row++) {
+		if (row_fits_fuse(row))
+			continue;
+		g_string_append_printf(names, "%s%s", gaps++ ? ", " : "",
+				       row->name);
+	}
+	for (const struct cusemu_ioctl *row = m->compat_table; row && row->name;
+	     row++) {
+		if (!row->handler || row_fits_fuse(row))
+			continue;
+		g_string_append_printf(names, "%s%s (32-bit)",
+				       gaps++ ? ", " : "", row->name);
+	}
+	return gaps;
+}
+
+static const char *const lock_mode_names[] = {
+	[CUSEMU_LOCK_MODEL] = "model",
+	[CUSEMU_LOCK_GLOBAL] = "global",
+	[CUSEMU_LOCK_DEVICE] = "device",
+	[CUSEMU_LOCK_NONE] = "none",
+};
+
+bool cusemu_lock_mode_parse(const char *s, enum cusemu_lock_mode *mode)
+{
+	for (unsigned int i = 0; i < G_N_ELEMENTS(lock_mode_names); i++) {
+		if (!strcmp(s, lock_mode_names[i])) {
+			*mode = i;
+			return true;
+		}
+	}
+	return false;
+}
+
+const char *cusemu_lock_mode_name(enum cusemu_lock_mode mode)
+{
+	return lock_mode_names[mode];
+}
+
+/* The lock stage: what the model prescribes, unless --lock says else. */
+static struct cusemu_lock *lock_for(const struct cusemu_call *call,
+				    bool big_lock)
+{
+	const struct cusemu_instance *dp = cusemu_instance(call->dev);
+
+	switch (dp->dispatch.lock_mode) {
+	case CUSEMU_LOCK_MODEL:
+		return big_lock ? &cusemu_big_lock : NULL;
+	case CUSEMU_LOCK_GLOBAL:
+		return &cusemu_big_lock;
+	case CUSEMU_LOCK_DEVICE:
+		return dp->dispatch.lock;
+	case CUSEMU_LOCK_NONE:
+		break;
+	}
+	return NULL;
+}
+
+/* The call reaches its handler as how, holding what lock_for() says. */
+static struct cusemu_lock *lock_stage_enter(struct cusemu_call *call,
+					    enum cusemu_method how,
+					    bool big_lock)
+{
+	struct cusemu_lock *lock = lock_for(call, big_lock);
+
+	call->method = how;
+	if (lock)
+		cusemu_lock_acquire(lock);
+	return lock;
+}
+
+static void lock_stage_leave(struct cusemu_lock *lock)
+{
+	if (lock)
+		cusemu_lock_release(lock);
+}
+
+long cusemu_handler_run(struct cusemu_call *call, cusemu_ioctl_fn fn,
+			enum cusemu_method how, bool big_lock)
+{
+	struct cusemu_lock *lock = lock_stage_enter(call, how, big_lock);
+	long ret;
+
+	if (cusemu_model_by_hand(call->dev->model))
+		ret = run_steps(call->dev, call->file, NULL,
+				call->dev->model->ioctl_fetch ?: cusemu_fetch_ioc,
+				fn, call->cmd, call->arg);
+	else	/* built from the tables: the rows have their steps */
+		ret = fn(call->dev, call->file, call->cmd, call->arg);
+	lock_stage_leave(lock);
+	return ret;
+}
+
+long cusemu_handler_run_row(struct cusemu_call *call,
+			    const struct cusemu_ioctl *row,
+			    enum cusemu_method how, bool big_lock)
+{
+	struct cusemu_lock *lock = lock_stage_enter(call, how, big_lock);
+	long ret = run_row(call->dev, call->file, row, call->cmd, call->arg);
+
+	lock_stage_leave(lock);
+	return ret;
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * How a handler runs: its row in the model's tables, the fetch and run
+ * steps of the handler contract, and the lock held around them. Kernel
+ * models (kmodel.h) choose the method; this runs it.
+ */
+#ifndef CUSEMU_HANDLER_H
+#define CUSEMU_HANDLER_H
+
+#include <stdbool.h>
+
+#include <glib.h>
+
+#include "call.h"
+
+/* The table row for cmd, or NULL. */
+const struct cusemu_ioctl *cusemu_ioctl_lookup(const struct cusemu_ioctl *table,
+					       unsigned int cmd);
+
+/*
+ * The name of the call's command: the row the dispatcher ran
+ * (call->stats.name), else the row of the caller's table, else of the
+ * other one; NULL when no table has it.
+ */
+const char *cusemu_call_command_name(const struct cusemu_call *call);
+
+/* The model gives methods by hand instead of tables. */
+bool cusemu_model_by_hand(const struct cusemu_device_model *m);
+/* Say (g_critical) where the model's tables break their rules. */
+void cusemu_table_check(const struct cusemu_device_model *m);
+
+/*
+ * The methods built from the tables: the row's fetch step, then its
+ * handler; -ENOIOCTLCMD for a command without a row. A compatible compat
+ * row (or compat_ptr_ioctl) runs the native row with a widened pointer.
+ */
+long cusemu_table_native_ioctl(struct cusemu_device *dev,
+			       struct cusemu_file *file, unsigned int cmd,
+			       unsigned long arg);
+long cusemu_table_compat_ioctl(struct cusemu_device *dev,
+			       struct cusemu_file *file, unsigned int cmd,
+			       unsigned long arg);
+
+/*
+ * True when every command of the model is correctly _IOC-encoded with no
+ * pointer inside, so that the kernel can copy its payloads (CUSE's
+ * restricted ioctls: one request per ioctl instead of two). Derived from
+ * the tables; a model with hand-written methods never is.
+ */
+bool cusemu_dispatch_restricted(const struct cusemu_device_model *m);
+
+/*
+ * The commands of m that need more than their _IOC payload, so cannot
+ * serve on a FUSE file: their names appended to names (", " between),
+ * and their count; -1 for hand-written methods, which tables do not tell.
+ */
+int cusemu_dispatch_fuse_gaps(const struct cusemu_device_model *m,
+			      GString *names);
+
+/* --lock: who is serialised around handlers. */
+enum cusemu_lock_mode {
+	CUSEMU_LOCK_MODEL,	/* what the kernel model prescribes */
+	CUSEMU_LOCK_GLOBAL,	/* one lock around every handler */
+	CUSEMU_LOCK_DEVICE,	/* one lock per device */
+	CUSEMU_LOCK_NONE,
+};
+
+bool cusemu_lock_mode_parse(const char *s, enum cusemu_lock_mode *mode);
+const char *cusemu_lock_mode_name(enum cusemu_lock_mode mode);
+
+/*
+ * Run method fn of the call's device (reached as how) with the lock the
+ * kernel model prescribes (big_lock) or --lock imposes: a hand-written
+ * method with the model's fetch step first, a table-built one as is.
+ */
+long cusemu_handler_run(struct cusemu_call *call, cusemu_ioctl_fn fn,
+			enum cusemu_method how, bool big_lock);
+/* The same for one table row (fetching an _IOC payload): for the
+ * ioctl32 table. */
+long cusemu_handler_run_row(struct cusemu_call *call,
+			    const struct cusemu_ioctl *row,
+			    enum cusemu_method how, bool big_lock);
+
+#endif

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Kernel models: how one Linux generation served ioctls, as data. Each is
+ * one descriptor in kmodel.c; dispatch.c follows it for every call.
+ */
+#ifndef CUSEMU_KMODEL_H
+#define CUSEMU_KMODEL_H
+
+#include <stdbool.h>
+
+#include "cusemu/device.h"
+
+/* A method a generation tries, and whether it runs under the big lock. */
+struct cusemu_kernel_step {
+	enum cusemu_method method;	/* 0: none */
+	bool big_lock;
+};
+
+struct cusemu_kernel_model {
+	const char *name;
+	const char *summary;
+	/* Native callers: the first of these methods the device has; none
+	 * of them is -ENOTTY. */
+	struct cusemu_kernel_step native[2];
+	/* What "not mine" (-ENOIOCTLCMD) from a native method becomes. */
+	int native_not_mine;
+	/* 32-bit callers: this method first, when the device has it; its
+	 * "not mine" goes on to the table, or is -ENOTTY without one. */
+	struct cusemu_kernel_step compat;
+	/*
+	 * The global ioctl32 table serves what the compat method did not
+	 * (no entry: -EINVAL), under the big lock, and devices register
+	 * their compat rows in it.
+	 */
+	bool global_table;
+};
+
+#define CUSEMU_DEFAULT_KERNEL_MODEL "modern"
+
+/* Every model, oldest first, NULL-terminated. */
+extern const struct cusemu_kernel_model *const cusemu_kernel_models[];
+const struct cusemu_kernel_model *cusemu_kernel_model_find(const char *name);
+
+#endif
