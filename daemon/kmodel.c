@@ -22,7 +22,8 @@ const struct cusemu_kernel_model *const cusemu_kernel_models[] = {
 		.native_not_mine = ENOTTY,
 		.global_table = true,
 	},
-	/* The patch in seeds/: unlocked_ioctl without the lock if any. */
+	/* Mike Werner's patch of December 2004: unlocked_ioctl without the
+	 * lock if the driver has it. */
 	&(const struct cusemu_kernel_model){
 		.name = "unlocked",
 		.summary = "the unlocked_ioctl patch: unlocked_ioctl without "
