@@ -377,14 +377,23 @@ static long dispatch(struct cusemu_call *call)
 	gint64 start;
 	long result;
 
-	if (g_atomic_int_get(&inst->long_handlers))
+	bool long_call = g_atomic_int_get(&inst->long_handlers);
+
+	if (long_call) {
 		cusemu_pool_share();
-	if (nth % SHARE_SAMPLE)
-		return cusemu_dispatch(call);
-	start = g_get_monotonic_time();
-	result = cusemu_dispatch(call);
-	g_atomic_int_set(&inst->long_handlers,
-			 g_get_monotonic_time() - start > SHARE_AFTER_US);
+		cusemu_pool_hold_cpu(&inst->node->long_cpu);
+	}
+	if (nth % SHARE_SAMPLE) {
+		result = cusemu_dispatch(call);
+	} else {
+		start = g_get_monotonic_time();
+		result = cusemu_dispatch(call);
+		g_atomic_int_set(&inst->long_handlers,
+				 g_get_monotonic_time() - start >
+					 SHARE_AFTER_US);
+	}
+	if (long_call)
+		cusemu_pool_release_cpu();
 	return result;
 }
 
@@ -796,6 +805,7 @@ void cusemu_node_init(struct cusemu_node *n, struct cusemu_device *dev,
 {
 	n->dev = dev;
 	n->ioctls = ioctls;
+	n->long_cpu = -1;
 	cusemu_waiters_init(&n->waiters);
 	g_mutex_init(&n->lock);
 	attach(n, dev);
