@@ -51,6 +51,12 @@
 /* One ioctl in this many is timed: on some machines the clock is a
  * system call. */
 #define SHARE_SAMPLE 16
+/*
+ * One whose handler took longer than this, the last time one was timed,
+ * also holds a CPU while it runs (cusemu_pool_hold_cpu()): worth the
+ * move to that CPU only for handlers that last many round trips.
+ */
+#define HOLD_CPU_AFTER_US 200
 
 /* A slot's owner when it holds no retry, or while a thread fills or takes it. */
 #define SLOT_FREE 0
@@ -376,25 +382,25 @@ static long dispatch(struct cusemu_call *call)
 {
 	struct cusemu_instance *inst = cusemu_instance(call->dev);
 	guint nth = (guint)g_atomic_int_add(&inst->dispatched, 1);
-	gint64 start;
+	struct cusemu_node *n = inst->node;
+	bool hold = g_atomic_int_get(&n->last_us) > HOLD_CPU_AFTER_US;
+	gint64 start, took;
 	long result;
 
-	bool long_call = g_atomic_int_get(&inst->long_handlers);
-
-	if (long_call) {
+	if (g_atomic_int_get(&inst->long_handlers))
 		cusemu_pool_share();
-		cusemu_pool_hold_cpu(&inst->node->long_cpu);
-	}
+	if (hold)
+		cusemu_pool_hold_cpu(&n->long_cpu);
 	if (nth % SHARE_SAMPLE) {
 		result = cusemu_dispatch(call);
 	} else {
 		start = g_get_monotonic_time();
 		result = cusemu_dispatch(call);
-		g_atomic_int_set(&inst->long_handlers,
-				 g_get_monotonic_time() - start >
-					 SHARE_AFTER_US);
+		took = g_get_monotonic_time() - start;
+		g_atomic_int_set(&inst->long_handlers, took > SHARE_AFTER_US);
+		g_atomic_int_set(&n->last_us, (gint)MIN(took, G_MAXINT));
 	}
-	if (long_call)
+	if (hold)
 		cusemu_pool_release_cpu();
 	return result;
 }
