@@ -641,8 +641,6 @@ static struct cusemu_mount *mount_start(GPtrArray *devices,
 	m->conn.end_waits = mount_end_waits;
 	m->conn.ended = mount_ended;
 	m->conn.free = conn_free;
-	/* Every file's requests come on it. */
-	m->conn.source.many = true;
 	m->uid = geteuid();
 	m->gid = getegid();
 	learn_groups(m);

@@ -109,14 +109,12 @@ static uint8_t *out_buffer(void)
 
 /*
  * Run stmt, a call into dev's model, under an oops guard: true when the
- * model faulted in it (oops.h). A worker that owns a source of several
- * devices' requests shares it first. Values stmt assigns are only read
- * when it returned.
+ * model faulted in it (oops.h). Values stmt assigns are only read when it
+ * returned.
  */
 #define GUARDED(dev, op, call, pid, stmt)                                \
 	({                                                               \
 		struct cusemu_oops_guard guard_;                         \
-		cusemu_pool_enter_model();                               \
 		cusemu_oops_enter(&guard_, (dev), (op), (call), (pid));  \
 		if (!cusemu_oops_setjmp(&guard_)) {                      \
 			stmt;                                            \

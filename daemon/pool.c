@@ -314,12 +314,6 @@ void cusemu_pool_share(void)
 	arm(src);
 }
 
-void cusemu_pool_enter_model(void)
-{
-	if (owned && owned->many)
-		cusemu_pool_share();
-}
-
 /* cpu, if the workers may run there and no other long call holds it. */
 static bool cpu_free(int cpu)
 {

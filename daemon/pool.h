@@ -32,12 +32,6 @@ struct cusemu_pool_source {
 	 * cusemu_pool_remove() the source once it has ended.
 	 */
 	void (*ready)(struct cusemu_pool_source *src);
-	/*
-	 * It carries several devices' requests (a FUSE mount): its owner
-	 * shares it before every call into a model, so that no request waits
-	 * for another device's handler while a worker is free.
-	 */
-	bool many;
 	gint active;		/* workers inside ready() */
 	gint gone;		/* removed: events still in flight are dropped */
 };
@@ -77,12 +71,6 @@ bool cusemu_pool_owns(void);
  * one). Nothing if the thread owns no source.
  */
 void cusemu_pool_share(void);
-
-/*
- * The calling worker is about to call into a model: if its source carries
- * several devices, it shares it (cusemu_pool_share()).
- */
-void cusemu_pool_enter_model(void);
 
 /*
  * The calling worker's call is known to take long (its handler spins):
