@@ -24,6 +24,7 @@
 #include <glib.h>
 
 #include "device.h"
+#include "dispatch.h"
 #include "fusefs.h"
 #include "pool.h"
 #include "sandbox.h"
@@ -34,6 +35,14 @@
 /* The files never change: the kernel keeps what it learnt. */
 #define CACHE_S 86400.0
 #define STOP_TIMEOUT_S 10
+
+struct cusemu_mount_options {
+	const char *dir;	/* an existing directory */
+	bool allow_other;	/* other users may use the files */
+	bool debug;		/* libfuse's request trace */
+	/* As root: what the unmounter keeps (sandbox.h); NULL otherwise. */
+	const struct cusemu_unmounter_seal *seal;
+};
 
 /* A device's file. Kept until the mount is freed, removed or not. */
 struct file {
@@ -52,9 +61,10 @@ struct files {
 	struct file *slot[];
 };
 
+/* The transport: one mount. */
 struct cusemu_mount {
-	struct cusemu_pool_source source;	/* its /dev/fuse descriptor */
-	struct fuse_session *se;
+	struct cusemu_conn conn;	/* first: its /dev/fuse connection */
+	struct cusemu_transport pub;
 	char *dir;
 	/* Workers read these without a lock: a file is in its slot before
 	 * n_files counts it, and a table is never freed while mounted. */
@@ -67,10 +77,14 @@ struct cusemu_mount {
 	gid_t gid;
 	GArray *groups;		/* the daemon's supplementary groups */
 	time_t mounted;
-	gint ended;
-	bool stuck;
 	pid_t unmounter;
 };
+
+static struct cusemu_mount *mount_of(const struct cusemu_transport *t)
+{
+	return (struct cusemu_mount *)((char *)t -
+				       offsetof(struct cusemu_mount, pub));
+}
 
 /*
  * The mount point, found again without a path: its parent directory, open
@@ -351,17 +365,20 @@ static const struct fuse_lowlevel_ops fs_ops = {
 	.poll = fs_poll,
 };
 
-static void mount_ready(struct cusemu_pool_source *src)
+static void mount_ended(struct cusemu_conn *c, int res)
 {
-	struct cusemu_mount *m = (struct cusemu_mount *)src;
-	int res;
+	struct cusemu_mount *m = (struct cusemu_mount *)c;
 
-	if (cusemu_node_serve(m->se, src, &res))
-		return;
-	cusemu_pool_remove(src);
-	if (!g_atomic_int_exchange(&m->ended, 1))
-		g_message("%s: the mount ended (%s)", m->dir,
-			  res < 0 ? g_strerror(-res) : "unmounted");
+	g_message("%s: the mount ended (%s)", m->dir,
+		  res < 0 ? g_strerror(-res) : "unmounted");
+}
+
+static void mount_end_waits(struct cusemu_conn *c)
+{
+	struct cusemu_mount *m = (struct cusemu_mount *)c;
+
+	for (guint i = 0; i < (guint)g_atomic_int_get(&m->n_files); i++)
+		cusemu_waiters_end(&m->files->slot[i]->node.waiters);
 }
 
 /*
@@ -533,6 +550,8 @@ static pid_t start_unmounter(const struct mount_point *p, const char *dir,
 
 static void free_mount(struct cusemu_mount *m)
 {
+	if (!m)
+		return;
 	guint n = (guint)m->n_files;
 
 	for (guint i = 0; i < n; i++) {
@@ -597,7 +616,9 @@ static void learn_groups(struct cusemu_mount *m)
 	g_array_set_size(m->groups, MAX(n, 0));
 }
 
-struct cusemu_mount *cusemu_mount_start(GPtrArray *devices,
+static void conn_free(struct cusemu_conn *c);
+
+static struct cusemu_mount *mount_start(GPtrArray *devices,
 					const struct cusemu_mount_options *opts,
 					GError **error)
 {
@@ -614,7 +635,12 @@ struct cusemu_mount *cusemu_mount_start(GPtrArray *devices,
 		return NULL;
 	m = g_new0(struct cusemu_mount, 1);
 
+	m->pub.ops = &cusemu_fusefs_ops;
 	m->dir = g_strdup(opts->dir);
+	m->conn.what = m->dir;
+	m->conn.end_waits = mount_end_waits;
+	m->conn.ended = mount_ended;
+	m->conn.free = conn_free;
 	m->uid = geteuid();
 	m->gid = getegid();
 	learn_groups(m);
@@ -626,15 +652,15 @@ struct cusemu_mount *cusemu_mount_start(GPtrArray *devices,
 		add_file(m, devices->pdata[i]);
 	make_room(m);
 	cusemu_node_log_libfuse();
-	m->se = fuse_session_new(&args, &fs_ops, sizeof(fs_ops), m);
-	if (!m->se || fuse_session_mount(m->se, m->dir)) {
+	m->conn.se = fuse_session_new(&args, &fs_ops, sizeof(fs_ops), m);
+	if (!m->conn.se || fuse_session_mount(m->conn.se, m->dir)) {
 		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
 			    "cannot mount a FUSE file system at %s (see "
 			    "libfuse's message above; as an ordinary user "
 			    "this needs fusermount3, from the fuse3 package)",
 			    m->dir);
-		if (m->se)
-			fuse_session_destroy(m->se);
+		if (m->conn.se)
+			fuse_session_destroy(m->conn.se);
 		point_clear(&point);
 		free_mount(m);
 		return NULL;
@@ -644,24 +670,18 @@ struct cusemu_mount *cusemu_mount_start(GPtrArray *devices,
 					       error);
 	point_clear(&point);
 	if (m->unmounter <= 0) {
-		fuse_session_unmount(m->se);
-		fuse_session_destroy(m->se);
+		fuse_session_unmount(m->conn.se);
+		fuse_session_destroy(m->conn.se);
 		free_mount(m);
 		return NULL;
 	}
-	m->source.ready = mount_ready;
-	if (!cusemu_transport_serve(&m->source, fuse_session_fd(m->se), m->dir,
-				    error)) {
-		fuse_session_destroy(m->se);
-		free_mount(m);
+	if (!cusemu_conn_serve(&m->conn, error)) {
+		fuse_session_destroy(m->conn.se);
+		m->conn.se = NULL;
+		cusemu_conn_release(&m->conn);
 		return NULL;
 	}
 	return m;
-}
-
-void cusemu_mount_add(struct cusemu_mount *m, struct cusemu_device *dev)
-{
-	add_file(m, dev);
 }
 
 /* The file of dev, not removed yet; on the main thread. */
@@ -696,7 +716,7 @@ static bool end_file_requests(struct file *f)
 	return true;
 }
 
-bool cusemu_mount_remove(struct cusemu_mount *m, struct cusemu_device *dev)
+static bool mount_remove(struct cusemu_mount *m, struct cusemu_device *dev)
 {
 	struct file *f = file_of_dev(m, dev);
 	int err;
@@ -708,7 +728,7 @@ bool cusemu_mount_remove(struct cusemu_mount *m, struct cusemu_device *dev)
 	g_mutex_unlock(&m->names_lock);
 	g_atomic_int_set(&f->gone, 1);
 	/* The kernel cached the name for CACHE_S: it forgets it now. */
-	err = fuse_lowlevel_notify_inval_entry(m->se, ROOT_INO, f->name,
+	err = fuse_lowlevel_notify_inval_entry(m->conn.se, ROOT_INO, f->name,
 					       strlen(f->name));
 	if (err && err != -ENOENT)
 		g_message("%s/%s: the kernel may show the name a while "
@@ -725,49 +745,225 @@ bool cusemu_mount_remove(struct cusemu_mount *m, struct cusemu_device *dev)
 	return true;
 }
 
-pid_t cusemu_mount_unmounter(const struct cusemu_mount *m)
+static void conn_free(struct cusemu_conn *c)
 {
-	return m->unmounter;
+	free_mount((struct cusemu_mount *)c);
 }
 
-bool cusemu_mount_ended(struct cusemu_mount *m)
+/* The transport's end: its requests and its connection; its files then
+ * fail with ENOTCONN until the daemon has exited and the mount is gone. */
+static void fusefs_stop(struct cusemu_transport *t)
 {
-	return g_atomic_int_get(&m->ended);
-}
+	struct cusemu_mount *m = mount_of(t);
 
-void cusemu_mount_stop(struct cusemu_mount *m)
-{
-	gint64 deadline = g_get_monotonic_time() +
-			  STOP_TIMEOUT_S * G_TIME_SPAN_SECOND;
-
-	fuse_session_exit(m->se);
-	cusemu_pool_remove(&m->source);
-	while (g_atomic_int_get(&m->source.active)) {
-		for (guint i = 0; i < (guint)m->n_files; i++)
-			cusemu_waiters_end(&m->files->slot[i]->node.waiters);
-		if (g_get_monotonic_time() > deadline) {
-			g_warning("%s: requests do not end; leaving them",
-				  m->dir);
-			m->stuck = true;
-			return;
-		}
-		poll(NULL, 0, 1);	/* not nanosleep: the sandbox has poll */
-	}
-	g_atomic_int_set(&m->ended, 1);
+	if (!cusemu_conn_stop(&m->conn))
+		return;
 	/*
 	 * Not fuse_session_unmount(): as an ordinary user it would start
 	 * fusermount3, which the sandbox forbids. Closing the connection
 	 * fails every request; fusermount3 unmounts once the daemon is gone.
 	 */
-	fuse_session_destroy(m->se);
-	m->se = NULL;
+	fuse_session_destroy(m->conn.se);
+	m->conn.se = NULL;
 	for (guint i = 0; i < (guint)m->n_files; i++)
 		if (!m->files->slot[i]->gone)
 			cusemu_node_close_files(&m->files->slot[i]->node);
 }
 
-void cusemu_mount_free(struct cusemu_mount *m)
+static void fusefs_free(struct cusemu_transport *t)
 {
-	if (m && !m->stuck && !cusemu_pool_running())
-		free_mount(m);
+	cusemu_conn_release(&mount_of(t)->conn);
 }
+
+char *cusemu_fuse_fitness(const struct cusemu_device_model *m)
+{
+	g_autoptr(GString) names = g_string_new(NULL);
+	int gaps = cusemu_dispatch_fuse_gaps(m, names);
+
+	if (gaps < 0)
+		return g_strdup("hand-written methods: only _IOC payloads");
+	if (!gaps)
+		return g_strdup("serves fully");
+	return g_strdup_printf("all but %s (need CUSE)", names->str);
+}
+
+/* Warn of the model's commands that the VFS answers for a FUSE file. */
+static void warn_vfs_commands(const struct cusemu_device *dev)
+{
+	const struct cusemu_ioctl *tables[] = { dev->model->native_table,
+						dev->model->compat_table };
+
+	for (unsigned int t = 0; t < G_N_ELEMENTS(tables); t++) {
+		for (const struct cusemu_ioctl *row = tables[t];
+		     row && row->name; row++) {
+			const char *vfs = cusemu_vfs_command(row->cmd, true);
+
+			if (vfs && !cusemu_vfs_command(row->cmd, false))
+				g_warning("%s: %s (%08x) never reaches the model "
+					  "on a FUSE mount: the kernel answers "
+					  "%s itself for regular files",
+					  dev->name, row->name, row->cmd, vfs);
+		}
+	}
+}
+
+/* The kernel's FUSE, and a directory to mount on. */
+static gboolean fusefs_check(const struct cusemu_transport_settings *settings,
+			     GPtrArray *devices, GError **error)
+{
+	int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+	const char *dir = settings->fuse_dir;
+	struct stat st = { 0 };
+
+	if (fd < 0) {
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
+			    "cannot open /dev/fuse: %s; --fuse needs the "
+			    "kernel's FUSE (modprobe fuse, or give a container "
+			    "the device /dev/fuse)",
+			    g_strerror(errno));
+		return FALSE;
+	}
+	close(fd);
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+		const char *why = S_ISDIR(st.st_mode) || errno
+					  ? g_strerror(errno)
+					  : "not a directory";
+
+		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NOTDIR,
+			    "--fuse %s: %s; give an existing directory to "
+			    "mount the device files on (mkdir -p %s)",
+			    dir, why, dir);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/* dev's file, there once the kernel answers a stat of it (the mount's
+ * INIT done by a worker); said in the log. */
+static gboolean announce_file(struct cusemu_mount *m,
+			      struct cusemu_device *dev, const char *added,
+			      GError **error)
+{
+	g_autofree char *path = g_build_filename(m->dir, dev->name, NULL);
+	g_autofree char *fitness = cusemu_fuse_fitness(dev->model);
+	struct stat st;
+
+	if (stat(path, &st)) {
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
+			    "%s did not appear on the mount: %s", path,
+			    g_strerror(errno));
+		return FALSE;
+	}
+	g_message("serving %s: %s, kernel model %s, mode %04o, over FUSE: "
+		  "%s%s",
+		  path, dev->model->name, cusemu_instance(dev)->kmodel->name,
+		  (unsigned int)(st.st_mode & 07777), fitness, added);
+	warn_vfs_commands(dev);
+	return TRUE;
+}
+
+/* One mount with a file per device. */
+static gboolean fusefs_start(const struct cusemu_transport_settings *settings,
+			     GPtrArray *devices, struct cusemu_transport **t,
+			     GError **error)
+{
+	struct cusemu_mount_options mo = {
+		.dir = settings->fuse_dir,
+		.allow_other = settings->allow_other,
+		.debug = settings->debug,
+	};
+	struct cusemu_unmounter_seal seal;
+	struct cusemu_mount *m;
+
+	/* Root's unmounter keeps only what unmounting needs. */
+	if (geteuid() == 0) {
+		if (!cusemu_sandbox_unmounter_prepare(settings->sandbox,
+						      settings->fuse_dir, &seal,
+						      error))
+			return FALSE;
+		mo.seal = &seal;
+	}
+	m = mount_start(devices, &mo, error);
+	if (mo.seal)
+		cusemu_sandbox_unmounter_clear(&seal);
+	if (!m)
+		return FALSE;
+	*t = &m->pub;
+	settings->sandbox->unmounter_pid = m->unmounter;
+	for (guint i = 0; i < devices->len; i++)
+		if (!announce_file(m, devices->pdata[i], "", error))
+			return FALSE;
+	return TRUE;
+}
+
+static gboolean fusefs_serve(struct cusemu_transport *t,
+			     struct cusemu_device *dev, GError **error)
+{
+	struct cusemu_mount *m = mount_of(t);
+
+	add_file(m, dev);
+	if (announce_file(m, dev, "; added", error))
+		return TRUE;
+	mount_remove(m, dev);
+	return FALSE;
+}
+
+static bool fusefs_unserve(struct cusemu_transport *t,
+			   struct cusemu_device *dev)
+{
+	return mount_remove(mount_of(t), dev);
+}
+
+static char *fusefs_path(const struct cusemu_transport *t,
+			 const struct cusemu_device *dev)
+{
+	return g_build_filename(mount_of(t)->dir, dev->name, NULL);
+}
+
+static const char *fusefs_ioctls(const struct cusemu_device *dev)
+{
+	return "fuse";
+}
+
+/* NAME, /dev/NAME or DIR/NAME. */
+static const char *fusefs_name(const struct cusemu_transport *t,
+			       const char *path)
+{
+	const char *dir = mount_of(t)->dir;
+
+	if (g_str_has_prefix(path, "/dev/"))
+		return path + strlen("/dev/");
+	if (g_str_has_prefix(path, dir) && path[strlen(dir)] == '/')
+		return path + strlen(dir) + 1;
+	return path;
+}
+
+static char *fusefs_lost(struct cusemu_transport *t)
+{
+	struct cusemu_mount *m = mount_of(t);
+
+	if (!cusemu_conn_done(&m->conn))
+		return NULL;
+	return g_strdup_printf("the FUSE mount at %s ended (unmounted?)",
+			       m->dir);
+}
+
+static char *fusefs_stopping(const struct cusemu_transport *t, unsigned int n)
+{
+	return g_strdup_printf("unmounting %s (%u file(s))", mount_of(t)->dir,
+			       n);
+}
+
+const struct cusemu_transport_ops cusemu_fusefs_ops = {
+	.check = fusefs_check,
+	.start = fusefs_start,
+	.serve = fusefs_serve,
+	.unserve = fusefs_unserve,
+	.path = fusefs_path,
+	.ioctls = fusefs_ioctls,
+	.name = fusefs_name,
+	.lost = fusefs_lost,
+	.stopping = fusefs_stopping,
+	.stop = fusefs_stop,
+	.free = fusefs_free,
+};

@@ -30,6 +30,7 @@
 
 #include "config.h"
 #include "control.h"
+#include "cuse.h"
 #include "device.h"
 #include "dispatch.h"
 #include "fusefs.h"
@@ -41,9 +42,6 @@
 #include "trace.h"
 #include "pool.h"
 #include "transport.h"
-
-#define CUSE_PATH "/dev/cuse"
-#define NODE_TIMEOUT_MS 10000
 
 struct options {
 	char *config_file;
@@ -75,16 +73,13 @@ struct daemon {
 	unsigned int major;	/* every node's; 0: the first node's, dynamic */
 	unsigned int threads;	/* the pool's workers */
 	GPtrArray *devices;	/* struct cusemu_device */
-	GPtrArray *sessions;	/* struct cusemu_session, same order */
-	char *fuse_dir;		/* files on a FUSE mount instead of nodes */
-	gboolean allow_other;
+	char *mount_dir;	/* --fuse: transport_settings.fuse_dir's */
 	gboolean panic_on_oops;	/* an oops ends the daemon */
 	unsigned int soft_lockup_secs;	/* 0: no watchdog */
-	gboolean fuse_debug;	/* libfuse's trace, of added nodes too */
-	/* The CUSE nodes' major once known, and the minor a node added at
-	 * run time gets next. */
-	unsigned int cuse_major, next_minor;
-	struct cusemu_mount *mount;
+	/* The transport the settings chose, once, and the running one. */
+	struct cusemu_transport_settings transport_settings;
+	const struct cusemu_transport_ops *transport_ops;
+	struct cusemu_transport *transport;
 	char *control_path;
 	gid_t control_group;
 	struct cusemu_control *control;
@@ -142,22 +137,9 @@ static void describe_params(GString *s, const struct cusemu_param *params)
 	}
 }
 
-/* Whether the model serves fully as a file on a FUSE mount (--fuse). */
-static char *fuse_fitness(const struct cusemu_device_model *m)
-{
-	g_autoptr(GString) names = g_string_new(NULL);
-	int gaps = cusemu_dispatch_fuse_gaps(m, names);
-
-	if (gaps < 0)
-		return g_strdup("hand-written methods: only _IOC payloads");
-	if (!gaps)
-		return g_strdup("serves fully");
-	return g_strdup_printf("all but %s (need CUSE)", names->str);
-}
-
 static void describe_fuse(GString *s, const struct cusemu_device_model *m)
 {
-	g_autofree char *fitness = fuse_fitness(m);
+	g_autofree char *fitness = cusemu_fuse_fitness(m);
 
 	g_string_append_printf(s, "    %-16s %s\n", "over --fuse:", fitness);
 }
@@ -579,14 +561,23 @@ static gboolean resolve_transport(struct daemon *d, const struct options *o,
 	const char *dir = pick(o->fuse, "--fuse", config->fuse,
 			       config->fuse_origin, &origin);
 	const char *other = config->allow_other;
+	struct cusemu_transport_settings *ts = &d->transport_settings;
+	gboolean allow_other = o->allow_other;
 
-	d->fuse_dir = dir && *dir ? g_strdup(dir) : NULL;
-	d->allow_other = o->allow_other;
+	g_free(d->mount_dir);
+	d->mount_dir = dir && *dir ? g_strdup(dir) : NULL;
+	ts->fuse_dir = d->mount_dir;
+	ts->major = d->major;
+	ts->workers = d->threads;
+	ts->debug = o->debug;
+	ts->sandbox = &d->sandbox;
+	d->transport_ops = ts->fuse_dir ? &cusemu_fusefs_ops : &cusemu_cuse_ops;
 	if (!o->allow_other &&
 	    !resolve_bool(other, config->allow_other_origin, "allow_other",
-			  &d->allow_other, error))
+			  &allow_other, error))
 		return FALSE;
-	if (d->allow_other && !d->fuse_dir) {
+	ts->allow_other = allow_other;
+	if (ts->allow_other && !ts->fuse_dir) {
 		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
 			    "%s: allow_other is for a FUSE mount; give --fuse "
 			    "DIR (or fuse= in [daemon]) too",
@@ -594,7 +585,7 @@ static gboolean resolve_transport(struct daemon *d, const struct options *o,
 					   : config->allow_other_origin);
 		return FALSE;
 	}
-	if (d->fuse_dir && d->sandbox.user && geteuid() != 0) {
+	if (ts->fuse_dir && d->sandbox.user && geteuid() != 0) {
 		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
 			    "user= needs a daemon started as root; an ordinary "
 			    "user's daemon already runs as that user");
@@ -652,376 +643,29 @@ static gboolean create_devices(struct daemon *d,
 	return TRUE;
 }
 
-/* --fuse: the kernel's FUSE, and a directory to mount on. */
-static gboolean check_fuse_host(const struct daemon *d, GError **error)
-{
-	int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
-	struct stat st = { 0 };
-
-	if (fd < 0) {
-		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
-			    "cannot open /dev/fuse: %s; --fuse needs the "
-			    "kernel's FUSE (modprobe fuse, or give a container "
-			    "the device /dev/fuse)",
-			    g_strerror(errno));
-		return FALSE;
-	}
-	close(fd);
-	if (stat(d->fuse_dir, &st) || !S_ISDIR(st.st_mode)) {
-		const char *why = S_ISDIR(st.st_mode) || errno
-					  ? g_strerror(errno)
-					  : "not a directory";
-
-		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NOTDIR,
-			    "--fuse %s: %s; give an existing directory to "
-			    "mount the device files on (mkdir -p %s)",
-			    d->fuse_dir, why, d->fuse_dir);
-		return FALSE;
-	}
-	return TRUE;
-}
-
-/* No /dev/cuse: what to do, with the VM of the source tree for a build
- * tree's daemon. */
-static void set_no_cuse_error(GError **error)
-{
-	g_autofree char *self = NULL;
-	g_autofree char *vm = NULL;
-
-	if (!cusemu_runs_installed(CUSEMU_SBINDIR)) {
-		self = cusemu_self_command("cusemud", CUSEMU_SBINDIR);
-		vm = g_strdup_printf(", or run cusemud in the VM of the source "
-				     "tree: client-tests/vm-run -- %s "
-				     "--foreground ...",
-				     self);
-	}
-	g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
-		    CUSE_PATH " does not exist: this kernel has no CUSE "
-		    "loaded. Run 'modprobe cuse' as root; on a kernel without "
-		    "CUSE, serve files on a FUSE mount instead (--fuse DIR)%s",
-		    vm ? vm : "");
-}
-
-static gboolean check_host(const struct daemon *d, GError **error)
-{
-	int fd;
-
-	if (d->fuse_dir)
-		return check_fuse_host(d, error);
-	fd = open(CUSE_PATH, O_RDWR | O_CLOEXEC);
-
-	if (fd < 0 && errno == ENOENT) {
-		set_no_cuse_error(error);
-		return FALSE;
-	}
-	if (fd < 0) {
-		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
-			    "cannot open " CUSE_PATH ": %s; cusemud must run "
-			    "as root",
-			    g_strerror(errno));
-		return FALSE;
-	}
-	close(fd);
-	for (guint i = 0; i < d->devices->len; i++) {
-		const struct cusemu_device *dev = d->devices->pdata[i];
-		g_autofree char *path = g_strdup_printf("/dev/%s", dev->name);
-
-		if (g_file_test(path, G_FILE_TEST_EXISTS)) {
-			g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_EXIST,
-				    "%s already exists (another device, or "
-				    "a cusemud still running); give the "
-				    "device another name=",
-				    path);
-			return FALSE;
-		}
-	}
-	return TRUE;
-}
-
-/*
- * Why the kernel dropped a session before its node appeared: CUSE logs
- * only "failed to register chrdev region" or a sysfs complaint. Major
- * 0 means a dynamic one was asked for.
- */
-static void explain_refusal(const struct cusemu_device *dev,
-			    unsigned int asked_major, unsigned int asked_minor,
-			    GError **error)
-{
-	g_autofree char *sys = g_strdup_printf("/sys/class/cuse/%s", dev->name);
-	struct stat st;
-	const char *why;
-
-	/* stat, not access(): a node added at run time is in the sandbox. */
-	if (stat(sys, &st) == 0) {
-		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_EXIST,
-			    "/dev/%s did not appear: another CUSE device is "
-			    "named %s (%s exists); give this one another name=",
-			    dev->name, dev->name, sys);
-		return;
-	}
-	if (asked_major)
-		why = "is taken, or is not a number the kernel lends (see "
-		      "/proc/devices; dmesg says which); set major= to a major "
-		      "no driver uses, or leave it out for a dynamic one";
-	else
-		why = "could not be had: the kernel's dynamic majors are all "
-		      "taken (about 140, and every CUSE server without a fixed "
-		      "number takes one; see /proc/devices); stop CUSE servers "
-		      "that are not needed, or set major= to a free major";
-	g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
-		    "/dev/%s did not appear: the kernel refused its device "
-		    "number: char-device %u:%u %s",
-		    dev->name, asked_major, asked_minor, why);
-}
-
-/*
- * The node appears once the kernel has handled CUSE_INIT: wait for it,
- * and give it the device's owner and mode. *rdev is its device number.
- */
-static gboolean wait_for_node(struct cusemu_device *dev,
-			      struct cusemu_session *s,
-			      unsigned int asked_major,
-			      unsigned int asked_minor, dev_t *rdev,
-			      GError **error)
-{
-	g_autofree char *path = g_strdup_printf("/dev/%s", dev->name);
-	const struct cusemu_instance *dp = cusemu_instance(dev);
-	gint64 deadline = g_get_monotonic_time() +
-			  NODE_TIMEOUT_MS * G_TIME_SPAN_MILLISECOND;
-	struct stat st;
-
-	/* The node may be another daemon's that won a race for the name:
-	 * wait for the kernel's answer to this session's CUSE_INIT too. */
-	while (stat(path, &st) || !S_ISCHR(st.st_mode) ||
-	       !cusemu_session_init_sent(s)) {
-		if (cusemu_session_ended(s)) {
-			explain_refusal(dev, asked_major, asked_minor, error);
-			return FALSE;
-		}
-		if (g_get_monotonic_time() > deadline) {
-			g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
-				    "%s did not appear within %d s of its "
-				    "registration: is udev or devtmpfs "
-				    "creating nodes in /dev?",
-				    path, NODE_TIMEOUT_MS / 1000);
-			return FALSE;
-		}
-		poll(NULL, 0, 5);	/* not nanosleep: off the sandbox's list */
-	}
-	if (!cusemu_session_registered(s)) {
-		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_EXIST,
-			    "%s is another process's: the kernel gave the name "
-			    "to a device registered at the same time (a second "
-			    "cusemud?); its owner and mode were left alone; "
-			    "give this device another name=",
-			    path);
-		return FALSE;
-	}
-	if (chown(path, dp->owner, dp->group) || chmod(path, dp->mode)) {
-		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
-			    "cannot set owner and mode of %s: %s", path,
-			    g_strerror(errno));
-		return FALSE;
-	}
-	*rdev = st.st_rdev;
-	return TRUE;
-}
-
-/* Whether the kernel copies ioctl payloads itself (see cuse_ioctl()). */
+/* How the kernel passes dev's ioctls (see docs/daemon.md). */
 static const char *ioctl_mode(const struct daemon *d,
 			      const struct cusemu_device *dev)
 {
-	if (d->fuse_dir)
-		return "fuse";
-	return cusemu_instance(dev)->restricted ? "restricted" : "unrestricted";
+	return d->transport_ops->ioctls(dev);
 }
 
 /* Where clients find the device: its node, or its file on the mount. */
 static char *device_path(const struct daemon *d,
 			 const struct cusemu_device *dev)
 {
-	if (d->fuse_dir)
-		return g_build_filename(d->fuse_dir, dev->name, NULL);
-	return g_strconcat("/dev/", dev->name, NULL);
+	if (!d->transport)
+		return g_strdup(dev->name);
+	return d->transport_ops->path(d->transport, dev);
 }
 
-/* Descriptors besides one /dev/cuse per device: logs, the control socket
- * and its peers, the /proc helper, EEPROM saves, glib's wake-ups. */
-#define FDS_BESIDES_DEVICES 128
-
-/*
- * One /dev/cuse descriptor per device: 1024 devices meet the usual soft
- * limit. Raise it to what this run needs, the hard limit too when root
- * may (CAP_SYS_RESOURCE); say so when the system will not.
- */
-static void raise_fd_limit(unsigned int devices)
+/* Every device served, through the one transport the settings chose. */
+static gboolean start_transport(struct daemon *d, GError **error)
 {
-	rlim_t need = (rlim_t)devices + FDS_BESIDES_DEVICES;
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= need)
-		return;
-	if (rl.rlim_max < need) {
-		struct rlimit more = { need, need };
-
-		if (!setrlimit(RLIMIT_NOFILE, &more)) {
-			g_message("open files: limit raised to %ju for %u "
-				  "devices", (uintmax_t)need, devices);
-			return;
-		}
-		rl.rlim_cur = rl.rlim_max;
-		if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
-			g_warning("open files: %u devices need %ju descriptors "
-				  "and the hard limit is %ju, which only root may "
-				  "raise: later devices will fail (raise it with "
-				  "ulimit -Hn or LimitNOFILE=)",
-				  devices, (uintmax_t)need, (uintmax_t)rl.rlim_max);
-		return;
-	}
-	rl.rlim_cur = need;
-	if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
-		g_message("open files: limit raised to %ju for %u devices",
-			  (uintmax_t)need, devices);
-}
-
-/* Wait for device i's node, and say that it serves. */
-static gboolean serve_node(struct daemon *d, guint i,
-			   unsigned int asked_major, unsigned int asked_minor,
-			   dev_t *rdev, GError **error)
-{
-	struct cusemu_device *dev = d->devices->pdata[i];
-
-	if (!wait_for_node(dev, d->sessions->pdata[i], asked_major,
-			   asked_minor, rdev, error))
-		return FALSE;
-	g_message("serving /dev/%s (%u:%u): %s, kernel model %s, mode %04o, "
-		  "%s ioctls",
-		  dev->name, major(*rdev), minor(*rdev), dev->model->name,
-		  cusemu_instance(dev)->kmodel->name,
-		  (unsigned int)cusemu_instance(dev)->mode, ioctl_mode(d, dev));
-	return TRUE;
-}
-
-/*
- * Every device shares one char-device major, the next minor each: a
- * dynamic major per device would end at the kernel's ~140. Without a
- * configured major, the first device takes a dynamic one and the others
- * follow it once its node shows which.
- */
-static gboolean start_sessions(struct daemon *d, const struct options *o,
-			       GError **error)
-{
-	struct cusemu_session_options so = {
-		.debug = o->debug,
-		.major = d->major,
-	};
-	unsigned int first_minor = 0;
-	guint waited = 0;
-	dev_t rdev;
-
-	raise_fd_limit(d->devices->len);
-	cusemu_transport_init(d->threads);
-	for (guint i = 0; i < d->devices->len; i++) {
-		struct cusemu_device *dev = d->devices->pdata[i];
-		struct cusemu_session *s;
-
-		cusemu_dispatch_bind(dev, d->lock_mode);
-		so.minor = so.major ? first_minor + i : 0;
-		s = cusemu_session_start(dev, &so, error);
-		if (!s)
-			return FALSE;
-		g_ptr_array_add(d->sessions, s);
-		if (!so.major) {
-			if (!serve_node(d, i, 0, 0, &rdev, error))
-				return FALSE;
-			so.major = major(rdev);
-			first_minor = minor(rdev) - i;
-			waited = i + 1;
-		}
-	}
-	for (guint i = waited; i < d->devices->len; i++)
-		if (!serve_node(d, i, so.major, first_minor + i, &rdev, error))
-			return FALSE;
-	d->fuse_debug = o->debug;
-	d->cuse_major = so.major;
-	d->next_minor = first_minor + d->devices->len;
-	return TRUE;
-}
-
-/* Warn of the model's commands that the VFS answers for a FUSE file. */
-static void warn_vfs_commands(const struct cusemu_device *dev)
-{
-	const struct cusemu_ioctl *tables[] = { dev->model->native_table,
-						dev->model->compat_table };
-
-	for (unsigned int t = 0; t < G_N_ELEMENTS(tables); t++) {
-		for (const struct cusemu_ioctl *row = tables[t];
-		     row && row->name; row++) {
-			const char *vfs = cusemu_vfs_command(row->cmd, true);
-
-			if (vfs && !cusemu_vfs_command(row->cmd, false))
-				g_warning("%s: %s (%08x) never reaches the model "
-					  "on a FUSE mount: the kernel answers "
-					  "%s itself for regular files",
-					  dev->name, row->name, row->cmd, vfs);
-		}
-	}
-}
-
-/*
- * --fuse: one mount with a file per device; each file is there once the
- * kernel answers a stat of it (the mount's INIT done by a worker).
- */
-static gboolean start_mount(struct daemon *d, const struct options *o,
-			    GError **error)
-{
-	struct cusemu_mount_options mo = {
-		.dir = d->fuse_dir,
-		.allow_other = d->allow_other,
-		.debug = o->debug,
-	};
-	struct cusemu_unmounter_seal seal;
-
-	/* Root's unmounter keeps only what unmounting needs. */
-	if (geteuid() == 0) {
-		if (!cusemu_sandbox_unmounter_prepare(&d->sandbox, d->fuse_dir,
-						      &seal, error))
-			return FALSE;
-		mo.seal = &seal;
-	}
-	raise_fd_limit(1);
-	d->fuse_debug = o->debug;
-	cusemu_transport_init(d->threads);
 	for (guint i = 0; i < d->devices->len; i++)
 		cusemu_dispatch_bind(d->devices->pdata[i], d->lock_mode);
-	d->mount = cusemu_mount_start(d->devices, &mo, error);
-	if (mo.seal)
-		cusemu_sandbox_unmounter_clear(&seal);
-	if (!d->mount)
-		return FALSE;
-	d->sandbox.unmounter_pid = cusemu_mount_unmounter(d->mount);
-	for (guint i = 0; i < d->devices->len; i++) {
-		struct cusemu_device *dev = d->devices->pdata[i];
-		g_autofree char *path = g_build_filename(d->fuse_dir, dev->name,
-							 NULL);
-		g_autofree char *fitness = fuse_fitness(dev->model);
-		struct stat st;
-
-		if (stat(path, &st)) {
-			g_set_error(error, G_FILE_ERROR,
-				    g_file_error_from_errno(errno),
-				    "%s did not appear on the mount: %s", path,
-				    g_strerror(errno));
-			return FALSE;
-		}
-		g_message("serving %s: %s, kernel model %s, mode %04o, over "
-			  "FUSE: %s",
-			  path, dev->model->name,
-			  cusemu_instance(dev)->kmodel->name,
-			  (unsigned int)(st.st_mode & 07777), fitness);
-		warn_vfs_commands(dev);
-	}
-	return TRUE;
+	return cusemu_transport_start(d->transport_ops, &d->transport_settings,
+				      d->devices, &d->transport, error);
 }
 
 static void stop(struct daemon *d)
@@ -1031,13 +675,7 @@ static void stop(struct daemon *d)
 		cusemu_control_stop(d->control);
 	d->control = NULL;
 	cusemu_trace_detach_all();
-	for (guint i = 0; i < d->sessions->len; i++)
-		cusemu_session_stop(d->sessions->pdata[i]);
-	if (d->mount)
-		cusemu_mount_stop(d->mount);
-	cusemu_transport_stop();
-	cusemu_mount_free(d->mount);
-	d->mount = NULL;
+	cusemu_transport_stop(d->transport);
 	for (guint i = 0; i < d->devices->len; i++) {
 		struct cusemu_device *dev = d->devices->pdata[i];
 
@@ -1045,9 +683,8 @@ static void stop(struct daemon *d)
 		cusemu_device_free(dev);
 	}
 	g_ptr_array_set_size(d->devices, 0);
-	for (guint i = 0; i < d->sessions->len; i++)
-		cusemu_session_free(d->sessions->pdata[i]);
-	g_ptr_array_set_size(d->sessions, 0);
+	cusemu_transport_free(d->transport);
+	d->transport = NULL;
 	cusemu_sandbox_clear(&d->sandbox);
 }
 
@@ -1059,7 +696,7 @@ static void describe_model(GString *out, GString *fitness, gboolean json,
 			   gboolean first, const struct cusemu_device_model *m,
 			   const char *origin)
 {
-	g_autofree char *fuse = fuse_fitness(m);
+	g_autofree char *fuse = cusemu_fuse_fitness(m);
 
 	if (json) {
 		g_string_append_printf(out, "%s{\"name\":\"%s\",\"origin\":",
@@ -1288,11 +925,10 @@ static int no_device(GString *out, const char *node)
  * the FUSE mount), or -1. */
 static int device_index(const struct daemon *d, const char *node)
 {
-	if (g_str_has_prefix(node, "/dev/"))
+	if (d->transport)
+		node = d->transport_ops->name(d->transport, node);
+	else if (g_str_has_prefix(node, "/dev/"))
 		node += strlen("/dev/");
-	else if (d->fuse_dir && g_str_has_prefix(node, d->fuse_dir) &&
-		 node[strlen(d->fuse_dir)] == '/')
-		node += strlen(d->fuse_dir) + 1;
 	for (guint i = 0; i < d->devices->len; i++) {
 		const struct cusemu_device *dev = d->devices->pdata[i];
 
@@ -1325,9 +961,9 @@ static int control_device(void *data, char **argv, GString *out)
 
 /*
  * Devices at run time (cusemuctl add, remove), on the main thread, which
- * alone changes d->devices and d->sessions. The daemon is in its sandbox
- * by then: no capability, maybe another user, and the system calls of
- * docs/security.md.
+ * alone changes d->devices and what the transport serves. The daemon is
+ * in its sandbox by then: no capability, maybe another user, and the
+ * system calls of docs/security.md.
  */
 
 /*
@@ -1374,129 +1010,6 @@ static unsigned int free_instance(const struct daemon *d,
 	}
 }
 
-/*
- * A new CUSE device opens /dev/cuse, root's: a daemon that became
- * another user (user=) cannot, and says what to do instead.
- */
-static gboolean check_cuse_openable(const struct daemon *d, GError **error)
-{
-	int fd = open(CUSE_PATH, O_RDWR | O_CLOEXEC);
-
-	if (fd >= 0) {
-		close(fd);
-		return TRUE;
-	}
-	if ((errno == EACCES || errno == EPERM) && d->sandbox.user) {
-		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
-			    "cannot open " CUSE_PATH ": %s: since start-up "
-			    "cusemud runs as user %s (user=), and a new CUSE "
-			    "node needs " CUSE_PATH ", which is root's. Give "
-			    "the device at start-up instead (--device, or a "
-			    "[device NAME] group of the configuration), or run "
-			    "cusemud without user= (it then stays root, with no "
-			    "capability), or serve files on a FUSE mount "
-			    "(--fuse DIR), where add needs no " CUSE_PATH,
-			    g_strerror(errno), d->sandbox.user);
-		return FALSE;
-	}
-	if (errno == ENOENT) {
-		set_no_cuse_error(error);
-		return FALSE;
-	}
-	g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
-		    "cannot open " CUSE_PATH ": %s", g_strerror(errno));
-	return FALSE;
-}
-
-/*
- * The node's owner and group are set by the daemon, which dropped
- * CAP_CHOWN after start-up: root's node (what devtmpfs makes) is all it
- * can give. Its mode it can.
- */
-static gboolean check_owner(const struct cusemu_device *dev, GError **error)
-{
-	const struct cusemu_instance *dp = cusemu_instance(dev);
-
-	if (dp->owner == 0 && dp->group == 0)
-		return TRUE;
-	g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_PERM,
-		    "/dev/%s: owner= and group= other than root need "
-		    "CAP_CHOWN, which cusemud dropped once it started (see "
-		    "docs/security.md); give the node a mode= instead (e.g. "
-		    "mode=0666), or the device at start-up (--device, or the "
-		    "configuration file)",
-		    dev->name);
-	return FALSE;
-}
-
-/* A new CUSE session: the next minor of the nodes' major, as at start-up. */
-static gboolean add_session(struct daemon *d, struct cusemu_device *dev,
-			    GError **error)
-{
-	g_autofree char *path = g_strdup_printf("/dev/%s", dev->name);
-	struct cusemu_session_options so = {
-		.debug = d->fuse_debug,
-		.major = d->cuse_major,
-		.minor = d->cuse_major ? d->next_minor : 0,
-	};
-	struct cusemu_session *s;
-	struct stat st;
-	dev_t rdev;
-
-	if (stat(path, &st) == 0) {
-		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_EXIST,
-			    "%s already exists (another driver's node, or a "
-			    "CUSE server's); give the device another name=",
-			    path);
-		return FALSE;
-	}
-	if (!check_owner(dev, error) || !check_cuse_openable(d, error))
-		return FALSE;
-	s = cusemu_session_start(dev, &so, error);
-	if (!s)
-		return FALSE;
-	if (!wait_for_node(dev, s, so.major, so.minor, &rdev, error)) {
-		cusemu_session_stop(s);
-		cusemu_session_free(s);
-		return FALSE;
-	}
-	g_ptr_array_add(d->sessions, s);
-	if (!d->cuse_major)
-		d->cuse_major = major(rdev);
-	if (major(rdev) == d->cuse_major)
-		d->next_minor = MAX(d->next_minor, minor(rdev) + 1);
-	g_message("serving /dev/%s (%u:%u): %s, kernel model %s, mode %04o, "
-		  "%s ioctls; added",
-		  dev->name, major(rdev), minor(rdev), dev->model->name,
-		  cusemu_instance(dev)->kmodel->name,
-		  (unsigned int)cusemu_instance(dev)->mode, ioctl_mode(d, dev));
-	return TRUE;
-}
-
-/* A new file on the FUSE mount, there once the kernel finds it. */
-static gboolean add_file(struct daemon *d, struct cusemu_device *dev,
-			 GError **error)
-{
-	g_autofree char *path = device_path(d, dev);
-	g_autofree char *fitness = fuse_fitness(dev->model);
-	struct stat st;
-
-	cusemu_mount_add(d->mount, dev);
-	if (stat(path, &st)) {
-		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
-			    "%s did not appear on the mount: %s", path,
-			    g_strerror(errno));
-		cusemu_mount_remove(d->mount, dev);
-		return FALSE;
-	}
-	g_message("serving %s: %s, kernel model %s, mode %04o, over FUSE: %s; "
-		  "added",
-		  path, dev->model->name, cusemu_instance(dev)->kmodel->name,
-		  (unsigned int)(st.st_mode & 07777), fitness);
-	warn_vfs_commands(dev);
-	return TRUE;
-}
-
 /* A device as --device makes it, checked as at start-up, and serving. */
 static struct cusemu_device *add_device(struct daemon *d, const char *text,
 					GError **error)
@@ -1530,8 +1043,7 @@ static struct cusemu_device *add_device(struct daemon *d, const char *text,
 	if (!cusemu_device_sandboxed(dev, error) ||
 	    !cusemu_dispatch_bind_added(dev, d->lock_mode, error))
 		goto free_device;
-	if (!(d->fuse_dir ? add_file(d, dev, error)
-			  : add_session(d, dev, error)))
+	if (!d->transport_ops->serve(d->transport, dev, error))
 		goto unbind;
 	g_ptr_array_add(d->devices, dev);
 	goto out;
@@ -1571,23 +1083,12 @@ static int control_add(void *data, const char *spec, GString *out)
 }
 
 /*
- * Its CUSE session ends (the node goes; the kernel fails its open files)
- * or its file leaves the mount (its open files get ENODEV); FALSE when
- * requests inside it do not end, and the device must stay.
+ * Its node goes, or its file leaves the mount; FALSE when requests inside
+ * it do not end, and the device must stay.
  */
 static gboolean take_away(struct daemon *d, guint i)
 {
-	struct cusemu_session *s;
-
-	if (d->fuse_dir)
-		return cusemu_mount_remove(d->mount, d->devices->pdata[i]);
-	s = d->sessions->pdata[i];
-	cusemu_session_stop(s);
-	if (!cusemu_session_ended(s))
-		return FALSE;
-	g_ptr_array_remove_index(d->sessions, i);
-	cusemu_session_free(s);
-	return TRUE;
+	return d->transport_ops->unserve(d->transport, d->devices->pdata[i]);
 }
 
 static int control_remove(void *data, const char *node, GString *out)
@@ -1731,11 +1232,12 @@ static gboolean on_signal(int fd, GIOCondition condition, gpointer data)
 
 	if (read(fd, &si, sizeof(si)) != sizeof(si))
 		return G_SOURCE_CONTINUE;
-	if (d->fuse_dir)
-		g_message("stopping: unmounting %s (%u file(s))", d->fuse_dir,
-			  d->devices->len);
-	else
-		g_message("stopping: removing %u node(s)", d->devices->len);
+	if (d->transport) {
+		g_autofree char *what = d->transport_ops->stopping(
+			d->transport, d->devices->len);
+
+		g_message("stopping: %s", what);
+	}
 	g_main_loop_quit(d->loop);
 	return G_SOURCE_REMOVE;
 }
@@ -1792,27 +1294,16 @@ static gboolean check_sessions(gpointer data)
 {
 	struct daemon *d = data;
 
-	cusemu_oops_reap(fence_model, d);
-	if (d->mount && cusemu_mount_ended(d->mount)) {
-		g_critical("the FUSE mount at %s ended (unmounted?); stopping",
-			   d->fuse_dir);
-		d->exit_status = EXIT_FAILURE;
-		g_main_loop_quit(d->loop);
-		return G_SOURCE_REMOVE;
-	}
-	for (guint i = 0; i < d->sessions->len; i++) {
-		if (cusemu_session_ended(d->sessions->pdata[i])) {
-			const struct cusemu_device *dev = d->devices->pdata[i];
+	g_autofree char *lost = NULL;
 
-			g_critical("the kernel closed the session of /dev/%s; "
-				   "stopping",
-				   dev->name);
-			d->exit_status = EXIT_FAILURE;
-			g_main_loop_quit(d->loop);
-			return G_SOURCE_REMOVE;
-		}
-	}
-	return G_SOURCE_CONTINUE;
+	cusemu_oops_reap(fence_model, d);
+	lost = d->transport_ops->lost(d->transport);
+	if (!lost)
+		return G_SOURCE_CONTINUE;
+	g_critical("%s; stopping", lost);
+	d->exit_status = EXIT_FAILURE;
+	g_main_loop_quit(d->loop);
+	return G_SOURCE_REMOVE;
 }
 
 /*
@@ -1987,7 +1478,6 @@ int main(int argc, char **argv)
 		cusemu_models_dir = g_getenv("CUSEMUD_TEST_MODELS_DIR");
 #endif
 	d.devices = g_ptr_array_new();
-	d.sessions = g_ptr_array_new();
 	if (!parse_options(&argc, &argv, &o, &usage, &error))
 		goto fail;
 	verbose = o.verbose;
@@ -2011,7 +1501,8 @@ int main(int argc, char **argv)
 	/* A fork too, while no other thread exists. */
 	if (!cusemu_sandbox_start_helper(&d.sandbox, &error))
 		goto fail;
-	if (!configure(&d, &o, &error) || !check_host(&d, &error))
+	if (!configure(&d, &o, &error) ||
+	    !d.transport_ops->check(&d.transport_settings, d.devices, &error))
 		goto fail;
 	signal(SIGPIPE, SIG_IGN);
 	/* Before the nodes exist: a signal during start-up stops us cleanly. */
@@ -2024,8 +1515,7 @@ int main(int argc, char **argv)
 		if (!d.control)
 			goto fail;
 	}
-	if (!(d.fuse_dir ? start_mount(&d, &o, &error)
-			 : start_sessions(&d, &o, &error)))
+	if (!start_transport(&d, &error))
 		goto fail;
 	notify_ready(&d);
 	if (!enter_sandbox(&d, &error))
@@ -2046,9 +1536,8 @@ int main(int argc, char **argv)
 	}
 out:
 	g_ptr_array_unref(d.devices);
-	g_ptr_array_unref(d.sessions);
 	g_free(d.control_path);
-	g_free(d.fuse_dir);
+	g_free(d.mount_dir);
 	options_clear(&o);
 	return d.exit_status;
 
@@ -2065,7 +1554,7 @@ fail:
 		g_main_loop_unref(d.loop);
 	report_ready(ready_fd, 1);
 	g_free(d.control_path);
-	g_free(d.fuse_dir);
+	g_free(d.mount_dir);
 	options_clear(&o);
 	return EXIT_FAILURE;
 }

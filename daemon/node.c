@@ -51,6 +51,12 @@
 /* One ioctl in this many is timed: on some machines the clock is a
  * system call. */
 #define SHARE_SAMPLE 16
+/*
+ * One whose handler took longer than this, the last time one was timed,
+ * also holds a CPU while it runs (cusemu_pool_hold_cpu()): worth the
+ * move to that CPU only for handlers that last many round trips.
+ */
+#define HOLD_CPU_AFTER_US 200
 
 /* A slot's owner when it holds no retry, or while a thread fills or takes it. */
 #define SLOT_FREE 0
@@ -374,17 +380,27 @@ static long dispatch(struct cusemu_call *call)
 {
 	struct cusemu_instance *inst = cusemu_instance(call->dev);
 	guint nth = (guint)g_atomic_int_add(&inst->serving.dispatched, 1);
-	gint64 start;
+	struct cusemu_node *n = inst->node;
+	bool hold = g_atomic_int_get(&n->last_us) > HOLD_CPU_AFTER_US;
+	gint64 start, took;
 	long result;
 
 	if (g_atomic_int_get(&inst->serving.long_handlers))
 		cusemu_pool_share();
-	if (nth % SHARE_SAMPLE)
-		return cusemu_dispatch(call);
-	start = g_get_monotonic_time();
-	result = cusemu_dispatch(call);
-	g_atomic_int_set(&inst->serving.long_handlers,
-			 g_get_monotonic_time() - start > SHARE_AFTER_US);
+	if (hold)
+		cusemu_pool_hold_cpu(&n->long_cpu);
+	if (nth % SHARE_SAMPLE) {
+		result = cusemu_dispatch(call);
+	} else {
+		start = g_get_monotonic_time();
+		result = cusemu_dispatch(call);
+		took = g_get_monotonic_time() - start;
+		g_atomic_int_set(&inst->serving.long_handlers,
+				 took > SHARE_AFTER_US);
+		g_atomic_int_set(&n->last_us, (gint)MIN(took, G_MAXINT));
+	}
+	if (hold)
+		cusemu_pool_release_cpu();
 	return result;
 }
 
@@ -796,6 +812,7 @@ void cusemu_node_init(struct cusemu_node *n, struct cusemu_device *dev,
 {
 	n->dev = dev;
 	n->ioctls = ioctls;
+	n->long_cpu = -1;
 	cusemu_waiters_init(&n->waiters);
 	g_mutex_init(&n->lock);
 	attach(n, dev);

@@ -20,6 +20,7 @@
 #define G_LOG_DOMAIN "cusemu-pool"
 
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -43,12 +44,19 @@ static struct {
 	gint threads;
 	gint idle;
 	gint warned;		/* the limit of threads was met once */
+	/* The CPUs the workers may run on, and those a long call holds. */
+	GMutex cpu_lock;
+	cpu_set_t allowed;
+	cpu_set_t held;
+	int n_allowed;
 } pool = { .epfd = -1, .stopfd = -1 };
 
 /* Whether this thread is a worker; the source it serves, while it owns
  * it (nobody else is woken for it). */
 static __thread bool is_worker;
 static __thread struct cusemu_pool_source *owned;
+/* The CPU this worker's long call holds (cusemu_pool_hold_cpu()), or -1. */
+static __thread int held_cpu = -1;
 
 static gpointer worker(gpointer data);
 
@@ -118,6 +126,8 @@ static void serve(struct cusemu_pool_source *src)
 	if (!g_atomic_int_get(&src->gone)) {
 		owned = src;
 		src->ready(src);
+		/* A handler that faulted jumped past its release. */
+		cusemu_pool_release_cpu();
 		/* Not shared meanwhile: nobody has been woken for it. */
 		if (owned)
 			arm(src);
@@ -201,6 +211,10 @@ gboolean cusemu_pool_start(unsigned int size, GError **error)
 	}
 	pool.size = size;
 	pool.started = true;
+	if (sched_getaffinity(0, sizeof(pool.allowed), &pool.allowed))
+		CPU_ZERO(&pool.allowed);
+	pool.n_allowed = CPU_COUNT(&pool.allowed);
+	CPU_ZERO(&pool.held);
 	g_atomic_int_set(&pool.exiting, 0);
 	g_atomic_int_set(&pool.warned, 0);
 	g_mutex_unlock(&pool.lock);
@@ -300,8 +314,72 @@ void cusemu_pool_share(void)
 	arm(src);
 }
 
+/* cpu, if the workers may run there and no other long call holds it. */
+static bool cpu_free(int cpu)
+{
+	return cpu >= 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, &pool.allowed) &&
+	       !CPU_ISSET(cpu, &pool.held);
+}
+
+/* The CPU for a long call, marked held: last, else this one, else any
+ * free one; -1 if every one is held. Under cpu_lock. */
+static int pick_cpu(int last)
+{
+	int here = sched_getcpu();
+
+	if (cpu_free(last))
+		return last;
+	if (cpu_free(here))
+		return here;
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (cpu_free(cpu))
+			return cpu;
+	return -1;
+}
+
+void cusemu_pool_hold_cpu(gint *last)
+{
+	cpu_set_t one;
+	int cpu;
+
+	if (!is_worker || held_cpu >= 0 || pool.n_allowed < 2)
+		return;
+	g_mutex_lock(&pool.cpu_lock);
+	cpu = pick_cpu(g_atomic_int_get(last));
+	if (cpu >= 0)
+		CPU_SET(cpu, &pool.held);
+	g_mutex_unlock(&pool.cpu_lock);
+	if (cpu < 0)
+		return;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (sched_setaffinity(0, sizeof(one), &one)) {
+		g_mutex_lock(&pool.cpu_lock);
+		CPU_CLR(cpu, &pool.held);
+		g_mutex_unlock(&pool.cpu_lock);
+		return;
+	}
+	held_cpu = cpu;
+	g_atomic_int_set(last, cpu);
+}
+
+void cusemu_pool_release_cpu(void)
+{
+	if (held_cpu < 0)
+		return;
+	if (sched_setaffinity(0, sizeof(pool.allowed), &pool.allowed))
+		g_warning("cannot let a worker run on every CPU again: %s",
+			  g_strerror(errno));
+	g_mutex_lock(&pool.cpu_lock);
+	CPU_CLR(held_cpu, &pool.held);
+	g_mutex_unlock(&pool.cpu_lock);
+	held_cpu = -1;
+}
+
 void cusemu_pool_will_wait(void)
 {
+	/* It waits: its CPU is for others meanwhile. */
+	cusemu_pool_release_cpu();
 	cusemu_pool_share();
 	if (is_worker && !g_atomic_int_get(&pool.idle))
 		spawn();

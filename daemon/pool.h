@@ -73,8 +73,22 @@ bool cusemu_pool_owns(void);
 void cusemu_pool_share(void);
 
 /*
- * The calling thread is about to wait in a handler: it shares its source,
- * and if it is a worker and no other is free to take requests, one is
+ * The calling worker's call is known to take long (its handler spins):
+ * it runs on one CPU until cusemu_pool_release_cpu(), *last if no other
+ * long call holds it, else the one it is on or another free one, which
+ * *last then names. The scheduler would otherwise at times wake the
+ * spinning worker on the CPU where another device's client and worker
+ * take turns, and leave them waiting there behind it (they are "cache
+ * hot": not moved to the idle CPU) for the whole spin. Two long calls
+ * never hold the same CPU; with one CPU, or all held, nothing is done.
+ */
+void cusemu_pool_hold_cpu(gint *last);
+/* The worker may run on every CPU again; nothing if it held none. */
+void cusemu_pool_release_cpu(void);
+
+/*
+ * The calling thread is about to wait in a handler: it lets go of the
+ * CPU it held, shares its source, and if it is a worker and no other is free to take requests, one is
  * added.
  */
 void cusemu_pool_will_wait(void);

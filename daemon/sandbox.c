@@ -135,6 +135,9 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 	ALLOW(epoll_ctl, "a node's descriptor is armed again after each burst "
 			 "of its requests, and leaves the workers' epoll set "
 			 "when it ends"),
+	ALLOW(sched_setaffinity, "a worker in a spinning handler keeps to "
+				 "one CPU, and lets go of it after"),
+	ALLOW(getcpu, "the CPU a worker is on, where the vDSO falls back"),
 	/* Sockets */
 	ALLOW(accept4, "control socket connections"),
 	ALLOW(recvfrom, "control requests; the /proc helper's answers"),

@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The CUSE transport: one session per device instance, served by the
- * workers of pool.h, and the translation of FUSE requests into call records and back.
+ * A transport carries the kernel's requests for the devices to their nodes
+ * (node.h): CUSE, one session and one /dev node per device (cuse.c), or
+ * FUSE, one mount with a file per device (fusefs.c). main.c picks one by
+ * its settings, once, and knows it only through the table below. Here too
+ * is what the two share: their connections are served by the workers of
+ * pool.h through one serve loop, and ended through one shutdown loop.
  */
 #ifndef CUSEMU_TRANSPORT_H
 #define CUSEMU_TRANSPORT_H
@@ -11,53 +15,119 @@
 #include <glib.h>
 
 #include "cusemu/device.h"
+#include "pool.h"
 
-struct cusemu_session;
+struct cusemu_sandbox;
+struct fuse_session;
 
-struct cusemu_session_options {
+struct cusemu_transport_settings {
+	unsigned int workers;		/* the pool's size */
 	bool debug;			/* libfuse's request trace */
-	unsigned int major, minor;	/* the node's number; major 0: dynamic */
+	unsigned int major;		/* CUSE: every node's major; 0: dynamic */
+	const char *fuse_dir;		/* set: files on a FUSE mount there */
+	bool allow_other;		/* FUSE: other users may use the files */
+	/* The daemon's: who it runs as later; the FUSE unmounter's seal. */
+	struct cusemu_sandbox *sandbox;
 };
 
-/* Called once before the first session: the size of the worker pool. */
+/* A running transport: embedded first in each one's own state. */
+struct cusemu_transport {
+	const struct cusemu_transport_ops *ops;
+};
+
+/*
+ * Each slot means one thing; all are called on the main thread. devices
+ * are struct cusemu_device, their dispatch bound, in the order given.
+ */
+struct cusemu_transport_ops {
+	/* Whether this host can serve devices so (before start): FALSE with
+	 * what to do about it. */
+	gboolean (*check)(const struct cusemu_transport_settings *s,
+			  GPtrArray *devices, GError **error);
+	/*
+	 * Serve devices; each can be opened once this returns TRUE. *t is
+	 * set once there is something to stop and free, even on FALSE.
+	 */
+	gboolean (*start)(const struct cusemu_transport_settings *s,
+			  GPtrArray *devices, struct cusemu_transport **t,
+			  GError **error);
+	/* cusemuctl add: serve dev too, there once this returns. */
+	gboolean (*serve)(struct cusemu_transport *t,
+			  struct cusemu_device *dev, GError **error);
+	/*
+	 * cusemuctl remove: dev's node or file goes, its open files fail,
+	 * and no request is inside it once this returns true; false when
+	 * requests do not end (the device must then stay as it is).
+	 */
+	bool (*unserve)(struct cusemu_transport *t, struct cusemu_device *dev);
+	/* Where clients find dev: its node or its file (newly allocated). */
+	char *(*path)(const struct cusemu_transport *t,
+		      const struct cusemu_device *dev);
+	/* How the kernel passes dev's ioctls: "restricted", "unrestricted"
+	 * (CUSE) or "fuse". */
+	const char *(*ioctls)(const struct cusemu_device *dev);
+	/* The name in a path clients use (PATH as path() gives it, or NAME),
+	 * a pointer into it. */
+	const char *(*name)(const struct cusemu_transport *t, const char *path);
+	/* Why the transport can serve no more (the kernel dropped it), newly
+	 * allocated; NULL while it serves. */
+	char *(*lost)(struct cusemu_transport *t);
+	/* What a stop of n devices does, for the log. */
+	char *(*stopping)(const struct cusemu_transport *t, unsigned int n);
+	/* End every request and connection: nodes go, files fail. */
+	void (*stop)(struct cusemu_transport *t);
+	/* What is left, once the pool has stopped. */
+	void (*free)(struct cusemu_transport *t);
+};
+
+/* ops->start, with the pool sized first. */
+gboolean cusemu_transport_start(const struct cusemu_transport_ops *ops,
+				const struct cusemu_transport_settings *s,
+				GPtrArray *devices, struct cusemu_transport **t,
+				GError **error);
+/* The one shutdown: ops->stop, then the workers end; t may be NULL. */
+void cusemu_transport_stop(struct cusemu_transport *t);
+/* ops->free, once the devices' models have stopped their own threads
+ * (they may call cusemu_device_wake_up() until then); t may be NULL. */
+void cusemu_transport_free(struct cusemu_transport *t);
+
+/*
+ * For the transports: one FUSE connection (a CUSE session, a mount)
+ * served from the pool. Embedded in a transport's own state.
+ */
+struct cusemu_conn {
+	struct cusemu_pool_source source;	/* first: the pool's */
+	struct fuse_session *se;
+	const char *what;	/* its node or mount, for messages */
+	/* Ends waits in the sleep helpers of the requests inside it. */
+	void (*end_waits)(struct cusemu_conn *c);
+	/* The loop ended by itself: res is libfuse's (0: unmounted, or
+	 * the kernel dropped it). */
+	void (*ended)(struct cusemu_conn *c, int res);
+	gint done;		/* ended, or stopped */
+	bool stuck;		/* a stop could not end its requests */
+	bool free_later;	/* freed once the pool has stopped */
+	void (*free)(struct cusemu_conn *c);
+};
+
+/* Called once before the first connection: the size of the worker pool. */
 void cusemu_transport_init(unsigned int workers);
 /*
- * Serve a session's descriptor fd from the pool (started on first use):
- * src->ready is set; fd becomes non-blocking. FALSE with an error that
- * begins with what, the node or mount it serves.
+ * Serve c->se's descriptor from the pool (started on first use); the
+ * descriptor becomes non-blocking. FALSE with an error that begins with
+ * c->what. c->free frees it later (cusemu_conn_release()).
  */
-struct cusemu_pool_source;
-gboolean cusemu_transport_serve(struct cusemu_pool_source *src, int fd,
-				const char *what, GError **error);
+gboolean cusemu_conn_serve(struct cusemu_conn *c, GError **error);
+/* True once its loop has ended, or it was stopped. */
+bool cusemu_conn_done(struct cusemu_conn *c);
 /*
- * After every session has stopped: end the workers, and free what
- * cusemu_session_free() had to keep for them.
+ * No worker takes its requests any more; those inside one have ended
+ * (their waits interrupted as if their clients had given up). False
+ * after 10 s: it is then stuck, and never freed.
  */
-void cusemu_transport_stop(void);
-
-/* Open /dev/cuse for dev and start serving it; the node appears soon after. */
-struct cusemu_session *
-cusemu_session_start(struct cusemu_device *dev,
-		     const struct cusemu_session_options *opts, GError **error);
-
-/* True once the session loop has ended (the kernel dropped it, or stop). */
-bool cusemu_session_ended(struct cusemu_session *s);
-/* The kernel has answered the session's CUSE_INIT (or the session ended). */
-bool cusemu_session_init_sent(struct cusemu_session *s);
-/* The kernel registered the session's device: its CUSE_INIT was taken and
- * the connection lives. False for the loser of a race for a node name. */
-bool cusemu_session_registered(struct cusemu_session *s);
-
-/*
- * End the loop, close /dev/cuse (the node goes away) and release what
- * clients left open. Safe with clients connected or blocked.
- */
-void cusemu_session_stop(struct cusemu_session *s);
-
-/*
- * Free what is left, once the device's model has stopped its own threads
- * (they may still call cusemu_device_wake_up() until then).
- */
-void cusemu_session_free(struct cusemu_session *s);
+bool cusemu_conn_stop(struct cusemu_conn *c);
+/* Free it (c->free) once no worker can reach it: now, or when the pool
+ * stops. */
+void cusemu_conn_release(struct cusemu_conn *c);
 
 #endif

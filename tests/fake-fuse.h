@@ -14,7 +14,7 @@
 
 #include "device.h"
 #include "fake-kernel.h"
-#include "transport.h"
+#include "cuse.h"
 
 /* One CUSE session as the kernel sees it. */
 struct fake_cuse;
