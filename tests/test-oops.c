@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Oopses and soft lockups (daemon/oops.c) without the kernel: a model's
+ * Oopses and soft lockups (kernel/oops.c) without the kernel: a model's
  * fault under a guard comes back as a failed call, the device fenced and
  * the daemon tainted, with what the call held let go and one report that
  * names the faulting function with file:line; a call that spins gets one

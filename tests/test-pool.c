@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The worker pool (daemon/pool.c) on pipes, without CUSE: every source is
+ * The worker pool (transport/pool.c) on pipes, without CUSE: every source is
  * served, by a few threads; a source's requests go to the worker that owns
  * it, one after the other, until it shares it; a handler that waits gets
  * a worker added so that the other sources go on; a removed source is not

@@ -27,7 +27,7 @@ for arg; do
 	esac
 done
 cusemud=$build/daemon/cusemud
-cusemuctl=$build/daemon/cusemuctl
+cusemuctl=$build/tools/cusemuctl/cusemuctl
 load64=$build/bench/cusemu-load
 load32=$build/bench/cusemu-load-i386
 work=$(mktemp -d /tmp/cusemu-bench.XXXXXX)
