@@ -1709,10 +1709,13 @@ gboolean probe_headers(const struct probe_options *o, char **headers,
 	local.cflags = cflags;
 	for (guint i = 0; i < o->cflags->len; i++)
 		g_ptr_array_add(cflags, o->cflags->pdata[i]);
-	if (g_file_test(LIBDRM_DIR "/drm.h", G_FILE_TEST_IS_REGULAR) &&
-	    symlink(LIBDRM_DIR, workdir_file(&w, "drm")) == 0) {
-		g_ptr_array_add(cflags, "-idirafter");
-		g_ptr_array_add(cflags, w.path);
+	if (g_file_test(LIBDRM_DIR "/drm.h", G_FILE_TEST_IS_REGULAR)) {
+		g_autofree char *drm = workdir_file(&w, "drm");
+
+		if (symlink(LIBDRM_DIR, drm) == 0) {
+			g_ptr_array_add(cflags, "-idirafter");
+			g_ptr_array_add(cflags, w.path);
+		}
 	}
 	o = &local;
 
