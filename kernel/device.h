@@ -39,13 +39,14 @@ struct cusemu_oops_part {
 
 /* node.c's part: under the node's lock, the instance's open files and
  * opens under way, and whether a reload replaced it (it is freed when the
- * last of those goes); the ioctls dispatched, and whether the last one
- * timed took long (its worker then shares its source before each one). */
+ * last of those goes); the ioctls dispatched, and how long the handler of
+ * the last one timed took, in µs (a long one shares its worker's source
+ * before each call, a longer one also holds a CPU). */
 struct cusemu_serving_part {
 	unsigned int users;
 	bool retired;
 	gint dispatched;
-	gint long_handlers;
+	gint last_us;
 };
 
 /*

@@ -380,24 +380,23 @@ static long dispatch(struct cusemu_call *call)
 {
 	struct cusemu_instance *inst = cusemu_instance(call->dev);
 	guint nth = (guint)g_atomic_int_add(&inst->serving.dispatched, 1);
-	struct cusemu_node *n = inst->node;
-	bool hold = g_atomic_int_get(&n->last_us) > HOLD_CPU_AFTER_US;
+	gint last_us = g_atomic_int_get(&inst->serving.last_us);
+	bool hold = last_us > HOLD_CPU_AFTER_US;
 	gint64 start, took;
 	long result;
 
-	if (g_atomic_int_get(&inst->serving.long_handlers))
+	if (last_us > SHARE_AFTER_US)
 		cusemu_pool_share();
 	if (hold)
-		cusemu_pool_hold_cpu(&n->long_cpu);
+		cusemu_pool_hold_cpu(&inst->node->long_cpu);
 	if (nth % SHARE_SAMPLE) {
 		result = cusemu_dispatch(call);
 	} else {
 		start = g_get_monotonic_time();
 		result = cusemu_dispatch(call);
 		took = g_get_monotonic_time() - start;
-		g_atomic_int_set(&inst->serving.long_handlers,
-				 took > SHARE_AFTER_US);
-		g_atomic_int_set(&n->last_us, (gint)MIN(took, G_MAXINT));
+		g_atomic_int_set(&inst->serving.last_us,
+				 (gint)MIN(took, G_MAXINT));
 	}
 	if (hold)
 		cusemu_pool_release_cpu();

@@ -42,7 +42,6 @@ struct cusemu_node {
 	/* FILE: commands already logged, of native and of 32-bit callers */
 	GHashTable *refused[2];
 	gint long_cpu;			/* the CPU of its last long call, or -1 */
-	gint last_us;			/* its last timed ioctl's handler took */
 };
 
 /* Also sets the device's wake_up to notify the node's pollers. */
