@@ -1010,6 +1010,12 @@ static unsigned int free_instance(const struct daemon *d,
 	}
 }
 
+/* A device that calls a real device: the sandbox lets it. */
+static bool is_passthrough(const struct cusemu_device *dev)
+{
+	return !strcmp(dev->model->name, "passthrough");
+}
+
 /* A device as --device makes it, checked as at start-up, and serving. */
 static struct cusemu_device *add_device(struct daemon *d, const char *text,
 					GError **error)
@@ -1038,6 +1044,17 @@ static struct cusemu_device *add_device(struct daemon *d, const char *text,
 			    spec->origin, dev->name,
 			    ((struct cusemu_device *)d->devices->pdata[other])
 				    ->model->name);
+		goto free_device;
+	}
+	if (is_passthrough(dev) && !d->sandbox.passthrough &&
+	    d->sandbox.seccomp != CUSEMU_SECCOMP_OFF) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s: the sandbox was made without a passthrough "
+			    "device, and its filter forbids the calls one "
+			    "makes: give a passthrough device at start-up "
+			    "(the configuration, or --device), or run with "
+			    "--seccomp=off",
+			    spec->origin);
 		goto free_device;
 	}
 	if (!cusemu_device_sandboxed(dev, error) ||
@@ -1266,6 +1283,8 @@ static gboolean enter_sandbox(struct daemon *d, GError **error)
 {
 	g_autoptr(GString) line = g_string_new(NULL);
 
+	for (guint i = 0; i < d->devices->len; i++)
+		d->sandbox.passthrough |= is_passthrough(d->devices->pdata[i]);
 	if (!cusemu_sandbox_apply(&d->sandbox, error))
 		return FALSE;
 	for (guint i = 0; i < d->devices->len; i++)
