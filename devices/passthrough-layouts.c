@@ -295,11 +295,25 @@ struct pt_layouts *pt_layouts_new(const char *like, char **headers,
 			l->model = &models[i];
 	if (!headers || !*headers)
 		return l;
-	/* A header includes its neighbours, as it does in its own tree. */
+	/*
+	 * A header includes its neighbours, and headers by their path in its
+	 * tree ("cusemu/abi/report.h", <linux/mine.h>): each directory above
+	 * it is searched too, after the system's.
+	 */
 	for (char **h = headers; *h; h++) {
 		g_autofree char *dir = g_path_get_dirname(*h);
 
 		g_ptr_array_add(cflags, g_strconcat("-I", dir, NULL));
+		for (;;) {
+			char *up = g_path_get_dirname(dir);
+
+			g_free(dir);
+			dir = up;
+			if (!strcmp(dir, "/") || !strcmp(dir, "."))
+				break;
+			g_ptr_array_add(cflags,
+					g_strconcat("-idirafter", dir, NULL));
+		}
 	}
 	if (!probe_headers(&o, headers, given, &l->commands, notes, error)) {
 		pt_layouts_free(l);
@@ -355,7 +369,10 @@ static const struct command *header_command(const struct pt_layouts *l,
 	for (guint i = 0; l->commands && i < l->commands->len; i++) {
 		const struct command *c = l->commands->pdata[i];
 
-		if (!c->unresolved && !c->row_only && c->number[abi] == cmd)
+		/* A header's own NAME32 of another command is not the
+		 * command an i386 caller means: the other is. */
+		if (!c->unresolved && !c->row_only && !c->compat_of &&
+		    c->number[abi] == cmd)
 			return c;
 	}
 	return NULL;

@@ -77,27 +77,30 @@ static void say_route(struct cusemu_device *dev, unsigned int cmd,
 {
 	struct pt_dev *p = dev->priv;
 	char num[16];
+	/* "NAME (0x...)", or the number alone. */
+	g_autofree char *name = NULL;
 
 	if (!first_time(p, cmd, 1 + route))
 		return;
 	g_snprintf(num, sizeof(num), "0x%08x", cmd);
+	name = c->name ? g_strdup_printf("%s (%s)", c->name, num)
+		       : g_strdup(num);
 	switch (route) {
 	case PT_ENTRY32:
-		g_message("%s: i386 %s (%s): the driver's compat_ioctl, "
-			  "through the 32-bit entry",
-			  dev->name, c->name ? c->name : num, num);
+		g_message("%s: i386 %s: the driver's compat_ioctl, through "
+			  "the 32-bit entry",
+			  dev->name, name);
 		break;
 	case PT_SHIM:
-		g_message("%s: i386 %s (%s): converted to x86_64 0x%08x by "
-			  "the layouts of its header, and the driver's ioctl "
-			  "(the compat shim)",
-			  dev->name, c->name ? c->name : num, num,
-			  t->native_cmd);
+		g_message("%s: i386 %s: converted to x86_64 0x%08x by the "
+			  "layouts of its header, and the driver's ioctl (the "
+			  "compat shim)",
+			  dev->name, name, t->native_cmd);
 		break;
 	case PT_SAME:
-		g_message("%s: i386 %s (%s): laid out as on x86_64: the "
-			  "driver's ioctl (this kernel has no 32-bit entry)",
-			  dev->name, c->name ? c->name : num, num);
+		g_message("%s: i386 %s: laid out as on x86_64: the driver's "
+			  "ioctl (this kernel has no 32-bit entry)",
+			  dev->name, name);
 		break;
 	}
 }
