@@ -280,21 +280,65 @@ struct pt_layouts {
 	GPtrArray *commands;	/* struct command *, of the headers */
 };
 
+static void given_free(struct given_command *g)
+{
+	g_free(g->name);
+	g_free(g->type);
+	g_free(g);
+}
+
+/* "NAME=value" or "NAME=TYPE", as cusemu-abicheck's --command. */
+static bool parse_given(char **commands, GPtrArray *given, GError **error)
+{
+	for (char **c = commands; c && *c; c++) {
+		const char *eq = strchr(*c, '=');
+		struct given_command *g;
+
+		if (!eq || eq == *c || !eq[1]) {
+			g_set_error(error, G_OPTION_ERROR,
+				    G_OPTION_ERROR_BAD_VALUE,
+				    "commands=: '%s' is not NAME=value or "
+				    "NAME=TYPE",
+				    *c);
+			return false;
+		}
+		g = g_new0(struct given_command, 1);
+		g->name = g_strndup(*c, eq - *c);
+		g->type = g_strdup(eq + 1);
+		g_ptr_array_add(given, g);
+	}
+	return true;
+}
+
 struct pt_layouts *pt_layouts_new(const char *like, char **headers,
-				  GError **error)
+				  char **commands, GError **error)
 {
 	struct pt_layouts *l = g_new0(struct pt_layouts, 1);
 	g_autoptr(GPtrArray) cflags = g_ptr_array_new_with_free_func(g_free);
 	g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
-	g_autoptr(GPtrArray) given = g_ptr_array_new();
+	g_autoptr(GPtrArray) given =
+		g_ptr_array_new_with_free_func((GDestroyNotify)given_free);
 	g_auto(GStrv) cc = g_strsplit("gcc", " ", -1);
 	struct probe_options o = { .cc = cc, .cflags = cflags };
 
 	for (size_t i = 0; like && i < G_N_ELEMENTS(models); i++)
 		if (!strcmp(models[i].name, like))
 			l->model = &models[i];
-	if (!headers || !*headers)
+	if (!headers || !*headers) {
+		if (commands && *commands) {
+			g_set_error(error, G_OPTION_ERROR,
+				    G_OPTION_ERROR_BAD_VALUE,
+				    "commands= names commands of the headers "
+				    "of layouts=, and none is given");
+			pt_layouts_free(l);
+			return NULL;
+		}
 		return l;
+	}
+	if (!parse_given(commands, given, error)) {
+		pt_layouts_free(l);
+		return NULL;
+	}
 	/*
 	 * A header includes its neighbours, and headers by their path in its
 	 * tree ("cusemu/abi/report.h", <linux/mine.h>): each directory above
@@ -389,11 +433,21 @@ struct pt_cmd pt_layout_lookup(const struct pt_layouts *l, unsigned int cmd,
 		found = model_lookup(l->model, cmd, compat);
 	if (found.kind != PT_UNKNOWN || !c)
 		return found;
-	if (!c->layout[compat ? ABI_I386 : ABI_X86_64].present)
-		/* _IO: the macro says it takes no pointer. */
+	if (c->by_value)
 		return (struct pt_cmd){ .kind = PT_VALUE, .name = c->name };
-	return (struct pt_cmd){ .kind = PT_HEADER, .name = c->name,
-				.header = c };
+	if (c->layout[compat ? ABI_I386 : ABI_X86_64].present)
+		return (struct pt_cmd){ .kind = PT_HEADER, .name = c->name,
+					.header = c };
+	/*
+	 * _IO, or a plain number: a pointer the driver follows may still be
+	 * there, and only a person knows. Passed as a value, a caller's
+	 * pointer would be followed in the daemon's own memory.
+	 */
+	return (struct pt_cmd){ .kind = PT_UNKNOWN, .name = c->name,
+				.why = "its header defines it with _IO or as a "
+				       "plain number, which says nothing of its "
+				       "argument: give commands=NAME=value, or "
+				       "NAME=TYPE for what it points to" };
 }
 
 /* What the header lays out at arg, with the structs its pointers reach. */
@@ -411,13 +465,15 @@ static int chase_header(struct pt_graph *g, const struct command *c,
 
 		pointers |= (m->flags & MEMBER_POINTER) != 0;
 	}
+	/* A type given with commands= has no direction: both ways. */
+	bool in = c->dir == DIR_WRITE || c->dir == DIR_BOTH ||
+		  c->dir == DIR_NONE || c->dir == DIR_UNKNOWN;
+	bool out = c->dir == DIR_READ || c->dir == DIR_BOTH ||
+		   c->dir == DIR_NONE || c->dir == DIR_UNKNOWN;
+
 	/* Pointers are read before the call, whatever the direction. */
-	root = pt_graph_range(g, arg,
-			      pointers || c->dir == DIR_WRITE ||
-					      c->dir == DIR_BOTH
-				      ? size : 0,
-			      c->dir == DIR_READ || c->dir == DIR_BOTH ? size
-								       : 0);
+	root = pt_graph_range(g, arg, pointers || in ? size : 0,
+			      out ? size : 0);
 	if (root < 0)
 		return root;
 	for (guint i = 1; !err && i < l->members->len; i++) {

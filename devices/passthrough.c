@@ -126,7 +126,7 @@ static struct pt_cmd lookup(struct pt_dev *p, unsigned int cmd, bool compat)
 {
 	struct pt_cmd c = pt_layout_lookup(p->layouts, cmd, compat);
 
-	if (c.kind == PT_UNKNOWN && _IOC_DIR(cmd) != _IOC_NONE &&
+	if (c.kind == PT_UNKNOWN && !c.why && _IOC_DIR(cmd) != _IOC_NONE &&
 	    _IOC_SIZE(cmd))
 		c.kind = PT_IOC;
 	return c;
@@ -184,18 +184,20 @@ static int graph_of(struct cusemu_device *dev, unsigned int cmd,
 	if (g->compat) {
 		*route = route_of(p, c, cmd, t, &why);
 		if (*route < 0)
-			return c->kind == PT_UNKNOWN
-				       ? no_layout(dev, cmd, true,
-						   "no layout says what its "
-						   "argument is")
-				       : no_layout(dev, cmd, true, why);
+			return no_layout(dev, cmd, true,
+					 c->kind != PT_UNKNOWN ? why
+					 : c->why	       ? c->why
+							       : "no layout says "
+								 "what its argument "
+								 "is");
 		if (*route == PT_SHIM)
 			return shim_graph(g, t, cmd, arg);
 	}
 	if (c->kind == PT_UNKNOWN)
 		return no_layout(dev, cmd, g->compat,
-				 "no layout says what its argument is "
-				 "(_IO, or a plain number)");
+				 c->why ? c->why
+					: "no layout says what its argument "
+					  "is (_IO, or a plain number)");
 	return pt_layout_chase(c, g, cmd, arg);
 }
 
@@ -539,7 +541,8 @@ static int pt_probe(struct cusemu_device *dev, char **why)
 	const char *like = cusemu_device_param_str(dev, "like");
 	const char *headers = cusemu_device_param_str(dev, "layouts");
 	const char *compat = cusemu_device_param_str(dev, "compat");
-	g_auto(GStrv) header_list = NULL;
+	const char *commands = cusemu_device_param_str(dev, "commands");
+	g_auto(GStrv) header_list = NULL, command_list = NULL;
 	g_autoptr(GError) error = NULL;
 	struct pt_dev *p;
 	struct stat st;
@@ -576,7 +579,9 @@ static int pt_probe(struct cusemu_device *dev, char **why)
 	p = g_new0(struct pt_dev, 1);
 	if (*headers)
 		header_list = g_strsplit(headers, ":", -1);
-	p->layouts = pt_layouts_new(like, header_list, &error);
+	if (*commands)
+		command_list = g_strsplit(commands, ":", -1);
+	p->layouts = pt_layouts_new(like, header_list, command_list, &error);
 	if (!p->layouts) {
 		*why = g_strdup_printf("layouts=%s: %s", headers,
 				       error->message);
@@ -629,6 +634,10 @@ static const struct cusemu_param pt_params[] = {
 	{ .key = "layouts", .type = CUSEMU_PARAM_STRING, .default_value = "",
 	  .help = "uapi headers (':' between several) whose commands' "
 		  "layouts, in both ABIs, say what a call reaches" },
+	{ .key = "commands", .type = CUSEMU_PARAM_STRING, .default_value = "",
+	  .help = "for the headers' _IO commands and plain numbers, what "
+		  "they take (':' between several): NAME=value, or NAME=TYPE "
+		  "for what the argument points to" },
 	{ .key = "compat", .type = CUSEMU_PARAM_STRING,
 	  .default_value = "auto",
 	  .help = "i386 callers: syscall (the driver's compat_ioctl, through "

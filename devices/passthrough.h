@@ -99,16 +99,19 @@ struct pt_cmd {
 	const char *name;	/* NULL when no layout names it */
 	pt_chase_fn chase;	/* PT_CHASE */
 	const void *header;	/* PT_HEADER: the header's command */
+	const char *why;	/* PT_UNKNOWN: what to give, when known */
 };
 
 /*
  * The layouts of one passthrough: those of a built-in model of the
  * driver's ABI (like: "rtc", "watchdog", "i2c", "evdev", or NULL) and
- * those of uapi headers (NULL-terminated paths, or NULL). FALSE with a
- * message for the user when a header does not compile.
+ * those of uapi headers (NULL-terminated paths, or NULL), with the
+ * payloads of commands their numbers do not describe ("NAME=value",
+ * "NAME=TYPE"). NULL with a message for the user when a header does not
+ * compile.
  */
 struct pt_layouts *pt_layouts_new(const char *like, char **headers,
-				  GError **error);
+				  char **commands, GError **error);
 void pt_layouts_free(struct pt_layouts *l);
 /* The built-in models passthrough knows the layouts of, for messages. */
 const char *pt_layouts_models(void);
