@@ -43,7 +43,7 @@ static char *format(const struct cusemu_op_record *rec, uint64_t ns)
 {
 	GString *out = g_string_new(NULL);
 
-	cusemu_trace_format(out, rec, ns, &caller);
+	cusemu_trace_format(out, rec, ns, &caller, CUSEMU_TRACE_DATA_MAX);
 	return g_string_free(out, FALSE);
 }
 
