@@ -263,6 +263,11 @@ void cusemu_recording_write(struct cusemu_recording *r,
 	}
 	err = write_all(r->fd, line->str, line->len);
 	if (err) {
+		/* What a short write left of the line goes: every line in
+		 * the file stays whole. */
+		if (ftruncate(r->fd, (off_t)r->size) < 0)
+			g_debug("%s: a partial line stays: %s", r->path,
+				g_strerror(errno));
 		cusemu_device_lost(dev, "recording to %s ended after %" PRIu64
 					" lines: write: %s; the device serves "
 					"on, unrecorded",
