@@ -6,6 +6,7 @@
  * blocking, every FLUSH_MS: a worker never wakes it, which would cost a
  * system call per line. A tracer that reads too slowly loses lines, and is told how
  * many (a {"lost":N} line), rather than holding up a worker or the daemon.
+ * A recorded device's line goes to its file too (record.c), uncut.
  */
 #define G_LOG_DOMAIN "cusemu-trace"
 
