@@ -21,6 +21,8 @@
 #include "stats.h"
 #include "trace.h"
 
+bool cusemu_recording_check_only;
+
 struct cusemu_recording {
 	gint refs;
 	gint on;		/* not full, no write failed */
@@ -68,6 +70,23 @@ static gboolean check_path(const struct cusemu_device *dev, const char *path,
 		    "of a new or regular file (the existing one is left "
 		    "untouched)",
 		    origin, dev->name, path, what);
+	return FALSE;
+}
+
+gboolean cusemu_recording_check(const struct cusemu_device *dev,
+				const char *path, const char *origin,
+				GError **error)
+{
+	g_autofree char *dir = dir_of(path);
+
+	if (!check_path(dev, path, origin, error))
+		return FALSE;
+	if (g_file_test(dir, G_FILE_TEST_IS_DIR))
+		return TRUE;
+	g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
+		    "%s: device %s: cannot record to %s: the directory %s "
+		    "does not exist: make it first",
+		    origin, dev->name, path, dir);
 	return FALSE;
 }
 

@@ -31,6 +31,16 @@ struct cusemu_recording *cusemu_recording_open(const struct cusemu_device *dev,
 					       const char *path, uint64_t max,
 					       const char *origin,
 					       GError **error);
+/*
+ * What cusemu_recording_open() checks before it opens, without opening:
+ * for --check-config, which must not empty the file of a running daemon.
+ */
+gboolean cusemu_recording_check(const struct cusemu_device *dev,
+				const char *path, const char *origin,
+				GError **error);
+/* Set by --check-config: devices check their record= path, open none. */
+extern bool cusemu_recording_check_only;
+
 struct cusemu_recording *cusemu_recording_ref(struct cusemu_recording *r);
 /* The file is closed with the last reference. */
 void cusemu_recording_unref(struct cusemu_recording *r);

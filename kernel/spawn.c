@@ -156,6 +156,8 @@ static gboolean start_recording(struct cusemu_device *dev,
 	}
 	if (!path)
 		return TRUE;
+	if (cusemu_recording_check_only)
+		return cusemu_recording_check(dev, path, origin, error);
 	inst->recording = cusemu_recording_open(dev, path, inst->record_max,
 						origin, error);
 	return inst->recording != NULL;

@@ -363,6 +363,28 @@ static void remove_tree(const char *dir)
 	g_rmdir(dir);
 }
 
+/* --check-config checks the path and leaves the file of a running daemon
+ * as it is. */
+static void test_check_only(void)
+{
+	g_autofree char *path = path_in_tmp("running.rec");
+	g_autofree char *arg = g_strdup_printf("fioc:record=%s", path);
+	const char *const parts[] = { "a character device", NULL };
+	g_autofree char *text = NULL;
+	struct cusemu_device *dev;
+
+	g_assert_true(g_file_set_contents(path, "{\"trace\":1}\n", -1, NULL));
+	cusemu_recording_check_only = true;
+	dev = device(arg, NULL);
+	g_assert_nonnull(dev);
+	g_assert_null(cusemu_instance(dev)->recording);
+	cusemu_device_free(dev);
+	assert_refused("/dev/null", parts);
+	cusemu_recording_check_only = false;
+	g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+	g_assert_cmpstr(text, ==, "{\"trace\":1}\n");
+}
+
 int main(int argc, char **argv)
 {
 	int ret;
@@ -382,6 +404,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/record/refuse-missing-directory",
 			test_refuse_missing_directory);
 	g_test_add_func("/record/replace-and-max", test_replace_and_max);
+	g_test_add_func("/record/check-only", test_check_only);
 	ret = g_test_run();
 	remove_tree(tmpdir);
 	g_free(tmpdir);
