@@ -39,6 +39,7 @@
 #include "plugin.h"
 #include "sandbox.h"
 #include "stats.h"
+#include "record.h"
 #include "trace.h"
 #include "pool.h"
 #include "transport.h"
@@ -1466,6 +1467,8 @@ static int check_config(struct daemon *d, struct options *o)
 		g_free(o->config_file);
 		o->config_file = g_strdup(file);
 	}
+	/* A running daemon's recordings stay as they are. */
+	cusemu_recording_check_only = true;
 	if (configure(d, o, &error))
 		printf("%s: OK, %u device%s\n", o->config_file,
 		       d->devices->len, d->devices->len == 1 ? "" : "s");

@@ -104,22 +104,27 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 	/* Files and descriptors */
 	ALLOW(openat, "i2c saves EEPROM files; the ioctl32 log line and the "
 		      "trace read the client's /proc/PID/comm; syslog reads "
-		      "the time zone"),
+		      "the time zone; a device added at run time opens its "
+		      "record= file"),
 	ALLOW(close, "every descriptor"),
 	ALLOW(dup2, "a detached daemon, once ready, points stdin, stdout and "
 		    "stderr at /dev/null"),
 	ALLOW(fcntl, "fdopen reads a descriptor's flags (glib reading a "
 		     "/proc file)"),
 	ALLOW(read, "FUSE requests from /dev/cuse; files; glib's wake-ups"),
-	ALLOW(write, "logs to stderr; files; glib's wake-ups"),
+	ALLOW(write, "logs to stderr; files; recordings (record=); glib's "
+		     "wake-ups"),
 	ALLOW(writev, "FUSE replies and poll notifications to /dev/cuse"),
 	ALLOW(lseek, "fclose gives back what stdio read ahead (glib reading "
 		     "a /proc file)"),
 	ALLOW(newfstatat, "stdio sizes its buffers (fstat); lstat of the "
-			  "control socket at shutdown"),
+			  "control socket at shutdown; lstat and fstat of "
+			  "the record= file of a device added at run time"),
 	ALLOW(fallocate, "glib reserves an EEPROM file's size before writing "
 			 "it"),
 	ALLOW(fsync, "an EEPROM file is on disk before its rename"),
+	ALLOW(ftruncate, "a recording whose write failed loses the part of "
+			 "the line that was written"),
 	ALLOW(rename, "an EEPROM file is replaced whole"),
 	ALLOW(chmod, "a node added at run time (cusemuctl add) gets its "
 		     "mode"),
