@@ -15,6 +15,14 @@
 /* The kernel gives up on a server that keeps asking; so do we. */
 #define MAX_ROUNDS 16
 
+void fake_client_init(struct fake_client *c, bool compat, size_t size)
+{
+	c->compat = compat;
+	c->base = compat ? FAKE_COMPAT_BASE : FAKE_NATIVE_BASE;
+	c->size = size;
+	c->mem = g_malloc0(size);
+}
+
 cusemu_uptr_t fake_addr(const struct fake_client *c, const void *p)
 {
 	return c->base + (cusemu_uptr_t)((const uint8_t *)p - c->mem);

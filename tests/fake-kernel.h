@@ -32,6 +32,14 @@ struct fake_client {
 };
 
 /* Where a local buffer of the fake client sits in its address space. */
+/* Where a client's memory starts, as its ABI's processes have it. */
+#define FAKE_NATIVE_BASE UINT64_C(0x7f0000000000)
+#define FAKE_COMPAT_BASE UINT64_C(0x08000000)
+
+/* A client of either ABI with size bytes of zeroed memory at its base;
+ * g_free(c->mem) ends it. */
+void fake_client_init(struct fake_client *c, bool compat, size_t size);
+
 cusemu_uptr_t fake_addr(const struct fake_client *c, const void *p);
 
 /* What fuse_verify_ioctl_iov() and the compat checks refuse: -EIO, or 0. */

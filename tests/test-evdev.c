@@ -19,8 +19,6 @@
 #include "fake-kernel.h"
 #include "lock.h"
 
-#define NATIVE_BASE UINT64_C(0x7f0000000000)
-#define COMPAT_BASE UINT64_C(0x08000000)
 #define CLIENT_SIZE 4096
 #define AT_ARG 0x100
 #define FILL 0xAA
@@ -63,14 +61,6 @@ static struct cusemu_device *new_device(const char *arg, GError **error)
 	return dev;
 }
 
-static void client_init(struct fake_client *c, bool compat)
-{
-	c->compat = compat;
-	c->base = compat ? COMPAT_BASE : NATIVE_BASE;
-	c->size = CLIENT_SIZE;
-	c->mem = g_malloc0(CLIENT_SIZE);
-}
-
 static void setup(struct fixture *f, gconstpointer data)
 {
 	g_autoptr(GError) error = NULL;
@@ -82,8 +72,8 @@ static void setup(struct fixture *f, gconstpointer data)
 	cusemu_instance(f->dev)->wake_up_data = &f->wake_ups;
 	f->file = (struct cusemu_file){ .dev = f->dev };
 	g_assert_cmpint(f->dev->model->open(f->dev, &f->file), ==, 0);
-	client_init(&f->native, false);
-	client_init(&f->compat, true);
+	fake_client_init(&f->native, false, CLIENT_SIZE);
+	fake_client_init(&f->compat, true, CLIENT_SIZE);
 }
 
 static void teardown(struct fixture *f, gconstpointer data)

@@ -18,8 +18,6 @@
 #include "fake-kernel.h"
 #include "passthrough.h"
 
-#define NATIVE_BASE 0x7ff000000000ull
-#define COMPAT_BASE 0x08000000ull
 #define CLIENT_SIZE 4096
 
 #define SHIM_HEADER SOURCE_DIR "/tests/passthrough/shim.h"
@@ -30,14 +28,6 @@ struct fixture {
 	struct fake_client native, compat;
 };
 
-static void client_init(struct fake_client *c, bool compat)
-{
-	c->compat = compat;
-	c->base = compat ? COMPAT_BASE : NATIVE_BASE;
-	c->size = CLIENT_SIZE;
-	c->mem = g_malloc0(CLIENT_SIZE);
-}
-
 static void setup(struct fixture *f, gconstpointer data)
 {
 	g_autoptr(GError) error = NULL;
@@ -46,8 +36,8 @@ static void setup(struct fixture *f, gconstpointer data)
 	g_assert_no_error(error);
 	f->file = (struct cusemu_file){ .dev = f->dev, .flags = O_RDWR };
 	g_assert_cmpint(f->dev->model->open(f->dev, &f->file), ==, 0);
-	client_init(&f->native, false);
-	client_init(&f->compat, true);
+	fake_client_init(&f->native, false, CLIENT_SIZE);
+	fake_client_init(&f->compat, true, CLIENT_SIZE);
 }
 
 static void teardown(struct fixture *f, gconstpointer data)

@@ -28,8 +28,6 @@
 #define RTC_EPOCH_READ32 _IOR('p', 0x0d, __u32)
 #define RTC_EPOCH_SET32 _IOW('p', 0x0e, __u32)
 
-#define NATIVE_BASE UINT64_C(0x7f0000000000)
-#define COMPAT_BASE UINT64_C(0x08000000)
 #define CLIENT_SIZE 4096
 #define AT_ARG 0x100
 #define FILL 0xAA
@@ -49,14 +47,6 @@ static void count_wake_up(void *data)
 	g_atomic_int_inc((gint *)data);
 }
 
-static void client_init(struct fake_client *c, bool compat)
-{
-	c->compat = compat;
-	c->base = compat ? COMPAT_BASE : NATIVE_BASE;
-	c->size = CLIENT_SIZE;
-	c->mem = g_malloc0(CLIENT_SIZE);
-}
-
 static void setup(struct fixture *f, gconstpointer data)
 {
 	g_autoptr(GError) error = NULL;
@@ -68,8 +58,8 @@ static void setup(struct fixture *f, gconstpointer data)
 	cusemu_instance(f->dev)->wake_up_data = &f->wake_ups;
 	f->file = (struct cusemu_file){ .dev = f->dev };
 	g_assert_cmpint(f->dev->model->open(f->dev, &f->file), ==, 0);
-	client_init(&f->native, false);
-	client_init(&f->compat, true);
+	fake_client_init(&f->native, false, CLIENT_SIZE);
+	fake_client_init(&f->compat, true, CLIENT_SIZE);
 }
 
 static void teardown(struct fixture *f, gconstpointer data)
