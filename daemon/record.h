@@ -16,10 +16,6 @@
 struct cusemu_device;
 struct cusemu_recording;
 
-/* The default of record-max=, and its least value. */
-#define CUSEMU_RECORD_MAX_DEFAULT "64M"
-#define CUSEMU_RECORD_MAX_MIN 1024
-
 /*
  * The recording of dev to path: the file made or emptied (O_APPEND,
  * O_CLOEXEC, O_NOFOLLOW), its header written. A path that exists and is no

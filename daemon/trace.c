@@ -6,7 +6,6 @@
  * blocking, every FLUSH_MS: a worker never wakes it, which would cost a
  * system call per line. A tracer that reads too slowly loses lines, and is told how
  * many (a {"lost":N} line), rather than holding up a worker or the daemon.
- * A recorded device's line goes to its file too (record.c), uncut.
  */
 #define G_LOG_DOMAIN "cusemu-trace"
 
@@ -24,7 +23,6 @@
 #include "call.h"
 #include "device.h"
 #include "proc.h"
-#include "record.h"
 #include "stats.h"
 #include "trace.h"
 
@@ -279,36 +277,30 @@ void cusemu_trace_watch(int delta)
 	g_atomic_int_add(&cusemu_trace_watchers, delta);
 }
 
-void cusemu_trace_op(const struct cusemu_op_record *rec, uint64_t duration_ns)
+void cusemu_trace_caller_of(const struct cusemu_op_record *rec,
+			    struct cusemu_trace_caller *caller)
 {
-	struct cusemu_recording *recording =
-		cusemu_instance(rec->dev)->recording;
-	bool record = cusemu_recording_on(recording);
-	bool trace = g_atomic_int_get(&tracer_count) > 0;
-	g_autoptr(GString) line = NULL;
 	/* An ioctl says its ABI itself; the others, the program's. */
 	bool want_abi = rec->op != CUSEMU_OP_IOCTL;
-	struct caller_cache *c;
-	struct cusemu_trace_caller caller;
+	struct caller_cache *c = caller_of(rec->pid, want_abi);
 
-	/* Another device is recorded, or the tracer just left. */
-	if (!record && !trace)
-		return;
-	c = caller_of(rec->pid, want_abi);
-	caller = (struct cusemu_trace_caller){
+	*caller = (struct cusemu_trace_caller){
 		.wall_us = g_get_real_time(),
 		.comm = c->has_comm ? c->comm : NULL,
 		.abi = want_abi ? c->abi : NULL,
 	};
+}
+
+void cusemu_trace_op(const struct cusemu_op_record *rec, uint64_t duration_ns)
+{
+	g_autoptr(GString) line = NULL;
+	struct cusemu_trace_caller caller;
+
+	/* A recorded device, or the tracer just left. */
+	if (!g_atomic_int_get(&tracer_count))
+		return;
+	cusemu_trace_caller_of(rec, &caller);
 	line = g_string_sized_new(512);
-	if (record) {
-		cusemu_trace_format(line, rec, duration_ns, &caller,
-				    CUSEMU_TRACE_DATA_ALL);
-		cusemu_recording_write(recording, rec->dev, line);
-		if (!trace)
-			return;
-		g_string_truncate(line, 0);
-	}
 	cusemu_trace_format(line, rec, duration_ns, &caller,
 			    CUSEMU_TRACE_DATA_MAX);
 	publish(rec->dev->name, line);

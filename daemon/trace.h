@@ -61,10 +61,11 @@ void cusemu_trace_format(GString *out, const struct cusemu_op_record *rec,
  */
 void cusemu_trace_header(GString *out, char **nodes, const char *more);
 
-/*
- * Format rec's line and push it to the tracers of its node, and write it
- * to its device's recording, uncut. Any thread.
- */
+/* Who made the request of rec, and when it is answered: now. */
+void cusemu_trace_caller_of(const struct cusemu_op_record *rec,
+			    struct cusemu_trace_caller *caller);
+
+/* Format rec's line and push it to the tracers of its node. Any thread. */
 void cusemu_trace_op(const struct cusemu_op_record *rec,
 		     uint64_t duration_ns);
 

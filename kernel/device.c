@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "device.h"
-#include "record.h"
 #include "stats.h"
 
 const struct cusemu_param cusemu_common_params[] = {
@@ -347,7 +346,6 @@ void cusemu_device_free_data(struct cusemu_device *dev)
 	struct cusemu_instance *inst = cusemu_instance(dev);
 
 	g_free(inst->oops.report);
-	cusemu_recording_unref(inst->recording);
 	cusemu_device_spec_free(inst->spec);
 	g_hash_table_unref(inst->params);
 	cusemu_stats_free(inst->stats);

@@ -53,6 +53,10 @@ struct cusemu_serving_part {
  * A device instance: the public struct cusemu_device that the model sees,
  * and what the daemon keeps beside it, each module's in its part.
  */
+/* The default of record-max=, and its least value. */
+#define CUSEMU_RECORD_MAX_DEFAULT "64M"
+#define CUSEMU_RECORD_MAX_MIN 1024
+
 struct cusemu_instance {
 	struct cusemu_device pub;
 	/* How it was made, to make it again (cusemuctl reload): device.c. */

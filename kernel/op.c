@@ -15,6 +15,7 @@
 #include "call.h"
 #include "device.h"
 #include "op.h"
+#include "record.h"
 #include "trace.h"
 
 uint64_t cusemu_op_now_ns(void)
@@ -49,6 +50,22 @@ void cusemu_op_begin_call(struct cusemu_op_record *rec,
 		call->start_ns = rec->start_ns;
 }
 
+/* The line of an answered request in its device's recording, uncut. */
+static void record_op(const struct cusemu_op_record *rec, uint64_t ns)
+{
+	struct cusemu_recording *recording =
+		cusemu_instance(rec->dev)->recording;
+	g_autoptr(GString) line = NULL;
+	struct cusemu_trace_caller caller;
+
+	if (!cusemu_recording_on(recording))
+		return;
+	cusemu_trace_caller_of(rec, &caller);
+	line = g_string_sized_new(512);
+	cusemu_trace_format(line, rec, ns, &caller, CUSEMU_TRACE_DATA_ALL);
+	cusemu_recording_write(recording, rec->dev, line);
+}
+
 void cusemu_op_done(struct cusemu_op_record *rec)
 {
 	struct cusemu_call *call = rec->call;
@@ -66,5 +83,6 @@ void cusemu_op_done(struct cusemu_op_record *rec)
 			return;
 		rec->error = call->stats.error;
 	}
+	record_op(rec, ns);
 	cusemu_trace_op(rec, ns);
 }

@@ -252,5 +252,6 @@ void cusemu_device_free(struct cusemu_device *dev)
 			dev->model->remove(dev);
 		cusemu_oops_leave(&g);
 	}
+	cusemu_recording_unref(cusemu_instance(dev)->recording);
 	cusemu_device_free_data(dev);
 }
