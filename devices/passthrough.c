@@ -528,10 +528,14 @@ static const char *like_of(const char *path)
 		{ "event", "evdev" },
 	};
 
-	for (size_t i = 0; i < G_N_ELEMENTS(names); i++)
+	/* rtc0, watchdog1, i2c-3, event2; /dev/watchdog, the first one. */
+	for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+		const char *rest = base + strlen(names[i].prefix);
+
 		if (g_str_has_prefix(base, names[i].prefix) &&
-		    g_ascii_isdigit(base[strlen(names[i].prefix)]))
+		    (g_ascii_isdigit(*rest) || !strcmp(base, "watchdog")))
 			return names[i].model;
+	}
 	return NULL;
 }
 
