@@ -9,7 +9,10 @@
 #   real_kbd_event           the i8042's keyboard under atkbd and evdev: /dev/input/eventN
 #   real_watchdog IDENTITY...  the first watchdog whose identity is one of IDENTITY:
 #                            "Software Watchdog" (softdog), "i6300ESB timer" (i6300esb)
+#   real_devices_vm          succeeds in a VM that vm-run --real-devices started
 # They read sysfs: /sys/class/{rtc,i2c-dev,input,watchdog}.
+
+real_devices_vm() { grep -qw 'cusemu_real_devices=1' /proc/cmdline 2>/dev/null; }
 
 # real_node_named CLASSDIR ATTR DEVDIR VALUE...: /DEVDIR/NAME of the first
 # entry NAME of CLASSDIR whose file ATTR reads as one of VALUE, if that node
