@@ -1,0 +1,332 @@
+# Unmodified Debian programs on the nodes the kernel's own drivers serve, as
+# x86_64 and as i386 builds: util-linux hwclock on the CMOS clock
+# (rtc_cmos), evtest on the AT keyboard (atkbd, evdev), i2c-tools on the
+# PIIX4's SMBus and its SPD EEPROMs (i2c-piix4, i2c-dev), wdctl on softdog
+# and on an i6300esb. client-tests/with-cuse boots its VM with
+# vm-run --real-devices for these; client-tests/real-devices.sh finds them.
+#
+# run_real_programs runs every program against the nodes it is given and
+# keeps what each printed in $work, so that the same programs can be run
+# against other nodes for the same devices and the outputs compared
+# (rp_normal, rp_same, rp_clock_agrees), e.g.
+#   run_real_programs pt rtc=/dev/rtc-pt wd:softdog=/dev/wd-pt
+#   check "..." rp_same real-wdctl-softdog 64 pt-wdctl-softdog 64
+#   check "..." rp_clock_agrees real-hwclock 32 pt-hwclock 32
+# The i386 builds come from client-tests/fetch-i386 (run by setup).
+# Sourced by client-tests/integration.
+
+# shellcheck source=../real-devices.sh
+. "$here/real-devices.sh"
+
+# rp_cmd ABI PROGRAM: sets rp_argv to the command that runs a real program,
+# the host's (64) or the i386 build (32)
+rp_cmd() {
+	local path
+	case $2 in
+	hwclock) path=usr/sbin/hwclock ;;
+	evtest | wdctl) path=usr/bin/$2 ;;
+	i2c*) path=usr/sbin/$2 ;;
+	*) echo "rp_cmd: unknown program $2" >&2; return 127 ;;
+	esac
+	# The host's merged /usr has them all there.
+	if [ "$1" = 64 ]; then rp_argv=("/$path"); else rp_argv=("$here/run-i386" "$path"); fi
+}
+
+# rp_file NAME ABI EXT: where run_real_programs keeps one output of NAME
+# (PREFIX-PROGRAM, e.g. real-hwclock): $work/NAME-ABI.EXT, EXT one of out
+# (stdout), err (stderr), status, when (the system clock before and after,
+# seconds since the epoch)
+rp_file() { echo "$work/$1-$2.$3"; }
+
+# rp_save NAME ABI PROGRAM ARG...: run it (see rp_cmd), at most 30 s,
+# keeping its output
+rp_save() {
+	local name=$1 abi=$2
+	shift 2
+	rp_cmd "$abi" "$1" || return
+	shift
+	date -u +%s.%N >"$(rp_file "$name" "$abi" when)"
+	timeout -k 5 30 "${rp_argv[@]}" "$@" \
+		>"$(rp_file "$name" "$abi" out)" 2>"$(rp_file "$name" "$abi" err)"
+	echo $? >"$(rp_file "$name" "$abi" status)"
+	date -u +%s.%N >>"$(rp_file "$name" "$abi" when)"
+}
+
+# rp_evtest NAME ABI NODE: evtest's header (what it finds out about the
+# device, up to "Testing ... (interrupt to exit)"), then it is stopped with
+# SIGTERM: status 0 when it got that far and stopped, else what it exited
+# with (124 when it hung)
+rp_evtest() {
+	local name=$1 abi=$2 node=$3 out pid status
+	out=$(rp_file "$name" "$abi" out)
+	rp_cmd "$abi" evtest
+	date -u +%s.%N >"$(rp_file "$name" "$abi" when)"
+	timeout -k 5 30 "${rp_argv[@]}" "$node" \
+		>"$out.all" 2>"$(rp_file "$name" "$abi" err)" &
+	pid=$!
+	if wait_for 20 grep -q '^Testing \.\.\. (interrupt to exit)' "$out.all"; then
+		kill -TERM "$pid"
+		wait "$pid"
+		status=$?
+		# Killed by the signal (evtest 1.35 does not catch it), or stopped on it.
+		case $status in 0 | 143) status=0 ;; esac
+	else
+		kill "$pid" 2>/dev/null
+		wait "$pid"
+		status=124
+	fi
+	echo "$status" >"$(rp_file "$name" "$abi" status)"
+	sed '/^Testing \.\.\. (interrupt to exit)/q' "$out.all" >"$out"
+	date -u +%s.%N >>"$(rp_file "$name" "$abi" when)"
+}
+
+# run_real_programs PREFIX KIND=NODE...: each program for KIND on NODE, in
+# both ABIs (x86_64 first), its outputs kept under the name PREFIX-PROGRAM
+# (see rp_file). KIND is
+#   rtc       hwclock --show --rtc=NODE                          PREFIX-hwclock
+#   kbd       evtest NODE, its header                            PREFIX-evtest
+#   i2c       NODE is /dev/i2c-N; i2cdetect -y N                 PREFIX-i2cdetect
+#             i2cdetect -F N (the adapter's functionality)       PREFIX-i2cfuncs
+#             i2cdump -y N 0x50 b                                PREFIX-i2cdump
+#             i2cget -y N 0x50 0x00 b                            PREFIX-i2cget
+#             i2ctransfer -y N w1@0x50 0x00 r16                  PREFIX-i2ctransfer
+#   wd:TAG    wdctl NODE                                         PREFIX-wdctl-TAG
+run_real_programs() {
+	local prefix=$1 spec kind node abi bus
+	shift
+	for spec in "$@"; do
+		kind=${spec%%=*} node=${spec#*=}
+		for abi in 64 32; do
+			case $kind in
+			rtc) rp_save "$prefix-hwclock" $abi hwclock --show --rtc="$node" ;;
+			kbd) rp_evtest "$prefix-evtest" $abi "$node" ;;
+			i2c)
+				bus=${node##*/i2c-}
+				rp_save "$prefix-i2cdetect" $abi i2cdetect -y "$bus"
+				rp_save "$prefix-i2cfuncs" $abi i2cdetect -F "$bus"
+				rp_save "$prefix-i2cdump" $abi i2cdump -y "$bus" 0x50 b
+				rp_save "$prefix-i2cget" $abi i2cget -y "$bus" 0x50 0x00 b
+				rp_save "$prefix-i2ctransfer" $abi \
+					i2ctransfer -y "$bus" w1@0x50 0x00 r16
+				;;
+			wd:*) rp_save "$prefix-wdctl-${kind#wd:}" $abi wdctl "$node" ;;
+			*) echo "run_real_programs: unknown kind $kind" >&2; return 2 ;;
+			esac
+		done
+	done
+}
+
+# rp_normal NAME ABI: the kept output of NAME (PREFIX-PROGRAM) with what
+# legitimately differs between runs and between nodes for one device taken
+# out: hwclock's time of day (its date stays; rp_clock_agrees compares the
+# time), wdctl's device path and time left, i2cdetect's and i2cdump's bus
+# number, and the status as a last line
+rp_normal() {
+	local name=$1 abi=$2 out
+	out=$(rp_file "$name" "$abi" out)
+	case ${name##*/} in
+	*-hwclock)
+		sed -E 's/^([0-9]{4}-[0-9]{2}-[0-9]{2}) [0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?/\1 HH:MM:SS.ffffff/' "$out" ;;
+	*-wdctl-*)
+		sed -E -e 's|^(Device: +).*|\1NODE|' -e 's/^(Timeleft: +)[0-9]+/\1N/' "$out" ;;
+	*-i2cfuncs)
+		sed -E 's/^(Functionalities implemented by ).*:$/\1BUS:/' "$out" ;;
+	*) cat "$out" ;;
+	esac
+	echo "status $(cat "$(rp_file "$name" "$abi" status)")"
+}
+
+# rp_same NAME_A ABI_A NAME_B ABI_B: the two normalized outputs are equal;
+# prints their differences when not
+rp_same() {
+	diff <(rp_normal "$1" "$2") <(rp_normal "$3" "$4") >"$work/rp-diff" && return 0
+	cat "$work/rp-diff"
+	return 1
+}
+
+# rp_clock_offset NAME ABI: hwclock's time less the system clock's before it
+# ran, in whole seconds (rounded down); fails without a time
+rp_clock_offset() {
+	local shown before
+	shown=$(date -u -d "$(head -n 1 "$(rp_file "$1" "$2" out)")" +%s 2>/dev/null) || return 1
+	[ -n "$shown" ] || return 1
+	before=$(head -n 1 "$(rp_file "$1" "$2" when)")
+	echo $((shown - ${before%.*}))
+}
+
+# rp_clock_agrees NAME_A ABI_A NAME_B ABI_B [SECONDS]: the two hwclock runs
+# show the same clock: the times they printed are as far apart as the runs
+# were, within SECONDS (2)
+rp_clock_agrees() {
+	local a b slack=${5:-2}
+	a=$(rp_clock_offset "$1" "$2") && b=$(rp_clock_offset "$3" "$4") || return 1
+	[ $((a - b)) -le "$slack" ] && [ $((b - a)) -le "$slack" ]
+}
+
+# rp_ok NAME ABI: the program exited 0
+rp_ok() { [ "$(cat "$(rp_file "$1" "$2" status)")" = 0 ]; }
+rp_out_has() { grep -qE -- "$3" "$(rp_file "$1" "$2" out)"; }
+# rp_diag NAME ABI: its output and errors as TAP comments
+rp_diag() { cat "$(rp_file "$1" "$2" out)" "$(rp_file "$1" "$2" err)" | diag; }
+
+# rp_detected NAME ABI: the occupied cells of an i2cdetect grid in address
+# order ("50 51", "4c:UU")
+rp_detected() {
+	awk '/^[0-7]0: / {
+		for (j = 0; j < 16; j++) {
+			cell = substr($0, 5 + 3 * j, 2)
+			if (cell == "" || cell == "  " || cell == "--")
+				continue
+			addr = sprintf("%02x", substr($0, 1, 1) * 16 + j)
+			printf "%s%s", sep, (cell == addr ? addr : addr ":" cell)
+			sep = " "
+		}
+	}
+	END { print "" }' "$(rp_file "$1" "$2" out)"
+}
+
+# watchdog_did_not_stop NODE: how often the kernel logged that NODE was
+# closed without the magic 'V'
+watchdog_did_not_stop() { dmesg 2>/dev/null | grep -c "${1##*/}: watchdog did not stop" || true; }
+
+# rp_find KIND WHAT FUNCTION ARG...: the node FUNCTION prints, added to
+# rp_nodes as KIND=NODE and kept in rp_node_KIND
+rp_find() {
+	local kind=$1 what=$2 node
+	shift 2
+	if node=$("$@"); then
+		ok "the kernel serves $what at $node"
+		rp_nodes+=("$kind=$node")
+		eval "rp_node_${kind//[^a-z0-9]/_}=\$node"
+	else
+		not_ok "the kernel serves $what"
+	fi
+}
+
+# Only where vm-run --real-devices made the devices: wdctl starts a
+# watchdog, and a host's own may have nowayout set.
+if ! real_devices_vm; then
+	ok "the kernel's own devices # SKIP not in a VM started by client-tests/vm-run --real-devices"
+	return 0
+fi
+
+# --- the nodes
+rp_nodes=()
+rp_node_rtc='' rp_node_kbd='' rp_node_i2c=''
+rp_find rtc "the CMOS clock (rtc_cmos)" real_rtc
+rp_find kbd "the AT keyboard (atkbd)" real_kbd_event
+rp_find i2c "the PIIX4 SMBus (i2c-piix4)" real_i2c_piix4
+rp_find wd:softdog "softdog" real_watchdog "Software Watchdog"
+rp_find wd:i6300esb "the i6300esb" real_watchdog "i6300ESB timer"
+if [ ${#rp_nodes[@]} -gt 0 ]; then
+	echo "# real nodes: ${rp_nodes[*]}"
+fi
+
+rp_wd_before=()
+for spec in ${rp_nodes[@]+"${rp_nodes[@]}"}; do
+	case $spec in wd:*) rp_wd_before+=("$(watchdog_did_not_stop "${spec#*=}")") ;; esac
+done
+
+run_real_programs real ${rp_nodes[@]+"${rp_nodes[@]}"}
+
+# --- hwclock
+if [ -n "$rp_node_rtc" ]; then
+	for abi in 64 32; do
+		arch=$([ $abi = 32 ] && echo i386 || echo x86_64)
+		rp_diag real-hwclock $abi
+		check "hwclock ($arch) --show --rtc=$rp_node_rtc exits 0" rp_ok real-hwclock $abi
+		check "... and prints a date and time: $(head -n 1 "$(rp_file real-hwclock $abi out)")" \
+			rp_out_has real-hwclock $abi '^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?[+-][0-9]{2}:[0-9]{2}$'
+		offset=$(rp_clock_offset real-hwclock $abi) || offset=none
+		check "... the system clock's time, within 5 s (the CMOS clock is $offset s ahead)" \
+			test "$offset" != none -a "${offset#-}" -le 5
+	done
+	check "hwclock prints the same date in both ABIs" rp_same real-hwclock 64 real-hwclock 32
+	check "... and the same time, within 2 s" rp_clock_agrees real-hwclock 64 real-hwclock 32
+fi
+
+# --- evtest
+if [ -n "$rp_node_kbd" ]; then
+	for abi in 64 32; do
+		arch=$([ $abi = 32 ] && echo i386 || echo x86_64)
+		grep -E '^Input|^  Event type' "$(rp_file real-evtest $abi out)" | diag
+		check "evtest ($arch) $rp_node_kbd reaches 'Testing ... (interrupt to exit)' and stops on SIGTERM" \
+			rp_ok real-evtest $abi
+		check "... and names the AT keyboard" \
+			rp_out_has real-evtest $abi '^Input device name: "AT Translated Set 2 keyboard"$'
+		check "... an i8042 one (bus 0x11, BUS_I8042)" \
+			rp_out_has real-evtest $abi '^Input device ID: bus 0x11 '
+		check "... with keys (KEY_A), LEDs (LED_NUML) and autorepeat" sh -c "
+			grep -qxF '    Event code 30 (KEY_A)' '$(rp_file real-evtest $abi out)' &&
+			grep -qxE '    Event code 0 \(LED_NUML\)( state [01])?' '$(rp_file real-evtest $abi out)' &&
+			grep -qxF '  Repeat type 20 (EV_REP)' '$(rp_file real-evtest $abi out)'"
+	done
+	check "evtest prints the same header in both ABIs" rp_same real-evtest 64 real-evtest 32
+fi
+
+# --- i2c-tools
+if [ -n "$rp_node_i2c" ]; then
+	bus=${rp_node_i2c##*/i2c-}
+	for abi in 64 32; do
+		arch=$([ $abi = 32 ] && echo i386 || echo x86_64)
+		echo "# i2cdetect ($arch) -y $bus:"
+		rp_diag real-i2cdetect $abi
+		found=$(rp_detected real-i2cdetect $abi)
+		check "i2cdetect ($arch) -y $bus exits 0" rp_ok real-i2cdetect $abi
+		check "... and finds the machine's 8 SPD EEPROMs at 50..57, nothing else (found: $found)" \
+			test "$found" = "50 51 52 53 54 55 56 57"
+		check "i2cdetect ($arch) -F $bus: SMBus byte reads, no plain I2C" sh -c "
+			grep -qE '^SMBus Read Byte +yes$' '$(rp_file real-i2cfuncs $abi out)' &&
+			grep -qE '^I2C +no$' '$(rp_file real-i2cfuncs $abi out)'"
+		cells=$(grep -cE '^[0-9a-f]0: ' "$(rp_file real-i2cdump $abi out)")
+		check "i2cdump ($arch) -y $bus 0x50 b exits 0 and shows 16 rows ($cells)" \
+			sh -c "[ $(cat "$(rp_file real-i2cdump $abi status)") = 0 ] && [ $cells = 16 ]"
+		got=$(cat "$(rp_file real-i2cget $abi out)")
+		check "i2cget ($arch) -y $bus 0x50 0x00 b reads a byte: $got" \
+			sh -c "[ $(cat "$(rp_file real-i2cget $abi status)") = 0 ] && echo '$got' | grep -qx '0x[0-9a-f][0-9a-f]'"
+		# I2C_RDWR needs I2C_FUNC_I2C, which an SMBus-only adapter such as
+		# the PIIX4 does not have: i2ctransfer refuses before any ioctl.
+		rp_diag real-i2ctransfer $abi
+		if grep -qE '^I2C +yes$' "$(rp_file real-i2cfuncs $abi out)"; then
+			check "i2ctransfer ($arch) -y $bus w1@0x50 0x00 r16 reads 16 bytes" sh -c "
+				[ $(cat "$(rp_file real-i2ctransfer $abi status)") = 0 ] &&
+				[ \$(wc -w <'$(rp_file real-i2ctransfer $abi out)') = 16 ]"
+		else
+			check "i2ctransfer ($arch) -y $bus w1@0x50 0x00 r16 fails: the adapter has no plain I2C transfers" sh -c "
+				[ $(cat "$(rp_file real-i2ctransfer $abi status)") != 0 ] &&
+				grep -q 'Adapter does not have I2C transfers capability' '$(rp_file real-i2ctransfer $abi err)'"
+		fi
+	done
+	for prog in i2cdetect i2cfuncs i2cdump i2cget i2ctransfer; do
+		check "$prog: the same output in both ABIs" rp_same real-$prog 64 real-$prog 32
+	done
+	check "i2ctransfer: the same errors in both ABIs" \
+		cmp -s "$(rp_file real-i2ctransfer 64 err)" "$(rp_file real-i2ctransfer 32 err)"
+fi
+
+# --- wdctl: it opens the watchdog (which starts it), reads it and closes it
+# with the magic 'V' (which stops it again)
+i=0
+for spec in ${rp_nodes[@]+"${rp_nodes[@]}"}; do
+	case $spec in wd:*) ;; *) continue ;; esac
+	tag=${spec%%=*} tag=${tag#wd:} node=${spec#*=}
+	identity=$(cat "/sys/class/watchdog/${node##*/}/identity")
+	for abi in 64 32; do
+		arch=$([ $abi = 32 ] && echo i386 || echo x86_64)
+		rp_diag "real-wdctl-$tag" $abi
+		check "wdctl ($arch) $node ($tag) exits 0" rp_ok "real-wdctl-$tag" $abi
+		check "... and prints its identity, $identity" \
+			rp_out_has "real-wdctl-$tag" $abi "^Identity: +$identity( \[version [0-9]+\])?$"
+		check "... and its timeout" rp_out_has "real-wdctl-$tag" $abi '^Timeout: +[0-9]+ seconds$'
+	done
+	check "wdctl $node ($tag): the same output in both ABIs" \
+		rp_same "real-wdctl-$tag" 64 "real-wdctl-$tag" 32
+	after=$(watchdog_did_not_stop "$node")
+	check "... its magic close stopped it: the kernel logged no 'did not stop' (before: ${rp_wd_before[$i]}, after: $after)" \
+		test "$after" = "${rp_wd_before[$i]}"
+	if [ -r "/sys/class/watchdog/${node##*/}/state" ]; then
+		check "... and its state is inactive" \
+			grep -qx inactive "/sys/class/watchdog/${node##*/}/state"
+	fi
+	i=$((i + 1))
+done
