@@ -457,8 +457,9 @@ static bool load_line(struct replay *rp, JsonObject *o, unsigned int line,
 	if (!load_result(o, c, rp->file, why))
 		return false;
 	if (c->unusable)
-		g_message("%s:%u: %s %s is not replayed: %s", rp->file, line,
-			  op, c->name ? c->name : "", c->unusable);
+		g_message("%s:%u: %s%s%s is not replayed: %s", rp->file, line,
+			  op, c->name ? " " : "", c->name ? c->name : "",
+			  c->unusable);
 	g_ptr_array_add(rp->calls, g_ptr_array_steal_index(keep, 0));
 	return true;
 }
@@ -576,10 +577,9 @@ static bool live_addr(const struct replay_call *c,
  */
 static enum replay_verdict compare_in(const struct replay_call *c,
 				      unsigned long arg, uint64_t *in_addr,
-				      struct replay_diff *diff)
+				      bool *arrived, struct replay_diff *diff)
 {
 	g_autofree uint8_t *buf = NULL;
-	g_autofree bool *arrived = g_new0(bool, c->in->len + 1);
 	enum replay_verdict v = REPLAY_MATCH;
 
 	for (guint i = 0; i < c->in->len; i++) {
@@ -619,14 +619,25 @@ static bool takes_value(const struct replay_call *c)
 	return !c->in->len && !c->out->len;
 }
 
+/*
+ * The live addresses of c's in ranges go to in_addr, and whether each has
+ * arrived to arrived (both of c->in->len entries, or NULL).
+ */
 static enum replay_verdict compare(const struct replay_call *c,
 				   unsigned long arg, uint64_t *in_addr,
-				   struct replay_diff *diff)
+				   bool *arrived, struct replay_diff *diff)
 {
+	g_autofree uint64_t *own_addr = NULL;
+	g_autofree bool *own_arrived = NULL;
+
 	*diff = (struct replay_diff){ .live = -1, .recorded = -1 };
 	if (takes_value(c))
 		return c->arg == arg ? REPLAY_MATCH : REPLAY_DIFFERS;
-	return compare_in(c, arg, in_addr, diff);
+	if (!in_addr)
+		in_addr = own_addr = g_new0(uint64_t, c->in->len + 1);
+	if (!arrived)
+		arrived = own_arrived = g_new0(bool, c->in->len + 1);
+	return compare_in(c, arg, in_addr, arrived, diff);
 }
 
 static bool candidate(const struct replay_call *c, unsigned int cmd)
@@ -634,6 +645,12 @@ static bool candidate(const struct replay_call *c, unsigned int cmd)
 	return c->op == REPLAY_IOCTL && c->cmd == cmd && !c->unusable;
 }
 
+/*
+ * Names what each recorded call of cmd needs while the live bytes agree
+ * with it: its in ranges level by level, and its out ranges as soon as
+ * the pointer to each has arrived, so a call costs the round trips the
+ * device's own would.
+ */
 static int replay_fetch(struct cusemu_device *dev, struct cusemu_file *file,
 			unsigned int cmd, unsigned long arg)
 {
@@ -642,12 +659,14 @@ static int replay_fetch(struct cusemu_device *dev, struct cusemu_file *file,
 	for (guint i = 0; i < rp->calls->len; i++) {
 		const struct replay_call *c = rp->calls->pdata[i];
 		g_autofree uint64_t *in_addr = NULL;
+		g_autofree bool *arrived = NULL;
 		struct replay_diff diff;
 
 		if (!candidate(c, cmd))
 			continue;
 		in_addr = g_new0(uint64_t, c->in->len + 1);
-		if (compare(c, arg, in_addr, &diff) != REPLAY_MATCH)
+		arrived = g_new0(bool, c->in->len + 1);
+		if (compare(c, arg, in_addr, arrived, &diff) == REPLAY_DIFFERS)
 			continue;
 		for (guint k = 0; k < c->out->len; k++) {
 			const struct replay_range *r =
@@ -655,8 +674,10 @@ static int replay_fetch(struct cusemu_device *dev, struct cusemu_file *file,
 			uint64_t addr;
 			int err;
 
+			if (r->parent >= 0 && !arrived[r->parent])
+				continue;
 			if (!live_addr(c, r, arg, in_addr, &addr))
-				break;
+				continue;
 			err = cusemu_fetch_range(addr, 0, r->len);
 			if (err)
 				return err;
@@ -674,7 +695,6 @@ static void describe_nearest(struct replay *rp, unsigned int cmd,
 
 	for (guint i = 0; i < rp->calls->len; i++) {
 		const struct replay_call *c = rp->calls->pdata[i];
-		g_autofree uint64_t *in_addr = NULL;
 		struct replay_diff diff;
 
 		if (c->op != REPLAY_IOCTL || c->cmd != cmd)
@@ -685,8 +705,7 @@ static void describe_nearest(struct replay *rp, unsigned int cmd,
 					       c->line, c->unusable);
 			return;
 		}
-		in_addr = g_new0(uint64_t, c->in->len + 1);
-		if (compare(c, arg, in_addr, &diff) == REPLAY_MATCH)
+		if (compare(c, arg, NULL, NULL, &diff) == REPLAY_MATCH)
 			continue;
 		if (takes_value(c))
 			g_string_append_printf(out, "; line %u has arg 0x%"
@@ -733,11 +752,12 @@ static long unmatched(struct cusemu_device *dev, GString *what, long err)
 	rp->unmatched++;
 	g_mutex_unlock(&rp->lock);
 	if (rp->strict) {
-		cusemu_device_lost(dev, "replay %s: %s", rp->file, what->str);
+		cusemu_device_lost(dev, "the replay of %s failed: not in it: "
+					"%s",
+				   rp->file, what->str);
 		return -EIO;
 	}
-	g_message("%s: not in the recording %s: %s", dev->name, rp->file,
-		  what->str);
+	g_message("%s: not in %s: %s", dev->name, rp->file, what->str);
 	return err;
 }
 
@@ -764,13 +784,11 @@ static const struct replay_call *pick(struct replay *rp, unsigned int cmd,
 
 	for (guint i = 0; i < rp->calls->len; i++) {
 		struct replay_call *c = rp->calls->pdata[i];
-		g_autofree uint64_t *in_addr = NULL;
 		struct replay_diff diff;
 
 		if (!candidate(c, cmd))
 			continue;
-		in_addr = g_new0(uint64_t, c->in->len + 1);
-		if (compare(c, arg, in_addr, &diff) != REPLAY_MATCH)
+		if (compare(c, arg, NULL, NULL, &diff) != REPLAY_MATCH)
 			continue;
 		latest = c;
 		if (!first && !c->used)
@@ -793,7 +811,7 @@ static long answer(const struct replay_call *c, unsigned long arg)
 	if (c->error)
 		return -c->error;
 	/* Fills in_addr: the live addresses the pointers lead to. */
-	compare(c, arg, in_addr, &diff);
+	compare(c, arg, in_addr, NULL, &diff);
 	for (guint k = 0; k < c->out->len; k++) {
 		const struct replay_range *r =
 			&g_array_index(c->out, struct replay_range, k);
