@@ -12,6 +12,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <linux/i2c-dev.h>
+#include <linux/rtc.h>
+
 #include <glib.h>
 #include <json-glib/json-glib.h>
 
@@ -320,6 +323,52 @@ static void map_ranges(struct replay_call *c)
 	}
 }
 
+/*
+ * Holes of uapi structs: padding a program leaves as its stack had it, so
+ * a replay must not compare it. Only the structs of the devices cusemu
+ * emulates are known; other commands are compared byte for byte.
+ */
+struct replay_hole {
+	unsigned int cmd;
+	int abi;		/* 0: both, 64: x86_64, 32: i386 */
+	guint range;		/* which in range, in recorded order */
+	uint32_t stride;	/* an array of structs of this size, or 0 */
+	uint32_t off, len;
+};
+
+static const struct replay_hole replay_holes[] = {
+	/* struct i2c_smbus_ioctl_data: read_write, command, 2, size... */
+	{ I2C_SMBUS, 0, 0, 0, 2, 2 },
+	/* struct i2c_rdwr_ioctl_data: msgs, nmsgs, 4 (x86_64) */
+	{ I2C_RDWR, 64, 0, 0, 12, 4 },
+	/* struct i2c_msg: addr, flags, len, 2, buf */
+	{ I2C_RDWR, 64, 1, 16, 6, 2 },
+	{ I2C_RDWR, 32, 1, 12, 6, 2 },
+	/* struct rtc_wkalrm: enabled, pending, 2, time */
+	{ RTC_WKALM_SET, 0, 0, 0, 2, 2 },
+};
+
+static void mark_holes(struct replay_call *c)
+{
+	for (size_t i = 0; i < G_N_ELEMENTS(replay_holes); i++) {
+		const struct replay_hole *h = &replay_holes[i];
+		struct replay_range *r;
+
+		if (h->cmd != c->cmd || h->range >= c->in->len ||
+		    (h->abi && h->abi != (c->compat ? 32 : 64)))
+			continue;
+		r = &g_array_index(c->in, struct replay_range, h->range);
+		if (!r->skip)
+			r->skip = g_malloc0(r->len);
+		for (uint32_t at = 0; at + h->off + h->len <= r->len;
+		     at += h->stride) {
+			memset(r->skip + at + h->off, 1, h->len);
+			if (!h->stride)
+				break;
+		}
+	}
+}
+
 static bool load_ioctl(JsonObject *o, struct replay_call *c,
 		       const char *file, char **why)
 {
@@ -339,6 +388,7 @@ static bool load_ioctl(JsonObject *o, struct replay_call *c,
 	    !load_ranges(o, "out", c->out, c, file, why))
 		return false;
 	map_ranges(c);
+	mark_holes(c);
 	return true;
 }
 
@@ -651,23 +701,22 @@ static bool candidate(const struct replay_call *c, unsigned int cmd)
  * the pointer to each has arrived, so a call costs the round trips the
  * device's own would.
  */
-static int replay_fetch(struct cusemu_device *dev, struct cusemu_file *file,
-			unsigned int cmd, unsigned long arg)
+static int fetch_abi(struct replay *rp, unsigned int cmd, unsigned long arg,
+		     bool compat, bool *alive)
 {
-	struct replay *rp = dev->priv;
-
 	for (guint i = 0; i < rp->calls->len; i++) {
 		const struct replay_call *c = rp->calls->pdata[i];
 		g_autofree uint64_t *in_addr = NULL;
 		g_autofree bool *arrived = NULL;
 		struct replay_diff diff;
 
-		if (!candidate(c, cmd))
+		if (!candidate(c, cmd) || c->compat != compat)
 			continue;
 		in_addr = g_new0(uint64_t, c->in->len + 1);
 		arrived = g_new0(bool, c->in->len + 1);
 		if (compare(c, arg, in_addr, arrived, &diff) == REPLAY_DIFFERS)
 			continue;
+		*alive = true;
 		for (guint k = 0; k < c->out->len; k++) {
 			const struct replay_range *r =
 				&g_array_index(c->out, struct replay_range, k);
@@ -684,6 +733,27 @@ static int replay_fetch(struct cusemu_device *dev, struct cusemu_file *file,
 		}
 	}
 	return 0;
+}
+
+/*
+ * Names what each recorded call of cmd needs while the live bytes agree
+ * with it: its in ranges level by level, and its out ranges as soon as
+ * the pointer to each has arrived, so a call costs the round trips the
+ * device's own would. The calls of the caller's ABI come first; the
+ * other ABI's only when none of them can match (an I2C_FUNCS of 8 bytes
+ * must not answer an i386 caller that recorded its own 4).
+ */
+static int replay_fetch(struct cusemu_device *dev, struct cusemu_file *file,
+			unsigned int cmd, unsigned long arg)
+{
+	struct replay *rp = dev->priv;
+	bool compat = cusemu_in_compat_syscall();
+	bool alive = false;
+	int err = fetch_abi(rp, cmd, arg, compat, &alive);
+
+	if (err || alive)
+		return err;
+	return fetch_abi(rp, cmd, arg, !compat, &alive);
 }
 
 /* The recorded call of the same command nearest to an unmatched one. */
@@ -775,10 +845,11 @@ static const char *cmd_name(const struct replay *rp, unsigned int cmd)
 
 /*
  * The first matching call not yet answered, in recorded order; when every
- * match has answered, the latest of them again.
+ * match has answered, the latest of them again. Calls of the caller's ABI
+ * first, as in replay_fetch.
  */
-static const struct replay_call *pick(struct replay *rp, unsigned int cmd,
-				      unsigned long arg)
+static struct replay_call *pick_abi(struct replay *rp, unsigned int cmd,
+				    unsigned long arg, bool compat)
 {
 	struct replay_call *first = NULL, *latest = NULL;
 
@@ -786,7 +857,7 @@ static const struct replay_call *pick(struct replay *rp, unsigned int cmd,
 		struct replay_call *c = rp->calls->pdata[i];
 		struct replay_diff diff;
 
-		if (!candidate(c, cmd))
+		if (!candidate(c, cmd) || c->compat != compat)
 			continue;
 		if (compare(c, arg, NULL, NULL, &diff) != REPLAY_MATCH)
 			continue;
@@ -794,13 +865,22 @@ static const struct replay_call *pick(struct replay *rp, unsigned int cmd,
 		if (!first && !c->used)
 			first = c;
 	}
-	if (!first)
-		first = latest;
-	if (first) {
-		first->used++;
+	return first ? first : latest;
+}
+
+static const struct replay_call *pick(struct replay *rp, unsigned int cmd,
+				      unsigned long arg)
+{
+	bool compat = cusemu_in_compat_syscall();
+	struct replay_call *c = pick_abi(rp, cmd, arg, compat);
+
+	if (!c)
+		c = pick_abi(rp, cmd, arg, !compat);
+	if (c) {
+		c->used++;
 		rp->answered++;
 	}
-	return first;
+	return c;
 }
 
 static long answer(const struct replay_call *c, unsigned long arg)

@@ -257,12 +257,13 @@ struct live_msg {
 /* Lays out a live I2C_RDWR at other addresses and calls it. */
 static long rdwr(struct fixture *f, unsigned int reg, unsigned int *rt)
 {
+	/* Padding as a stack leaves it: not compared. */
 	struct { uint64_t msgs; uint32_t nmsgs, pad; } data = {
-		at(f, false, 0x600), 2, 0
+		at(f, false, 0x600), 2, 0xdeadbeef
 	};
 	struct live_msg msgs[2] = {
-		{ 0x50, 0, 1, 0, at(f, false, 0x900) },
-		{ 0x50, I2C_M_RD, 4, 0, at(f, false, 0xa00) },
+		{ 0x50, 0, 1, 0x7777, at(f, false, 0x900) },
+		{ 0x50, I2C_M_RD, 4, 0x1234, at(f, false, 0xa00) },
 	};
 
 	memcpy(mem(f, false, 0x300), &data, sizeof(data));
