@@ -226,6 +226,38 @@ static void test_input(void)
 	fixture_clear(f);
 }
 
+/* One command number, a layout per ABI: each caller gets its own ABI's. */
+static void test_own_abi(void)
+{
+	struct fixture fx = { 0 }, *f = &fx;
+	g_autofree char *l64 = ioctl_line(
+		I2C_FUNCS, "I2C_FUNCS", "x86_64", "0x7ffc00000010", "[]",
+		"[{\"addr\":\"0x7ffc00000010\",\"len\":8,"
+		"\"data\":\"0100000000000080\"}]",
+		"\"result\":0,\"error\":null");
+	g_autofree char *l32 = ioctl_line(
+		I2C_FUNCS, "I2C_FUNCS", "i386", "0xffd00010", "[]",
+		"[{\"addr\":\"0xffd00010\",\"len\":4,"
+		"\"data\":\"02000000\"}]",
+		"\"result\":0,\"error\":null");
+	const char *lines[] = { HEADER, l64, l32, NULL };
+
+	fixture_init(f);
+	start(f, lines, NULL);
+	for (int i = 0; i < 2; i++) {
+		memset(mem(f, true, 0x100), 0xAA, 8);
+		g_assert_cmpint(call(f, true, I2C_FUNCS, at(f, true, 0x100),
+				     NULL), ==, 0);
+		g_assert_cmpmem(mem(f, true, 0x100), 8,
+				"\x02\x00\x00\x00\xaa\xaa\xaa\xaa", 8);
+		g_assert_cmpint(call(f, false, I2C_FUNCS, at(f, false, 0x100),
+				     NULL), ==, 0);
+		g_assert_cmpmem(mem(f, false, 0x100), 8,
+				"\x01\x00\x00\x00\x00\x00\x00\x80", 8);
+	}
+	fixture_clear(f);
+}
+
 /*
  * An I2C_RDWR of two messages, recorded at other addresses than the live
  * caller's: the pointers inside are found at load, followed live, and left
@@ -437,6 +469,40 @@ static void test_cut(void)
 	fixture_clear(f);
 }
 
+/*
+ * The recording kept in the tree (hwclock --show, x86_64, on the rtc model
+ * at 2031-02-03 04:05:06): the tree's copy loads, and answers an i386
+ * RTC_RD_TIME too, its layout being the same.
+ */
+static void test_kept(void)
+{
+	g_autofree char *path = g_test_build_filename(G_TEST_DIST, "replay",
+						      "hwclock.json", NULL);
+	g_autofree char *arg = g_strdup_printf("replay:file=%s", path);
+	g_autoptr(GError) error = NULL;
+	struct fixture fx = { 0 }, *f = &fx;
+	struct rtc_time tm;
+
+	fixture_init(f);
+	f->dev = fake_device_try(NULL, arg, &error);
+	g_assert_no_error(error);
+	g_assert_cmpstr(f->dev->name, ==, "rtc0");
+	f->file = (struct cusemu_file){ .dev = f->dev };
+	g_assert_cmpint(call(f, true, RTC_UIE_ON, 0, NULL), ==, 0);
+	g_assert_cmpuint(f->dev->model->poll(f->dev, &f->file), ==,
+			 (POLLIN | POLLRDNORM));
+	g_assert_cmpint(call(f, true, RTC_UIE_OFF, 0, NULL), ==, 0);
+	g_assert_cmpint(call(f, true, RTC_RD_TIME, at(f, true, 0x100), NULL),
+			==, 0);
+	memcpy(&tm, mem(f, true, 0x100), sizeof(tm));
+	g_assert_cmpint(tm.tm_year + 1900, ==, 2031);
+	g_assert_cmpint(tm.tm_mon + 1, ==, 2);
+	g_assert_cmpint(tm.tm_mday, ==, 3);
+	g_assert_cmpint(tm.tm_hour * 3600 + tm.tm_min * 60 + tm.tm_sec, ==,
+			4 * 3600 + 5 * 60 + 9);
+	fixture_clear(f);
+}
+
 /* Recordings refused at start-up, with the file and the line. */
 static void expect_refused_arg(const char *arg, const char *why)
 {
@@ -521,11 +587,13 @@ int main(int argc, char **argv)
 	g_test_add_func("/replay/order", test_order);
 	g_test_add_func("/replay/name", test_name);
 	g_test_add_func("/replay/input", test_input);
+	g_test_add_func("/replay/own-abi", test_own_abi);
 	g_test_add_func("/replay/pointers", test_pointers);
 	g_test_add_func("/replay/unmatched", test_unmatched);
 	g_test_add_func("/replay/strict", test_strict);
 	g_test_add_func("/replay/read-poll", test_read_poll);
 	g_test_add_func("/replay/cut", test_cut);
+	g_test_add_func("/replay/kept", test_kept);
 	g_test_add_func("/replay/refused", test_refused);
 	return g_test_run();
 }
