@@ -167,25 +167,28 @@ static void test_name(void)
 	fixture_clear(f);
 }
 
+/* A TEST_XCHG line: 4 bytes in and out at arg, hex. */
+static char *xchg_line(const char *abi, const char *arg, const char *in,
+		       const char *out, const char *result)
+{
+	g_autofree char *ins = g_strdup_printf(
+		"[{\"addr\":\"%s\",\"len\":4,\"data\":\"%s\"}]", arg, in);
+	g_autofree char *outs = g_strdup_printf(
+		"[{\"addr\":\"%s\",\"len\":4,\"data\":\"%s\"}]", arg, out);
+
+	return ioctl_line(TEST_XCHG, "TEST_XCHG", abi, arg, ins, outs, result);
+}
+
 /* Matched by input bytes; a call that takes a value by arg; an error. */
 static void test_input(void)
 {
 	struct fixture fx = { 0 }, *f = &fx;
-	g_autofree char *one = ioctl_line(
-		TEST_XCHG, "TEST_XCHG", "x86_64", "0x7ffc00000010",
-		"[{\"addr\":\"0x7ffc00000010\",\"len\":4,\"data\":\"01000000\"}]",
-		"[{\"addr\":\"0x7ffc00000010\",\"len\":4,\"data\":\"11000000\"}]",
-		"\"result\":0,\"error\":null");
-	g_autofree char *two = ioctl_line(
-		TEST_XCHG, "TEST_XCHG", "i386", "0x10000",
-		"[{\"addr\":\"0x10000\",\"len\":4,\"data\":\"02000000\"}]",
-		"[{\"addr\":\"0x10000\",\"len\":4,\"data\":\"22000000\"}]",
-		"\"result\":5,\"error\":null");
-	g_autofree char *bad = ioctl_line(
-		TEST_XCHG, "TEST_XCHG", "x86_64", "0x7ffc00000010",
-		"[{\"addr\":\"0x7ffc00000010\",\"len\":4,\"data\":\"03000000\"}]",
-		"[{\"addr\":\"0x7ffc00000010\",\"len\":4,\"data\":\"\"}]",
-		"\"result\":null,\"error\":\"EBUSY\"");
+	g_autofree char *one = xchg_line("x86_64", "0x7ffc00000010", "01000000",
+					 "11000000", "\"result\":0,\"error\":null");
+	g_autofree char *two = xchg_line("i386", "0x10000", "02000000",
+					 "22000000", "\"result\":5,\"error\":null");
+	g_autofree char *bad = xchg_line("x86_64", "0x7ffc00000010", "03000000",
+					 "", "\"result\":null,\"error\":\"EBUSY\"");
 	g_autofree char *value = ioctl_line(
 		RTC_IRQP_SET, "RTC_IRQP_SET", "x86_64", "0x40", "[]", "[]",
 		"\"result\":0,\"error\":null");
