@@ -39,6 +39,7 @@
 #include "plugin.h"
 #include "sandbox.h"
 #include "stats.h"
+#include "record.h"
 #include "trace.h"
 #include "pool.h"
 #include "transport.h"
@@ -1010,6 +1011,12 @@ static unsigned int free_instance(const struct daemon *d,
 	}
 }
 
+/* A device that calls a real device: the sandbox lets it. */
+static bool is_passthrough(const struct cusemu_device *dev)
+{
+	return !strcmp(dev->model->name, "passthrough");
+}
+
 /* A device as --device makes it, checked as at start-up, and serving. */
 static struct cusemu_device *add_device(struct daemon *d, const char *text,
 					GError **error)
@@ -1038,6 +1045,17 @@ static struct cusemu_device *add_device(struct daemon *d, const char *text,
 			    spec->origin, dev->name,
 			    ((struct cusemu_device *)d->devices->pdata[other])
 				    ->model->name);
+		goto free_device;
+	}
+	if (is_passthrough(dev) && !d->sandbox.passthrough &&
+	    d->sandbox.seccomp != CUSEMU_SECCOMP_OFF) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s: the sandbox was made without a passthrough "
+			    "device, and its filter forbids the calls one "
+			    "makes: give a passthrough device at start-up "
+			    "(the configuration, or --device), or run with "
+			    "--seccomp=off",
+			    spec->origin);
 		goto free_device;
 	}
 	if (!cusemu_device_sandboxed(dev, error) ||
@@ -1266,6 +1284,8 @@ static gboolean enter_sandbox(struct daemon *d, GError **error)
 {
 	g_autoptr(GString) line = g_string_new(NULL);
 
+	for (guint i = 0; i < d->devices->len; i++)
+		d->sandbox.passthrough |= is_passthrough(d->devices->pdata[i]);
 	if (!cusemu_sandbox_apply(&d->sandbox, error))
 		return FALSE;
 	for (guint i = 0; i < d->devices->len; i++)
@@ -1447,6 +1467,8 @@ static int check_config(struct daemon *d, struct options *o)
 		g_free(o->config_file);
 		o->config_file = g_strdup(file);
 	}
+	/* A running daemon's recordings stay as they are. */
+	cusemu_recording_check_only = true;
 	if (configure(d, o, &error))
 		printf("%s: OK, %u device%s\n", o->config_file,
 		       d->devices->len, d->devices->len == 1 ? "" : "s");

@@ -104,22 +104,27 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 	/* Files and descriptors */
 	ALLOW(openat, "i2c saves EEPROM files; the ioctl32 log line and the "
 		      "trace read the client's /proc/PID/comm; syslog reads "
-		      "the time zone"),
+		      "the time zone; a device added at run time opens its "
+		      "record= file"),
 	ALLOW(close, "every descriptor"),
 	ALLOW(dup2, "a detached daemon, once ready, points stdin, stdout and "
 		    "stderr at /dev/null"),
 	ALLOW(fcntl, "fdopen reads a descriptor's flags (glib reading a "
 		     "/proc file)"),
 	ALLOW(read, "FUSE requests from /dev/cuse; files; glib's wake-ups"),
-	ALLOW(write, "logs to stderr; files; glib's wake-ups"),
+	ALLOW(write, "logs to stderr; files; recordings (record=); glib's "
+		     "wake-ups"),
 	ALLOW(writev, "FUSE replies and poll notifications to /dev/cuse"),
 	ALLOW(lseek, "fclose gives back what stdio read ahead (glib reading "
 		     "a /proc file)"),
 	ALLOW(newfstatat, "stdio sizes its buffers (fstat); lstat of the "
-			  "control socket at shutdown"),
+			  "control socket at shutdown; lstat and fstat of "
+			  "the record= file of a device added at run time"),
 	ALLOW(fallocate, "glib reserves an EEPROM file's size before writing "
 			 "it"),
 	ALLOW(fsync, "an EEPROM file is on disk before its rename"),
+	ALLOW(ftruncate, "a recording whose write failed loses the part of "
+			 "the line that was written"),
 	ALLOW(rename, "an EEPROM file is replaced whole"),
 	ALLOW(chmod, "a node added at run time (cusemuctl add) gets its "
 		     "mode"),
@@ -150,6 +155,23 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 				       "other address family"),
 	ALLOW(connect, "syslog connects to /dev/log"),
 	ALLOW(geteuid, "the daemon's own user may use the control socket"),
+	{ NULL },
+};
+
+/*
+ * What a daemon serving passthrough devices does besides: calls to the real
+ * devices. Added to the list above only when the configuration has such a
+ * device. The i386 calls are those of the 32-bit entry (int $0x80), the
+ * only ones of that architecture the filter lets through.
+ */
+const struct cusemu_syscall_rule cusemu_sandbox_passthrough_rules[] = {
+	ALLOW(ioctl, "a passthrough device's calls to its real device"),
+	ALLOW(ioctl, "an i386 caller's ioctl, to the driver's compat_ioctl "
+		     "(i386 architecture: the 32-bit entry)"),
+	ALLOW(read, "an i386 opener's read, laid out for i386 by the driver "
+		    "(i386 architecture)"),
+	ALLOW(write, "an i386 opener's write, read as i386 by the driver "
+		     "(i386 architecture)"),
 	{ NULL },
 };
 
@@ -537,9 +559,41 @@ static int add_rules(scmp_filter_ctx ctx,
 	return err;
 }
 
+/*
+ * The passthrough's calls: ioctl, and the i386 ioctl, read and write of
+ * the 32-bit entry, in a filter of that architecture merged into ctx (a
+ * rule added to ctx itself would allow every call of the list there).
+ */
+static int add_passthrough(scmp_filter_ctx ctx, uint32_t off_list,
+			   unsigned int *allowed)
+{
+	const struct cusemu_syscall_rule *native =
+		cusemu_sandbox_passthrough_rules;
+	scmp_filter_ctx x86 = seccomp_init(off_list);
+	uint32_t tsync = 0;
+	int err = x86 ? add_rule(ctx, native, SCMP_SYS(ioctl)) : -ENOMEM;
+
+	if (!err)
+		err = seccomp_arch_remove(x86, SCMP_ARCH_NATIVE);
+	if (!err)
+		err = seccomp_arch_add(x86, SCMP_ARCH_X86);
+	if (!err)
+		err = seccomp_attr_set(x86, SCMP_FLTATR_ACT_BADARCH, off_list);
+	if (!err && !seccomp_attr_get(ctx, SCMP_FLTATR_CTL_TSYNC, &tsync))
+		err = seccomp_attr_set(x86, SCMP_FLTATR_CTL_TSYNC, tsync);
+	if (!err)
+		err = add_rules(x86, native + 1, allowed);
+	if (!err)
+		err = seccomp_merge(ctx, x86);
+	if (err && x86)
+		seccomp_release(x86);
+	*allowed += !err;
+	return err;
+}
+
 static int fill_filter(scmp_filter_ctx ctx, uint32_t off_list,
 		       const struct cusemu_syscall_rule *rules,
-		       unsigned int *allowed)
+		       bool passthrough, unsigned int *allowed)
 {
 	/* Another ABI's calls (int 0x80, x32) are off the list too. */
 	int err = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, off_list);
@@ -548,17 +602,19 @@ static int fill_filter(scmp_filter_ctx ctx, uint32_t off_list,
 		err = add_rules(ctx, rules, allowed);
 	if (!err)
 		err = add_rules(ctx, sanitizer_rules, allowed);
+	if (!err && passthrough)
+		err = add_passthrough(ctx, off_list, allowed);
 	return err;
 }
 
 static int build_filter(scmp_filter_ctx ctx, uint32_t off_list,
 			const struct cusemu_syscall_rule *rules,
-			unsigned int *allowed)
+			bool passthrough, unsigned int *allowed)
 {
 	int err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
 
 	if (!err)
-		err = fill_filter(ctx, off_list, rules, allowed);
+		err = fill_filter(ctx, off_list, rules, passthrough, allowed);
 	return err ? err : seccomp_load(ctx);
 }
 
@@ -570,11 +626,13 @@ static uint32_t off_list_action(enum cusemu_seccomp_mode mode)
 
 static int load_rules(enum cusemu_seccomp_mode mode,
 		      const struct cusemu_syscall_rule *rules,
-		      unsigned int *allowed)
+		      bool passthrough, unsigned int *allowed)
 {
 	uint32_t off_list = off_list_action(mode);
 	scmp_filter_ctx ctx = seccomp_init(off_list);
-	int err = ctx ? build_filter(ctx, off_list, rules, allowed) : -ENOMEM;
+	int err = ctx ? build_filter(ctx, off_list, rules, passthrough,
+				     allowed)
+		      : -ENOMEM;
 
 	seccomp_release(ctx);
 	return err;
@@ -592,7 +650,7 @@ static int export_rules(enum cusemu_seccomp_mode mode,
 	off_t size;
 
 	if (!err)
-		err = fill_filter(ctx, off_list, rules, allowed);
+		err = fill_filter(ctx, off_list, rules, false, allowed);
 	if (!err)
 		err = seccomp_export_bpf(ctx, fd);
 	seccomp_release(ctx);
@@ -616,7 +674,7 @@ static int export_rules(enum cusemu_seccomp_mode mode,
 static gboolean load_filter(struct cusemu_sandbox *sb, GError **error)
 {
 	int err = load_rules(sb->seccomp, cusemu_sandbox_rules,
-			     &sb->allowed_calls);
+			     sb->passthrough, &sb->allowed_calls);
 
 	return !err || fail_errno(error, -err,
 				  "cannot install the seccomp filter",
@@ -645,7 +703,7 @@ static int seal_helper(uint32_t mode)
 	err = drop_own_caps();
 	if (err || mode == CUSEMU_SECCOMP_OFF)
 		return err;
-	return load_rules(mode, cusemu_sandbox_helper_rules, &allowed);
+	return load_rules(mode, cusemu_sandbox_helper_rules, false, &allowed);
 }
 
 static G_GNUC_NORETURN void helper_main(int sock, pid_t daemon)

@@ -30,6 +30,10 @@ struct cusemu_sandbox {
 	uid_t uid;
 	gid_t gid;
 	GArray *groups;		/* of gid_t: the user's groups */
+	/* Set before cusemu_sandbox_apply(): a passthrough device calls
+	 * its real device (ioctl, and i386 calls through the 32-bit
+	 * entry): cusemu_sandbox_passthrough_rules are allowed too. */
+	bool passthrough;
 	/* Filled by cusemu_sandbox_apply(). */
 	unsigned int allowed_calls;
 	/* Started as an ordinary user (own_user): it held no capability. */
@@ -122,6 +126,8 @@ struct cusemu_syscall_rule {
 extern const struct cusemu_syscall_rule cusemu_sandbox_rules[];
 /* The /proc helper's, the same way. */
 extern const struct cusemu_syscall_rule cusemu_sandbox_helper_rules[];
+/* What a passthrough device adds: [0] for x86_64, the rest for i386. */
+extern const struct cusemu_syscall_rule cusemu_sandbox_passthrough_rules[];
 /* Root's FUSE unmounter's, the same way. */
 extern const struct cusemu_syscall_rule cusemu_sandbox_unmounter_rules[];
 

@@ -6,6 +6,7 @@
  * blocking, every FLUSH_MS: a worker never wakes it, which would cost a
  * system call per line. A tracer that reads too slowly loses lines, and is told how
  * many (a {"lost":N} line), rather than holding up a worker or the daemon.
+ * A recorded device's line goes to its file too (record.c), uncut.
  */
 #define G_LOG_DOMAIN "cusemu-trace"
 
@@ -23,10 +24,13 @@
 #include "call.h"
 #include "device.h"
 #include "proc.h"
+#include "record.h"
 #include "stats.h"
 #include "trace.h"
 
-gint cusemu_trace_tracers;
+gint cusemu_trace_watchers;
+/* Tracers attached now: whether a line goes to any. */
+static gint tracer_count;
 
 struct tracer {
 	int fd;
@@ -76,12 +80,12 @@ static void append_data(GString *out, const uint8_t *data, size_t len,
 /*
  * The ranges of one direction: address, length, and their bytes among the
  * first avail of data (the rest was not sent, or not replied), at most
- * CUSEMU_TRACE_DATA_MAX for the whole direction.
+ * data_max for the whole direction.
  */
 static void append_ranges(GString *out, const struct cusemu_user_ranges *set,
-			  const uint8_t *data, uint32_t avail)
+			  const uint8_t *data, uint32_t avail, size_t data_max)
 {
-	size_t budget = CUSEMU_TRACE_DATA_MAX;
+	size_t budget = data_max;
 
 	g_string_append_c(out, '[');
 	for (unsigned int i = 0; i < set->count; i++) {
@@ -121,23 +125,25 @@ static void append_string_or_null(GString *out, const char *s)
 }
 
 static void append_ioctl(GString *out, const struct cusemu_call *call,
-			 bool replied)
+			 bool replied, size_t data_max)
 {
 	g_string_append_printf(out, ",\"cmd\":%u,\"name\":", call->cmd);
 	append_string_or_null(out, call->stats.name);
 	g_string_append_printf(out,
 			       ",\"arg\":\"0x%lx\",\"size\":%u,\"in\":",
 			       call->arg, (unsigned int)_IOC_SIZE(call->cmd));
-	append_ranges(out, &call->in, call->in_data, call->in_avail);
+	append_ranges(out, &call->in, call->in_data, call->in_avail,
+		      data_max);
 	g_string_append(out, ",\"out\":");
 	append_ranges(out, &call->out, call->out_data,
-		      replied ? call->out_used : 0);
+		      replied ? call->out_used : 0, data_max);
 	g_string_append_printf(out, ",\"round_trips\":%u", call->round_trips);
 }
 
 void cusemu_trace_format(GString *out, const struct cusemu_op_record *rec,
 			 uint64_t duration_ns,
-			 const struct cusemu_trace_caller *caller)
+			 const struct cusemu_trace_caller *caller,
+			 size_t data_max)
 {
 	const struct cusemu_call *call =
 		rec->op == CUSEMU_OP_IOCTL ? rec->call : NULL;
@@ -156,9 +162,9 @@ void cusemu_trace_format(GString *out, const struct cusemu_op_record *rec,
 	else
 		append_string_or_null(out, caller->abi);
 	if (call) {
-		append_ioctl(out, call, !rec->error);
+		append_ioctl(out, call, !rec->error, data_max);
 	} else if (rec->op == CUSEMU_OP_READ || rec->op == CUSEMU_OP_WRITE) {
-		size_t budget = CUSEMU_TRACE_DATA_MAX;
+		size_t budget = data_max;
 
 		g_string_append_printf(out, ",\"size\":%zu,", rec->size);
 		append_data(out, rec->data,
@@ -268,19 +274,43 @@ static struct caller_cache *caller_of(pid_t pid, bool want_abi)
 	return c;
 }
 
+void cusemu_trace_watch(int delta)
+{
+	g_atomic_int_add(&cusemu_trace_watchers, delta);
+}
+
 void cusemu_trace_op(const struct cusemu_op_record *rec, uint64_t duration_ns)
 {
-	g_autoptr(GString) line = g_string_sized_new(512);
+	struct cusemu_recording *recording =
+		cusemu_instance(rec->dev)->recording;
+	bool record = cusemu_recording_on(recording);
+	bool trace = g_atomic_int_get(&tracer_count) > 0;
+	g_autoptr(GString) line = NULL;
 	/* An ioctl says its ABI itself; the others, the program's. */
 	bool want_abi = rec->op != CUSEMU_OP_IOCTL;
-	struct caller_cache *c = caller_of(rec->pid, want_abi);
-	struct cusemu_trace_caller caller = {
+	struct caller_cache *c;
+	struct cusemu_trace_caller caller;
+
+	/* Another device is recorded, or the tracer just left. */
+	if (!record && !trace)
+		return;
+	c = caller_of(rec->pid, want_abi);
+	caller = (struct cusemu_trace_caller){
 		.wall_us = g_get_real_time(),
 		.comm = c->has_comm ? c->comm : NULL,
 		.abi = want_abi ? c->abi : NULL,
 	};
-
-	cusemu_trace_format(line, rec, duration_ns, &caller);
+	line = g_string_sized_new(512);
+	if (record) {
+		cusemu_trace_format(line, rec, duration_ns, &caller,
+				    CUSEMU_TRACE_DATA_ALL);
+		cusemu_recording_write(recording, rec->dev, line);
+		if (!trace)
+			return;
+		g_string_truncate(line, 0);
+	}
+	cusemu_trace_format(line, rec, duration_ns, &caller,
+			    CUSEMU_TRACE_DATA_MAX);
 	publish(rec->dev->name, line);
 }
 
@@ -294,7 +324,8 @@ static void tracer_free(struct tracer *t)
 	g_mutex_unlock(&lock);
 	if (last)
 		g_clear_handle_id(&flush_timer, g_source_remove);
-	g_atomic_int_dec_and_test(&cusemu_trace_tracers);
+	g_atomic_int_dec_and_test(&tracer_count);
+	g_atomic_int_dec_and_test(&cusemu_trace_watchers);
 	g_clear_handle_id(&t->out_watch, g_source_remove);
 	g_clear_handle_id(&t->in_watch, g_source_remove);
 	close(t->fd);
@@ -387,20 +418,21 @@ static gboolean on_client(int fd, GIOCondition condition, gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
-static void append_header(GString *out, char **nodes)
+void cusemu_trace_header(GString *out, char **nodes, const char *more)
 {
 	g_string_append(out, "{\"trace\":\"cusemu\",\"version\":1,\"nodes\":");
 	if (!nodes) {
-		g_string_append(out, "null}\n");
-		return;
+		g_string_append(out, "null");
+	} else {
+		g_string_append_c(out, '[');
+		for (char **n = nodes; *n; n++) {
+			if (n != nodes)
+				g_string_append_c(out, ',');
+			cusemu_json_append_string(out, *n);
+		}
+		g_string_append_c(out, ']');
 	}
-	g_string_append_c(out, '[');
-	for (char **n = nodes; *n; n++) {
-		if (n != nodes)
-			g_string_append_c(out, ',');
-		cusemu_json_append_string(out, *n);
-	}
-	g_string_append(out, "]}\n");
+	g_string_append_printf(out, "%s}\n", more ? more : "");
 }
 
 int cusemu_trace_attach(int fd, char **nodes, GString *err)
@@ -422,14 +454,15 @@ int cusemu_trace_attach(int fd, char **nodes, GString *err)
 	t->nodes = nodes && *nodes ? g_strdupv(nodes) : NULL;
 	t->queue = g_string_new(NULL);
 	t->out = g_string_new(NULL);
-	append_header(t->queue, t->nodes);
+	cusemu_trace_header(t->queue, t->nodes, NULL);
 	g_ptr_array_add(tracers, t);
 	g_mutex_unlock(&lock);
 	if (!flush_timer)
 		flush_timer = g_timeout_add(FLUSH_MS, flush_all, NULL);
 	t->in_watch = g_unix_fd_add(fd, G_IO_IN | G_IO_HUP | G_IO_ERR,
 				    on_client, t);
-	g_atomic_int_inc(&cusemu_trace_tracers);
+	g_atomic_int_inc(&tracer_count);
+	g_atomic_int_inc(&cusemu_trace_watchers);
 	/* The header at once: the tracer knows it is attached. */
 	flush_all(NULL);
 	return 0;

@@ -8,6 +8,7 @@
 #define CUSEMU_TRACE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <glib.h>
@@ -18,16 +19,24 @@
 #define CUSEMU_TRACE_TRACERS_MAX 4
 /* Bytes of lines a tracer may have waiting; beyond, lines are lost. */
 #define CUSEMU_TRACE_QUEUE_MAX (1024 * 1024)
-/* Bytes of a payload shown per direction; the rest is cut. */
+/* Bytes of a payload a tracer is shown per direction; the rest is cut. */
 #define CUSEMU_TRACE_DATA_MAX 4096
+/* ... and a recording: every byte. */
+#define CUSEMU_TRACE_DATA_ALL SIZE_MAX
 
-/* Tracers attached now: the one load a request pays when there are none. */
-extern gint cusemu_trace_tracers;
+/*
+ * Tracers attached now, and recordings under way (record.h): the one load
+ * a request pays when there are none.
+ */
+extern gint cusemu_trace_watchers;
 
 static inline bool cusemu_trace_on(void)
 {
-	return g_atomic_int_get(&cusemu_trace_tracers) > 0;
+	return g_atomic_int_get(&cusemu_trace_watchers) > 0;
 }
+
+/* A recording starts (+1) or ends (-1). */
+void cusemu_trace_watch(int delta);
 
 /* What a line says besides the record: when, who, in which ABI. */
 struct cusemu_trace_caller {
@@ -36,12 +45,26 @@ struct cusemu_trace_caller {
 	const char *abi;	/* "x86_64", "i386", or NULL when unknown */
 };
 
-/* The line of one answered request, with its '\n', appended to out. */
+/*
+ * The line of one answered request, with its '\n', appended to out; at
+ * most data_max bytes of payload per direction (CUSEMU_TRACE_DATA_MAX for
+ * tracers, CUSEMU_TRACE_DATA_ALL for a recording), the rest cut.
+ */
 void cusemu_trace_format(GString *out, const struct cusemu_op_record *rec,
 			 uint64_t duration_ns,
-			 const struct cusemu_trace_caller *caller);
+			 const struct cusemu_trace_caller *caller,
+			 size_t data_max);
 
-/* Format rec's line and push it to the tracers of its node. Any thread. */
+/*
+ * The header line, with its '\n': the nodes (NULL: every node), then the
+ * members in more (",\"name\":value..."; NULL for none).
+ */
+void cusemu_trace_header(GString *out, char **nodes, const char *more);
+
+/*
+ * Format rec's line and push it to the tracers of its node, and write it
+ * to its device's recording, uncut. Any thread.
+ */
 void cusemu_trace_op(const struct cusemu_op_record *rec,
 		     uint64_t duration_ns);
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "device.h"
+#include "record.h"
 #include "stats.h"
 
 const struct cusemu_param cusemu_common_params[] = {
@@ -27,6 +28,13 @@ const struct cusemu_param cusemu_common_params[] = {
 	{ .key = "kernel", .type = CUSEMU_PARAM_STRING,
 	  .help = "kernel model for this device (default: the daemon's "
 		  "--model)" },
+	{ .key = "record", .type = CUSEMU_PARAM_STRING,
+	  .help = "write every answered request to this file, one JSON "
+		  "trace line each, data uncut (the file is replaced)" },
+	{ .key = "record-max", .type = CUSEMU_PARAM_SIZE,
+	  .default_value = CUSEMU_RECORD_MAX_DEFAULT,
+	  .min = CUSEMU_RECORD_MAX_MIN, .max = UINT64_MAX,
+	  .help = "size at which the recording ends with a \"full\" line" },
 	CUSEMU_PARAM_END
 };
 
@@ -235,6 +243,29 @@ const char *cusemu_device_setting(const struct cusemu_device_spec *spec,
 	return s ? s->value : fallback;
 }
 
+/* record-max=: checked here, at every start; record= opens in spawn.c. */
+static gboolean load_record_max(struct cusemu_device *dev,
+				const struct cusemu_device_spec *spec,
+				GError **error)
+{
+	const struct cusemu_param *p = find_param(cusemu_common_params,
+						  "record-max");
+	const char *origin, *why = NULL;
+	const char *v = cusemu_device_setting(spec, p->key, p->default_value,
+					      &origin);
+	g_autofree char *bytes = normalise(p, v, &why);
+
+	if (!bytes) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s: bad value '%s' for record-max, the %s: %s "
+			    "(at least %d bytes)",
+			    origin, v, p->help, why, CUSEMU_RECORD_MAX_MIN);
+		return FALSE;
+	}
+	cusemu_instance(dev)->record_max = g_ascii_strtoull(bytes, NULL, 10);
+	return TRUE;
+}
+
 gboolean cusemu_device_load_common(struct cusemu_device *dev,
 				   const struct cusemu_device_spec *spec,
 				   unsigned int instance, GError **error)
@@ -279,7 +310,7 @@ gboolean cusemu_device_load_common(struct cusemu_device *dev,
 		return FALSE;
 	}
 	dp->group = id;
-	return TRUE;
+	return load_record_max(dev, spec, error);
 }
 
 int cusemu_device_default_name(struct cusemu_device *dev, const char *name)
@@ -330,6 +361,7 @@ void cusemu_device_free_data(struct cusemu_device *dev)
 	struct cusemu_instance *inst = cusemu_instance(dev);
 
 	g_free(inst->oops.report);
+	cusemu_recording_unref(inst->recording);
 	cusemu_device_spec_free(inst->spec);
 	g_hash_table_unref(inst->params);
 	cusemu_stats_free(inst->stats);

@@ -76,6 +76,10 @@ struct cusemu_instance {
 	 * copies payloads itself (CUSE restricted ioctls). */
 	bool restricted;
 	struct cusemu_stats *stats;
+	/* record=FILE: its recording (daemon/record.h), shared with the
+	 * instances that cusemuctl reload puts in its place; else NULL. */
+	struct cusemu_recording *recording;
+	uint64_t record_max;		/* record-max=, in bytes */
 	struct cusemu_oops_part oops;
 	/* How the model broke the handler contract, each said once (call.c). */
 	guint contract_broken;
@@ -144,7 +148,8 @@ cusemu_device_alloc(const struct cusemu_device_model *m,
 const char *cusemu_device_setting(const struct cusemu_device_spec *spec,
 				  const char *key, const char *fallback,
 				  const char **origin);
-/* The common keys but kernel= (name, mode, owner, group), then the
+/* The common keys but kernel= and record= (name, mode, owner, group,
+ * record-max), then the
  * model's own keys, checked and normalised; FALSE and why. */
 gboolean cusemu_device_load_common(struct cusemu_device *dev,
 				   const struct cusemu_device_spec *spec,

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The record of one request on a device, from its start to its reply: the
- * statistics of the operations other than ioctl, and the trace. Without a
- * tracer an ioctl costs one atomic load here.
+ * statistics of the operations other than ioctl, the trace and the
+ * recordings. Without a tracer or a recording an ioctl costs one atomic
+ * load here.
  */
 #define G_LOG_DOMAIN "cusemu-transport"
 

@@ -21,7 +21,7 @@ struct cusemu_op_record {
 	enum cusemu_op op;
 	struct cusemu_device *dev;
 	pid_t pid;		/* the caller, from the request */
-	bool traced;		/* a tracer was attached when it began */
+	bool traced;		/* a tracer or a recording was on when it began */
 	uint64_t start_ns;	/* CLOCK_MONOTONIC; 0 for an untimed ioctl */
 	int error;		/* positive errno of a failed request, or 0 */
 	long result;		/* read, write: bytes; poll: the mask */
@@ -45,8 +45,8 @@ void cusemu_op_begin_call(struct cusemu_op_record *rec,
 /*
  * The request has been answered: count it (ioctls are counted per command
  * by the transport, with their round trips), and trace it when tracers
- * are attached. An ioctl answered with a retry is traced when its last
- * request is answered.
+ * are attached or record it when its device is recorded. An ioctl answered
+ * with a retry is traced and recorded when its last request is answered.
  */
 void cusemu_op_done(struct cusemu_op_record *rec);
 

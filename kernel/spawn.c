@@ -13,6 +13,7 @@
 #include "kmodel.h"
 #include "oops.h"
 #include "plugin.h"
+#include "record.h"
 
 const struct cusemu_device_model *cusemu_device_model_find(const char *name)
 {
@@ -135,11 +136,38 @@ static int guarded_probe(struct cusemu_device *dev, enum cusemu_op op,
 	return err;
 }
 
-struct cusemu_device *
-cusemu_device_create(const struct cusemu_device_model *m,
-		     const struct cusemu_device_spec *spec,
-		     unsigned int instance,
-		     const struct cusemu_kernel_model *kmodel, GError **error)
+/*
+ * record=FILE: the file opened once the model started, so that a model
+ * that fails to start leaves it alone; or the recording of the instance
+ * this one replaces (cusemuctl reload), which goes on in the same file.
+ */
+static gboolean start_recording(struct cusemu_device *dev,
+				const struct cusemu_device_spec *spec,
+				struct cusemu_recording *continued,
+				GError **error)
+{
+	struct cusemu_instance *inst = cusemu_instance(dev);
+	const char *origin;
+	const char *path = cusemu_device_setting(spec, "record", NULL, &origin);
+
+	if (continued) {
+		inst->recording = cusemu_recording_ref(continued);
+		return TRUE;
+	}
+	if (!path)
+		return TRUE;
+	if (cusemu_recording_check_only)
+		return cusemu_recording_check(dev, path, origin, error);
+	inst->recording = cusemu_recording_open(dev, path, inst->record_max,
+						origin, error);
+	return inst->recording != NULL;
+}
+
+static struct cusemu_device *
+create(const struct cusemu_device_model *m,
+       const struct cusemu_device_spec *spec, unsigned int instance,
+       const struct cusemu_kernel_model *kmodel,
+       struct cusemu_recording *continued, GError **error)
 {
 	struct cusemu_device *dev = cusemu_device_alloc(m, spec, instance,
 							 kmodel);
@@ -157,11 +185,22 @@ cusemu_device_create(const struct cusemu_device_model *m,
 				spec->origin, dev->name, m->name);
 		goto fail;
 	}
+	if (!start_recording(dev, spec, continued, error))
+		goto fail;
 	return dev;
 
 fail:
 	cusemu_device_free(dev);
 	return NULL;
+}
+
+struct cusemu_device *
+cusemu_device_create(const struct cusemu_device_model *m,
+		     const struct cusemu_device_spec *spec,
+		     unsigned int instance,
+		     const struct cusemu_kernel_model *kmodel, GError **error)
+{
+	return create(m, spec, instance, kmodel, NULL, error);
 }
 
 struct cusemu_device *cusemu_device_respawn(const struct cusemu_device *dev,
@@ -170,8 +209,8 @@ struct cusemu_device *cusemu_device_respawn(const struct cusemu_device *dev,
 {
 	const struct cusemu_instance *inst = cusemu_instance(dev);
 
-	return cusemu_device_create(m, inst->spec, inst->number,
-				    inst->default_kmodel, error);
+	return create(m, inst->spec, inst->number, inst->default_kmodel,
+		      inst->recording, error);
 }
 
 gboolean cusemu_device_sandboxed(struct cusemu_device *dev, GError **error)

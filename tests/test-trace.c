@@ -23,13 +23,14 @@
 #include "trace-print.h"
 #include "trace.h"
 
-/* A record of op on a device named name; only the name is read. */
+/* A record of op on a device named name, recorded nowhere; only the name
+ * and the recording are read. */
 static struct cusemu_device *device_named(const char *name)
 {
-	static struct cusemu_device dev;
+	static struct cusemu_instance inst;
 
-	dev.name = (char *)name;
-	return &dev;
+	inst.pub.name = (char *)name;
+	return &inst.pub;
 }
 
 static const struct cusemu_trace_caller caller = {
@@ -43,7 +44,7 @@ static char *format(const struct cusemu_op_record *rec, uint64_t ns)
 {
 	GString *out = g_string_new(NULL);
 
-	cusemu_trace_format(out, rec, ns, &caller);
+	cusemu_trace_format(out, rec, ns, &caller, CUSEMU_TRACE_DATA_MAX);
 	return g_string_free(out, FALSE);
 }
 

@@ -1677,6 +1677,17 @@ static gboolean lay_out(const struct probe_options *o, struct workdir *w,
 	return TRUE;
 }
 
+const struct member *layout_find(const struct layout *l, const char *path)
+{
+	for (guint i = 0; l->members && i < l->members->len; i++) {
+		const struct member *m = l->members->pdata[i];
+
+		if (!strcmp(m->path, path))
+			return m;
+	}
+	return NULL;
+}
+
 gboolean probe_headers(const struct probe_options *o, char **headers,
 		       GPtrArray *given, GPtrArray **commands_out,
 		       GPtrArray *notes, GError **error)

@@ -113,17 +113,6 @@ void finding_add(struct command *c, enum finding_kind kind,
 	g_ptr_array_add(c->findings, f);
 }
 
-const struct member *layout_find(const struct layout *l, const char *path)
-{
-	for (guint i = 0; l->members && i < l->members->len; i++) {
-		const struct member *m = l->members->pdata[i];
-
-		if (!strcmp(m->path, path))
-			return m;
-	}
-	return NULL;
-}
-
 const char *member_label(const struct command *c, const struct member *m)
 {
 	return *m->path ? m->path : c->payload_arg;

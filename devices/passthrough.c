@@ -1,0 +1,669 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * passthrough: a node in front of a real device. Open, read, write, poll,
+ * ioctl and release go to the device, opened with the caller's flags as
+ * the daemon's user. An ioctl's memory is copied in and out as the
+ * caller's ABI lays it out (passthrough-layouts.c says what it reaches),
+ * into memory of the daemon's with every pointer between its parts
+ * rewritten, and the real call is made on that. An i386 caller's call
+ * reaches the driver as a 32-bit one (its compat_ioctl) through the 32-bit
+ * entry (passthrough-sys32.c), or, where the driver answers that with
+ * ENOTTY (it has no compat_ioctl) or with compat=translate, as the native
+ * call a uapi header's two layouts convert it to: the compat shim such a
+ * driver lacks.
+ */
+#define G_LOG_DOMAIN "cusemu-passthrough"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <glib-unix.h>
+
+#include "cusemu/device.h"
+#include "cusemu/sched.h"
+#include "cusemu/uaccess.h"
+#include "passthrough.h"
+
+/* How long a blocking read or write naps between looks at the device. */
+#define PT_WAIT_MS 2
+
+enum pt_compat {
+	PT_COMPAT_AUTO,		/* the 32-bit entry; the shim on ENOTTY */
+	PT_COMPAT_SYSCALL,	/* the 32-bit entry only */
+	PT_COMPAT_TRANSLATE,	/* the shim only */
+};
+
+struct pt_dev {
+	char *path;
+	struct pt_layouts *layouts;
+	enum pt_compat compat;
+	bool sys32;		/* the kernel has the 32-bit entry */
+	GMutex lock;
+	GHashTable *said;	/* command and ABI: said in the log once */
+};
+
+struct pt_file {
+	int fd;
+	bool abi32;		/* the opener is an i386 program */
+	GMutex lock;
+	GSource *watch;		/* wakes pollers when the device is ready */
+};
+
+/* How an i386 call reaches the driver. */
+enum pt_route { PT_ENTRY32, PT_SHIM, PT_SAME };
+
+/* ---- the log, once per command ---- */
+
+static bool first_time(struct pt_dev *p, unsigned int cmd, unsigned int what)
+{
+	gint64 key = (gint64)cmd << 8 | what;
+	bool first;
+
+	g_mutex_lock(&p->lock);
+	first = !g_hash_table_contains(p->said, &key);
+	if (first)
+		g_hash_table_add(p->said, g_memdup2(&key, sizeof(key)));
+	g_mutex_unlock(&p->lock);
+	return first;
+}
+
+static void say_route(struct cusemu_device *dev, unsigned int cmd,
+		      const struct pt_cmd *c, enum pt_route route,
+		      const struct pt_translation *t)
+{
+	struct pt_dev *p = dev->priv;
+	char num[16];
+	/* "NAME (0x...)", or the number alone. */
+	g_autofree char *name = NULL;
+
+	if (!first_time(p, cmd, 1 + route))
+		return;
+	g_snprintf(num, sizeof(num), "0x%08x", cmd);
+	name = c->name ? g_strdup_printf("%s (%s)", c->name, num)
+		       : g_strdup(num);
+	switch (route) {
+	case PT_ENTRY32:
+		g_message("%s: i386 %s: the driver's compat_ioctl, through "
+			  "the 32-bit entry",
+			  dev->name, name);
+		break;
+	case PT_SHIM:
+		g_message("%s: i386 %s: converted to x86_64 0x%08x by the "
+			  "layouts of its header, and the driver's ioctl (the "
+			  "compat shim)",
+			  dev->name, name, t->native_cmd);
+		break;
+	case PT_SAME:
+		g_message("%s: i386 %s: laid out as on x86_64: the driver's "
+			  "ioctl (this kernel has no 32-bit entry)",
+			  dev->name, name);
+		break;
+	}
+}
+
+static long no_layout(struct cusemu_device *dev, unsigned int cmd,
+		      bool compat, const char *what)
+{
+	struct pt_dev *p = dev->priv;
+
+	if (first_time(p, cmd, compat ? 8 : 9))
+		g_warning("%s: %s command 0x%08x: %s; answered EOPNOTSUPP. "
+			  "Give like=MODEL (%s) or layouts=HEADER with the "
+			  "header that defines it",
+			  dev->name, compat ? "i386" : "x86_64", cmd, what,
+			  pt_layouts_models());
+	return -EOPNOTSUPP;
+}
+
+/* ---- what a call reaches ---- */
+
+/* The layout of cmd; commands no layout names follow their _IOC bits. */
+static struct pt_cmd lookup(struct pt_dev *p, unsigned int cmd, bool compat)
+{
+	struct pt_cmd c = pt_layout_lookup(p->layouts, cmd, compat);
+
+	if (c.kind == PT_UNKNOWN && !c.why && _IOC_DIR(cmd) != _IOC_NONE &&
+	    _IOC_SIZE(cmd))
+		c.kind = PT_IOC;
+	return c;
+}
+
+/* The route of an i386 call before it is tried. */
+static int route_of(struct pt_dev *p, const struct pt_cmd *c,
+			      unsigned int cmd, struct pt_translation *t,
+			      const char **why)
+{
+	bool shim = pt_translation_find(p->layouts, cmd, t, why);
+	struct pt_cmd native;
+
+	if (p->compat == PT_COMPAT_TRANSLATE || (!p->sys32 && shim))
+		return shim ? PT_SHIM : -1;
+	if (p->sys32)
+		return PT_ENTRY32;
+	/* No entry: what is laid out alike on both ABIs is the same call. */
+	native = lookup(p, cmd, false);
+	if (c->kind != PT_UNKNOWN && c->kind != PT_HEADER &&
+	    c->kind != PT_CHASE && native.kind == c->kind)
+		return PT_SAME;
+	*why = "this kernel has no 32-bit entry, and no header given with "
+	       "layouts= converts it";
+	return -1;
+}
+
+static int shim_graph(struct pt_graph *g, const struct pt_translation *t,
+		      unsigned int cmd, cusemu_uptr_t arg)
+{
+	int r;
+
+	if (!t->size32)
+		return 0;
+	r = pt_graph_range(g, arg, _IOC_DIR(cmd) & _IOC_WRITE ? t->size32 : 0,
+			   _IOC_DIR(cmd) & _IOC_READ ? t->size32 : 0);
+	return r < 0 ? r : 0;
+}
+
+/*
+ * The memory of a call, as the route it takes lays it out. For the fetch
+ * step and the handler alike: with the memory that has arrived, the same
+ * graph.
+ */
+static int graph_of(struct cusemu_device *dev, unsigned int cmd,
+		    cusemu_uptr_t arg, struct pt_graph *g, struct pt_cmd *c,
+		    int *route, struct pt_translation *t)
+{
+	struct pt_dev *p = dev->priv;
+	const char *why = NULL;
+
+	g->compat = cusemu_in_compat_syscall();
+	*c = lookup(p, cmd, g->compat);
+	*route = -1;
+	if (g->compat) {
+		*route = route_of(p, c, cmd, t, &why);
+		if (*route < 0)
+			return no_layout(dev, cmd, true,
+					 c->kind != PT_UNKNOWN ? why
+					 : c->why	       ? c->why
+							       : "no layout says "
+								 "what its argument "
+								 "is");
+		if (*route == PT_SHIM)
+			return shim_graph(g, t, cmd, arg);
+	}
+	if (c->kind == PT_UNKNOWN)
+		return no_layout(dev, cmd, g->compat,
+				 c->why ? c->why
+					: "no layout says what its argument "
+					  "is (_IO, or a plain number)");
+	return pt_layout_chase(c, g, cmd, arg);
+}
+
+static int pt_fetch(struct cusemu_device *dev, struct cusemu_file *file,
+		    unsigned int cmd, unsigned long arg)
+{
+	g_autofree struct pt_graph *g = g_new0(struct pt_graph, 1);
+	struct pt_translation t;
+	struct pt_cmd c;
+	int route, err;
+	cusemu_uptr_t uptr = cusemu_in_compat_syscall()
+				     ? cusemu_compat_ptr((uint32_t)arg)
+				     : arg;
+
+	err = graph_of(dev, cmd, uptr, g, &c, &route, &t);
+	/* What is known so far, whether or not the rest can be found. */
+	for (unsigned int i = 0; i < g->nr; i++) {
+		int e = cusemu_fetch_range(g->r[i].addr, g->r[i].in,
+					   g->r[i].out);
+
+		if (e)
+			return e;
+	}
+	return err;
+}
+
+/* ---- the call ---- */
+
+/* Where each range's copy sits in buf, 8-byte aligned; the total. */
+static size_t lay_out(const struct pt_graph *g, uint32_t *off)
+{
+	size_t total = 0;
+
+	for (unsigned int i = 0; i < g->nr; i++) {
+		off[i] = (uint32_t)total;
+		total += (MAX(g->r[i].in, g->r[i].out) + 7u) & ~(size_t)7;
+	}
+	return total;
+}
+
+static void put_pointer(uint8_t *slot, unsigned int width, uint64_t value)
+{
+	uint32_t v32 = (uint32_t)value;
+
+	if (width == 4)
+		memcpy(slot, &v32, 4);
+	else
+		memcpy(slot, &value, 8);
+}
+
+/*
+ * Copy the caller's memory in, point its pointers at the copies, make the
+ * call, copy back what the driver wrote, with the caller's own pointers
+ * put back where they were.
+ */
+static long call_graph(struct pt_file *f, const struct pt_graph *g,
+		       unsigned int cmd, unsigned long arg, bool via32)
+{
+	g_autofree uint32_t *off = g_new(uint32_t, MAX(g->nr, 1));
+	g_autofree uint8_t *heap = NULL;
+	size_t total = lay_out(g, off);
+	uint8_t *buf;
+	uint64_t argp = arg;
+	long ret;
+
+	if (via32) {
+		buf = pt_low_buffer();
+		if (!buf || total > PT_LOW_BYTES)
+			return -ENOMEM;
+		memset(buf, 0, total);
+	} else {
+		buf = heap = g_malloc0(MAX(total, 1));
+	}
+	for (unsigned int i = 0; i < g->nr; i++)
+		if (g->r[i].in &&
+		    cusemu_copy_from_user(buf + off[i], g->r[i].addr,
+					  g->r[i].in))
+			return -EFAULT;
+	for (unsigned int i = 0; i < g->np; i++)
+		put_pointer(buf + off[g->p[i].from] + g->p[i].off,
+			    g->p[i].width,
+			    (uint64_t)(uintptr_t)(buf + off[g->p[i].to]));
+	if (g->nr)
+		argp = (uint64_t)(uintptr_t)buf;
+	if (via32) {
+		ret = pt_sys32_ioctl(f->fd, cmd, (uint32_t)argp);
+	} else {
+		ret = ioctl(f->fd, cmd, (unsigned long)argp);
+		if (ret < 0)
+			ret = -errno;
+	}
+	if (ret < 0)
+		return ret;
+	for (unsigned int i = 0; i < g->np; i++) {
+		const struct pt_range *from = &g->r[g->p[i].from];
+
+		if (cusemu_copy_from_user(buf + off[g->p[i].from] + g->p[i].off,
+					  from->addr + g->p[i].off,
+					  g->p[i].width))
+			return -EFAULT;
+	}
+	for (unsigned int i = 0; i < g->nr; i++)
+		if (g->r[i].out &&
+		    cusemu_copy_to_user(g->r[i].addr, buf + off[i],
+					g->r[i].out))
+			return -EFAULT;
+	return ret;
+}
+
+/* The compat shim: the i386 payload converted, the native call made. */
+static long call_shim(struct pt_file *f, const struct pt_translation *t,
+		      unsigned int cmd, cusemu_uptr_t uptr, unsigned long arg)
+{
+	g_autofree uint8_t *p32 = NULL, *p64 = NULL;
+	long ret;
+
+	if (!t->size32) {
+		ret = ioctl(f->fd, t->native_cmd, arg);
+		return ret < 0 ? -errno : ret;
+	}
+	p32 = g_malloc0(t->size32);
+	p64 = g_malloc0(t->size64);
+	if ((_IOC_DIR(cmd) & _IOC_WRITE) &&
+	    cusemu_copy_from_user(p32, uptr, t->size32))
+		return -EFAULT;
+	pt_translate(t, true, p32, p64);
+	ret = ioctl(f->fd, t->native_cmd, p64);
+	if (ret < 0)
+		return -errno;
+	if (_IOC_DIR(cmd) & _IOC_READ) {
+		pt_translate(t, false, p64, p32);
+		if (cusemu_copy_to_user(uptr, p32, t->size32))
+			return -EFAULT;
+	}
+	return ret;
+}
+
+static long pt_ioctl(struct cusemu_device *dev, struct cusemu_file *file,
+		     unsigned int cmd, unsigned long arg)
+{
+	struct pt_dev *p = dev->priv;
+	struct pt_file *f = file->private_data;
+	g_autofree struct pt_graph *g = g_new0(struct pt_graph, 1);
+	struct pt_translation t;
+	const char *why;
+	struct pt_cmd c;
+	int route;
+	long ret;
+	bool compat = cusemu_in_compat_syscall();
+	cusemu_uptr_t uptr = compat ? cusemu_compat_ptr((uint32_t)arg) : arg;
+
+	ret = graph_of(dev, cmd, uptr, g, &c, &route, &t);
+	if (ret)
+		return ret;
+	if (!compat)
+		return call_graph(f, g, cmd, arg, false);
+	if (route == PT_SHIM) {
+		say_route(dev, cmd, &c, PT_SHIM, &t);
+		return call_shim(f, &t, cmd, uptr, arg);
+	}
+	if (route == PT_SAME) {
+		say_route(dev, cmd, &c, PT_SAME, NULL);
+		return call_graph(f, g, cmd, uptr, false);
+	}
+	ret = call_graph(f, g, cmd, (uint32_t)arg, true);
+	/* A driver without compat_ioctl: the kernel's own answer. */
+	if (ret == -ENOTTY && p->compat == PT_COMPAT_AUTO &&
+	    pt_translation_find(p->layouts, cmd, &t, &why)) {
+		say_route(dev, cmd, &c, PT_SHIM, &t);
+		return call_shim(f, &t, cmd, uptr, arg);
+	}
+	say_route(dev, cmd, &c, PT_ENTRY32, NULL);
+	return ret;
+}
+
+/* ---- open, read, write, poll, release ---- */
+
+static int pt_open(struct cusemu_device *dev, struct cusemu_file *file)
+{
+	struct pt_dev *p = dev->priv;
+	struct pt_file *f;
+	/* Waits are the daemon's, so that a client can give up on one. */
+	int flags = (file->flags & (O_ACCMODE | O_APPEND | O_SYNC | O_DSYNC)) |
+		    O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
+	int fd = open(p->path, flags);
+
+	if (fd < 0)
+		return -errno;
+	f = g_new0(struct pt_file, 1);
+	f->fd = fd;
+	f->abi32 = p->sys32 && cusemu_process_is_32bit(file->opener);
+	g_mutex_init(&f->lock);
+	file->private_data = f;
+	return 0;
+}
+
+static void pt_release(struct cusemu_device *dev, struct cusemu_file *file)
+{
+	struct pt_file *f = file->private_data;
+
+	if (f->watch) {
+		g_source_destroy(f->watch);
+		g_source_unref(f->watch);
+	}
+	close(f->fd);
+	g_mutex_clear(&f->lock);
+	g_free(f);
+}
+
+/* Until the device is ready for events, or the caller gives up. */
+static int wait_for(struct pt_file *f, short events)
+{
+	struct pollfd pfd = { .fd = f->fd, .events = events };
+
+	while (poll(&pfd, 1, 0) == 0) {
+		if (cusemu_signal_pending())
+			return -EINTR;
+		cusemu_msleep(PT_WAIT_MS);
+	}
+	return 0;
+}
+
+/* One read or write, through the 32-bit entry for an i386 opener. */
+static ssize_t transfer(struct pt_file *f, char *buf, size_t size,
+			bool writing)
+{
+	uint8_t *low;
+	ssize_t n;
+
+	if (!f->abi32) {
+		n = writing ? write(f->fd, buf, size) : read(f->fd, buf, size);
+		return n < 0 ? -errno : n;
+	}
+	low = pt_low_buffer();
+	if (!low)
+		return -ENOMEM;
+	size = MIN(size, PT_LOW_BYTES);
+	if (writing) {
+		memcpy(low, buf, size);
+		return pt_sys32_write(f->fd, (uint32_t)(uintptr_t)low,
+				      (uint32_t)size);
+	}
+	n = pt_sys32_read(f->fd, (uint32_t)(uintptr_t)low, (uint32_t)size);
+	if (n > 0)
+		memcpy(buf, low, (size_t)n);
+	return n;
+}
+
+/* The device is non-blocking; a blocking caller waits here. */
+static ssize_t transfer_waiting(struct cusemu_file *file, char *buf,
+				size_t size, bool writing)
+{
+	struct pt_file *f = file->private_data;
+
+	for (;;) {
+		ssize_t n = transfer(f, buf, size, writing);
+		int err;
+
+		if (n != -EAGAIN || (file->flags & O_NONBLOCK))
+			return n;
+		err = wait_for(f, writing ? POLLOUT : POLLIN);
+		if (err)
+			return err;
+	}
+}
+
+static ssize_t pt_read(struct cusemu_device *dev, struct cusemu_file *file,
+		       char *buf, size_t size)
+{
+	return transfer_waiting(file, buf, size, false);
+}
+
+static ssize_t pt_write(struct cusemu_device *dev, struct cusemu_file *file,
+			const char *buf, size_t size)
+{
+	return transfer_waiting(file, (char *)buf, size, true);
+}
+
+static gboolean on_ready(gint fd, GIOCondition condition, gpointer data)
+{
+	cusemu_device_wake_up(data);
+	return G_SOURCE_REMOVE;
+}
+
+/*
+ * What the device is ready for now. When it is not ready to be read, the
+ * daemon's main loop watches it and wakes the pollers once it is.
+ */
+static unsigned int pt_poll(struct cusemu_device *dev,
+			    struct cusemu_file *file)
+{
+	struct pt_file *f = file->private_data;
+	struct pollfd pfd = { .fd = f->fd,
+			      .events = POLLIN | POLLPRI | POLLOUT };
+
+	if (poll(&pfd, 1, 0) < 0)
+		return POLLERR;
+	if (pfd.revents & (POLLIN | POLLPRI | POLLERR | POLLHUP))
+		return pfd.revents;
+	g_mutex_lock(&f->lock);
+	if (f->watch && g_source_is_destroyed(f->watch))
+		g_clear_pointer(&f->watch, g_source_unref);
+	if (!f->watch) {
+		f->watch = g_unix_fd_source_new(f->fd, G_IO_IN | G_IO_PRI |
+							       G_IO_ERR |
+							       G_IO_HUP);
+		g_source_set_callback(f->watch, G_SOURCE_FUNC(on_ready), dev,
+				      NULL);
+		g_source_attach(f->watch, NULL);
+	}
+	g_mutex_unlock(&f->lock);
+	return pfd.revents;
+}
+
+/* ---- the device ---- */
+
+/* The model whose ABI a device's path says, as like=auto finds it. */
+static const char *like_of(const char *path)
+{
+	g_autofree char *real = realpath(path, NULL);
+	g_autofree char *base = g_path_get_basename(real ? real : path);
+	static const struct {
+		const char *prefix, *model;
+	} names[] = {
+		{ "rtc", "rtc" },
+		{ "watchdog", "watchdog" },
+		{ "i2c-", "i2c" },
+		{ "event", "evdev" },
+	};
+
+	for (size_t i = 0; i < G_N_ELEMENTS(names); i++)
+		if (g_str_has_prefix(base, names[i].prefix) &&
+		    g_ascii_isdigit(base[strlen(names[i].prefix)]))
+			return names[i].model;
+	return NULL;
+}
+
+static int pt_probe(struct cusemu_device *dev, char **why)
+{
+	const char *path = cusemu_device_param_str(dev, "path");
+	const char *like = cusemu_device_param_str(dev, "like");
+	const char *headers = cusemu_device_param_str(dev, "layouts");
+	const char *compat = cusemu_device_param_str(dev, "compat");
+	const char *commands = cusemu_device_param_str(dev, "commands");
+	g_auto(GStrv) header_list = NULL, command_list = NULL;
+	g_autoptr(GError) error = NULL;
+	struct pt_dev *p;
+	struct stat st;
+
+	if (!*path) {
+		*why = g_strdup("give the real device: path=/dev/NODE");
+		return -EINVAL;
+	}
+	if (stat(path, &st)) {
+		*why = g_strdup_printf("path=%s: %s", path, g_strerror(errno));
+		return -errno;
+	}
+	if (!S_ISCHR(st.st_mode)) {
+		*why = g_strdup_printf("path=%s is not a character device",
+				       path);
+		return -ENODEV;
+	}
+	if (!strcmp(like, "auto"))
+		like = like_of(path);
+	else if (!strcmp(like, "none"))
+		like = NULL;
+	else if (!pt_layouts_model_known(like)) {
+		*why = g_strdup_printf("like=%s: no such model; give one of "
+				       "%s, auto or none",
+				       like, pt_layouts_models());
+		return -EINVAL;
+	}
+	if (strcmp(compat, "auto") && strcmp(compat, "syscall") &&
+	    strcmp(compat, "translate")) {
+		*why = g_strdup_printf("compat=%s: give auto, syscall or "
+				       "translate", compat);
+		return -EINVAL;
+	}
+	p = g_new0(struct pt_dev, 1);
+	if (*headers)
+		header_list = g_strsplit(headers, ":", -1);
+	if (*commands)
+		command_list = g_strsplit(commands, ":", -1);
+	p->layouts = pt_layouts_new(like, header_list, command_list, &error);
+	if (!p->layouts) {
+		*why = g_strdup_printf("layouts=%s: %s", headers,
+				       error->message);
+		g_free(p);
+		return -EINVAL;
+	}
+	p->path = g_strdup(path);
+	p->compat = !strcmp(compat, "syscall")	 ? PT_COMPAT_SYSCALL
+		    : !strcmp(compat, "translate") ? PT_COMPAT_TRANSLATE
+						   : PT_COMPAT_AUTO;
+	p->sys32 = p->compat != PT_COMPAT_TRANSLATE && pt_sys32_available();
+	if (p->compat == PT_COMPAT_SYSCALL && !p->sys32) {
+		*why = g_strdup("compat=syscall: this kernel takes no 32-bit "
+				"system call from a 64-bit process (no IA32 "
+				"emulation); give compat=auto or translate");
+		pt_layouts_free(p->layouts);
+		g_free(p->path);
+		g_free(p);
+		return -EOPNOTSUPP;
+	}
+	g_mutex_init(&p->lock);
+	p->said = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
+					NULL);
+	dev->priv = p;
+	g_message("%s: in front of %s; layouts of %s%s%s; i386 callers: %s",
+		  dev->name, path, like ? like : "no model",
+		  *headers ? " and " : "", headers,
+		  p->sys32 ? "the 32-bit entry"
+			   : "the compat shim (no 32-bit entry)");
+	return 0;
+}
+
+static void pt_remove(struct cusemu_device *dev)
+{
+	struct pt_dev *p = dev->priv;
+
+	pt_layouts_free(p->layouts);
+	g_hash_table_unref(p->said);
+	g_mutex_clear(&p->lock);
+	g_free(p->path);
+	g_free(p);
+}
+
+static const struct cusemu_param pt_params[] = {
+	{ .key = "path", .type = CUSEMU_PARAM_STRING, .default_value = "",
+	  .help = "the real device node, e.g. /dev/rtc0 (required)" },
+	{ .key = "like", .type = CUSEMU_PARAM_STRING, .default_value = "auto",
+	  .help = "the built-in model whose ABI the device has: rtc, "
+		  "watchdog, i2c, evdev; auto: from the path's name; none" },
+	{ .key = "layouts", .type = CUSEMU_PARAM_STRING, .default_value = "",
+	  .help = "uapi headers (':' between several) whose commands' "
+		  "layouts, in both ABIs, say what a call reaches" },
+	{ .key = "commands", .type = CUSEMU_PARAM_STRING, .default_value = "",
+	  .help = "for the headers' _IO commands and plain numbers, what "
+		  "they take (':' between several): NAME=value, or NAME=TYPE "
+		  "for what the argument points to" },
+	{ .key = "compat", .type = CUSEMU_PARAM_STRING,
+	  .default_value = "auto",
+	  .help = "i386 callers: syscall (the driver's compat_ioctl, through "
+		  "the 32-bit entry), translate (converted to the native "
+		  "call by the layouts), auto (the first; the second when "
+		  "the driver answers ENOTTY)" },
+	CUSEMU_PARAM_END
+};
+
+const struct cusemu_device_model cusemu_model_passthrough = {
+	.name = "passthrough",
+	.summary = "a real device behind the node: its calls go there, in "
+		   "either ABI",
+	.node_prefix = "passthrough",
+	.params = pt_params,
+	.probe = pt_probe,
+	.remove = pt_remove,
+	.open = pt_open,
+	.release = pt_release,
+	.read = pt_read,
+	.write = pt_write,
+	.poll = pt_poll,
+	.ioctl = pt_ioctl,
+	.unlocked_ioctl = pt_ioctl,
+	.compat_ioctl = pt_ioctl,
+	.ioctl_native = pt_ioctl,
+	.ioctl_compat = pt_ioctl,
+	.ioctl_fetch = pt_fetch,
+};

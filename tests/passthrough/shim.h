@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/* A uapi header whose payloads i386 lays out otherwise: the compat shim's
+ * fixture (test-passthrough). */
+#ifndef SHIM_H
+#define SHIM_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+struct shim_args {
+	long l;
+	unsigned long ul;
+	int i;
+	short s;
+	__u64 u64;		/* 4-byte aligned on i386 */
+	long arr[3];
+	union {
+		int a;
+		long b;
+	} u;
+	unsigned int low : 3, high : 5;
+};
+
+struct shim_ptr {
+	int *p;
+};
+
+#define SHIM_SET _IOW('S', 1, struct shim_args)
+#define SHIM_GET _IOR('S', 2, struct shim_args)
+#define SHIM_RAW _IO('S', 3)
+#define SHIM_PTR _IOW('S', 4, struct shim_ptr)
+
+#endif

@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The passthrough model on real devices of this machine, through the fake
+ * kernel (no FUSE): a pseudo-terminal master's _IOC-encoded ioctls, native
+ * and through the 32-bit entry; a command no layout names; the probe's
+ * refusals. And the compat shim's conversion of a header's i386 payload to
+ * the x86_64 one and back, member by member.
+ */
+#include <fcntl.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <glib.h>
+
+#include "abicheck.h"
+#include "device.h"
+#include "fake-kernel.h"
+#include "passthrough.h"
+
+#define NATIVE_BASE 0x7ff000000000ull
+#define COMPAT_BASE 0x08000000ull
+#define CLIENT_SIZE 4096
+
+#define SHIM_HEADER SOURCE_DIR "/tests/passthrough/shim.h"
+
+struct fixture {
+	struct cusemu_device *dev;
+	struct cusemu_file file;
+	struct fake_client native, compat;
+};
+
+static void client_init(struct fake_client *c, bool compat)
+{
+	c->compat = compat;
+	c->base = compat ? COMPAT_BASE : NATIVE_BASE;
+	c->size = CLIENT_SIZE;
+	c->mem = g_malloc0(CLIENT_SIZE);
+}
+
+static void setup(struct fixture *f, gconstpointer data)
+{
+	g_autoptr(GError) error = NULL;
+
+	f->dev = fake_device_try(NULL, "passthrough:path=/dev/ptmx", &error);
+	g_assert_no_error(error);
+	f->file = (struct cusemu_file){ .dev = f->dev, .flags = O_RDWR };
+	g_assert_cmpint(f->dev->model->open(f->dev, &f->file), ==, 0);
+	client_init(&f->native, false);
+	client_init(&f->compat, true);
+}
+
+static void teardown(struct fixture *f, gconstpointer data)
+{
+	f->dev->model->release(f->dev, &f->file);
+	fake_device_free(f->dev);
+	g_free(f->native.mem);
+	g_free(f->compat.mem);
+}
+
+static long call(struct fixture *f, bool compat, unsigned int cmd,
+		 unsigned int *round_trips)
+{
+	struct fake_client *c = compat ? &f->compat : &f->native;
+
+	return fake_ioctl(c, f->dev, &f->file, cmd, c->base + 64, round_trips);
+}
+
+static uint32_t pty_number(struct fixture *f, bool compat)
+{
+	struct fake_client *c = compat ? &f->compat : &f->native;
+	unsigned int rt = 0;
+	uint32_t n;
+
+	memset(c->mem + 64, 0xa5, 4);
+	g_assert_cmpint(call(f, compat, TIOCGPTN, &rt), ==, 0);
+	/* Unrestricted: the payload arrives with the one retry. */
+	g_assert_cmpuint(rt, ==, 1);
+	memcpy(&n, c->mem + 64, 4);
+	return n;
+}
+
+/* TIOCGPTN reaches the pty driver: the number names a slave that exists. */
+static void test_native(struct fixture *f, gconstpointer data)
+{
+	uint32_t n = pty_number(f, false);
+	g_autofree char *slave = g_strdup_printf("/dev/pts/%u", n);
+
+	g_assert_true(g_file_test(slave, G_FILE_TEST_EXISTS));
+}
+
+/* The same through the 32-bit entry: the driver's compat_ioctl. */
+static void test_compat(struct fixture *f, gconstpointer data)
+{
+	if (!pt_sys32_available()) {
+		g_test_skip("this kernel takes no 32-bit system call from a "
+			    "64-bit process");
+		return;
+	}
+	g_assert_cmpuint(pty_number(f, true), ==, pty_number(f, false));
+}
+
+/* A plain number no layout names: EOPNOTSUPP, and a line saying so. */
+static void test_unknown(struct fixture *f, gconstpointer data)
+{
+	unsigned int rt;
+
+	g_test_expect_message("cusemu-passthrough", G_LOG_LEVEL_WARNING,
+			      "*x86_64 command 0x00005401: no layout says "
+			      "what its argument is*Give like=MODEL*");
+	g_assert_cmpint(call(f, false, TCGETS, &rt), ==, -EOPNOTSUPP);
+	g_test_assert_expected_messages();
+	/* Once per command: the second call is quiet. */
+	g_assert_cmpint(call(f, false, TCGETS, &rt), ==, -EOPNOTSUPP);
+}
+
+static void expect_refused(const char *spec, const char *why)
+{
+	g_autoptr(GError) error = NULL;
+	struct cusemu_device *dev = fake_device_try(NULL, spec, &error);
+
+	g_assert_null(dev);
+	g_assert_nonnull(error);
+	if (!strstr(error->message, why))
+		g_error("%s: '%s' does not say '%s'", spec, error->message,
+			why);
+}
+
+static void test_refusals(void)
+{
+	expect_refused("passthrough", "give the real device: path=");
+	expect_refused("passthrough:path=/nonexistent/x",
+		       "No such file or directory");
+	expect_refused("passthrough:path=/tmp", "not a character device");
+	expect_refused("passthrough:path=/dev/null,like=tty",
+		       "like=tty: no such model; give one of rtc, watchdog, "
+		       "i2c, evdev");
+	expect_refused("passthrough:path=/dev/null,compat=maybe",
+		       "give auto, syscall or translate");
+	expect_refused("passthrough:path=/dev/null,layouts=" SHIM_HEADER
+		       ",commands=SHIM_RAW",
+		       "'SHIM_RAW' is not NAME=value or NAME=TYPE");
+	expect_refused("passthrough:path=/dev/null,commands=SHIM_RAW=value",
+		       "none is given");
+}
+
+/* ---- the compat shim ---- */
+
+static const struct command *find_command(GPtrArray *commands,
+					  const char *name)
+{
+	for (guint i = 0; i < commands->len; i++) {
+		const struct command *c = commands->pdata[i];
+
+		if (!strcmp(c->name, name))
+			return c;
+	}
+	g_error("the header defines no %s", name);
+}
+
+static GPtrArray *probe_shim(void)
+{
+	g_autoptr(GPtrArray) cflags = g_ptr_array_new();
+	g_autoptr(GPtrArray) given = g_ptr_array_new();
+	g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GError) error = NULL;
+	char *cc[] = { "gcc", NULL };
+	char *headers[] = { SHIM_HEADER, NULL };
+	struct probe_options o = { .cc = cc, .cflags = cflags };
+	GPtrArray *commands = NULL;
+
+	g_assert_true(probe_headers(&o, headers, given, &commands, notes,
+				    &error));
+	g_assert_no_error(error);
+	return commands;
+}
+
+static void put(uint8_t *buf, const struct layout *l, const char *path,
+		uint64_t v)
+{
+	const struct member *m = layout_find(l, path);
+
+	g_assert_nonnull(m);
+	memcpy(buf + m->offset, &v, m->size);
+}
+
+static uint64_t get(const uint8_t *buf, const struct layout *l,
+		    const char *path)
+{
+	const struct member *m = layout_find(l, path);
+	uint64_t v = 0;
+
+	g_assert_nonnull(m);
+	memcpy(&v, buf + m->offset, MIN(m->size, 8));
+	return v;
+}
+
+/*
+ * Signed members widen with their sign, unsigned ones with zeros, arrays
+ * element by element, unions as bytes, bitfields by their bits; back to
+ * i386, the bytes are those the caller gave.
+ */
+static void test_translate(void)
+{
+	g_autoptr(GPtrArray) commands = probe_shim();
+	const struct command *c = find_command(commands, "SHIM_SET");
+	const struct layout *l32 = &c->layout[ABI_I386];
+	const struct layout *l64 = &c->layout[ABI_X86_64];
+	char *headers[] = { SHIM_HEADER, NULL };
+	g_autoptr(GError) error = NULL;
+	struct pt_layouts *l = pt_layouts_new(NULL, headers, NULL, &error);
+	uint8_t in[256] = { 0 }, native[256], back[256];
+	const struct member *arr64 = layout_find(l64, "arr");
+	struct pt_translation t;
+	const char *why = NULL;
+	int64_t elem;
+
+	g_assert_no_error(error);
+	g_assert_cmphex(c->number[ABI_I386], !=, c->number[ABI_X86_64]);
+	g_assert_true(pt_translation_find(l, c->number[ABI_I386], &t, &why));
+	g_assert_cmphex(t.native_cmd, ==, c->number[ABI_X86_64]);
+	g_assert_cmpuint(t.size32, ==, 44);
+	g_assert_cmpuint(t.size64, ==, 72);
+
+	put(in, l32, "l", (uint32_t)-5);
+	put(in, l32, "ul", 0xfffffffeu);
+	put(in, l32, "i", (uint32_t)-7);
+	put(in, l32, "s", (uint16_t)-3);
+	put(in, l32, "u64", 0x1122334455667788ull);
+	for (int i = 0; i < 3; i++) {
+		const struct member *a = layout_find(l32, "arr");
+		int32_t v = i == 1 ? 2 : -(i + 1);
+
+		memcpy(in + a->offset + i * a->elem_size, &v, 4);
+	}
+	put(in, l32, "u.a", (uint32_t)-9);
+	/* low:3 = 5, high:5 = 17, in the word the bitfields share. */
+	put(in, l32, "low", 5u | 17u << 3);
+
+	memset(native, 0xee, sizeof(native));
+	pt_translate(&t, true, in, native);
+	g_assert_cmpint((int64_t)get(native, l64, "l"), ==, -5);
+	g_assert_cmphex(get(native, l64, "ul"), ==, 0xfffffffeu);
+	g_assert_cmpint((int32_t)get(native, l64, "i"), ==, -7);
+	g_assert_cmpint((int16_t)get(native, l64, "s"), ==, -3);
+	g_assert_cmphex(get(native, l64, "u64"), ==, 0x1122334455667788ull);
+	memcpy(&elem, native + arr64->offset + 2 * arr64->elem_size, 8);
+	g_assert_cmpint(elem, ==, -3);
+	g_assert_cmpint((int32_t)get(native, l64, "u.a"), ==, -9);
+	g_assert_cmphex(get(native, l64, "low") & 0xff, ==, 5u | 17u << 3);
+
+	pt_translate(&t, false, native, back);
+	g_assert_cmpmem(back, t.size32, in, t.size32);
+	pt_layouts_free(l);
+}
+
+/* What the shim and the lookup refuse, and what commands= gives. */
+static void test_header_rules(void)
+{
+	g_autoptr(GPtrArray) commands = probe_shim();
+	const struct command *ptr = find_command(commands, "SHIM_PTR");
+	const struct command *raw = find_command(commands, "SHIM_RAW");
+	char *headers[] = { SHIM_HEADER, NULL };
+	char *values[] = { "SHIM_RAW=value", NULL };
+	g_autoptr(GError) error = NULL;
+	struct pt_layouts *l = pt_layouts_new(NULL, headers, NULL, &error);
+	struct pt_layouts *lv;
+	struct pt_translation t;
+	const char *why = NULL;
+	struct pt_cmd found;
+
+	g_assert_no_error(error);
+	g_assert_false(pt_translation_find(l, ptr->number[ABI_I386], &t,
+					   &why));
+	g_assert_nonnull(strstr(why, "pointer"));
+	/* _IO says nothing of the argument: no guess. */
+	found = pt_layout_lookup(l, raw->number[ABI_X86_64], false);
+	g_assert_cmpint(found.kind, ==, PT_UNKNOWN);
+	g_assert_nonnull(strstr(found.why, "commands=NAME=value"));
+	lv = pt_layouts_new(NULL, headers, values, &error);
+	g_assert_no_error(error);
+	found = pt_layout_lookup(lv, raw->number[ABI_X86_64], false);
+	g_assert_cmpint(found.kind, ==, PT_VALUE);
+	/* A pointer member is followed: the header's own layout. */
+	found = pt_layout_lookup(l, ptr->number[ABI_X86_64], false);
+	g_assert_cmpint(found.kind, ==, PT_HEADER);
+	pt_layouts_free(l);
+	pt_layouts_free(lv);
+}
+
+int main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	g_test_add("/passthrough/pty/native", struct fixture, NULL, setup,
+		   test_native, teardown);
+	g_test_add("/passthrough/pty/compat", struct fixture, NULL, setup,
+		   test_compat, teardown);
+	g_test_add("/passthrough/pty/unknown", struct fixture, NULL, setup,
+		   test_unknown, teardown);
+	g_test_add_func("/passthrough/refusals", test_refusals);
+	g_test_add_func("/passthrough/shim/translate", test_translate);
+	g_test_add_func("/passthrough/shim/header-rules", test_header_rules);
+	return g_test_run();
+}
