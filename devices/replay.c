@@ -81,7 +81,6 @@ struct replay {
 	unsigned int read_given;
 	unsigned int answered;
 	unsigned int unmatched;
-	bool lost;		/* strict, and something did not match */
 };
 
 /* ---- loading ---- */
@@ -471,6 +470,13 @@ static bool load_line(struct replay *rp, JsonObject *o, unsigned int line,
 		return line_error(why, rp->file, line,
 				  "the recording lost %" G_GINT64_FORMAT
 				  " lines here: record again", lost);
+	if (!g_strcmp0(member_string(o, "record"), "full")) {
+		/* record-max= ended it: what came before is whole. */
+		g_message("%s:%u: the recording reached its record-max= here; "
+			  "the calls after it were not recorded",
+			  rp->file, line);
+		return true;
+	}
 	if (!op || !n)
 		return line_error(why, rp->file, line,
 				  "a call needs \"op\" and \"node\"");
@@ -1091,8 +1097,8 @@ static void replay_remove(struct cusemu_device *dev)
 static const struct cusemu_param replay_params[] = {
 	{ .key = "file", .type = CUSEMU_PARAM_STRING, .default_value = "",
 	  .help = "the recording to answer from: JSON lines of the trace "
-		  "format (cusemuctl trace --json), read at start-up; the "
-		  "node name defaults to the recorded node's" },
+		  "format (record=, or cusemuctl trace --json), read at "
+		  "start-up; the node name defaults to the recorded node's" },
 	{ .key = "strict", .type = CUSEMU_PARAM_BOOL, .default_value = "false",
 	  .help = "a call the recording does not answer fails with EIO and "
 		  "the daemon exits with status 1 when it stops, instead of "

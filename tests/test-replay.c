@@ -19,6 +19,7 @@
 
 #include "device.h"
 #include "fake-kernel.h"
+#include "request.h"
 
 #define NATIVE_BASE UINT64_C(0x7f0000000000)
 #define COMPAT_BASE UINT64_C(0x08000000)
@@ -416,12 +417,17 @@ static void test_read_poll(void)
 		"{\"node\":\"clock7\",\"pid\":7,\"op\":\"write\",\"size\":2,"
 		"\"data\":\"6868\",\"result\":null,\"error\":\"ENOSPC\"}",
 		"",
+		"{\"record\":\"full\",\"max\":1024,\"lines\":8}",
 		NULL
 	};
 	char buf[8];
 
 	fixture_init(f);
+	g_test_expect_message("cusemu-replay", G_LOG_LEVEL_MESSAGE,
+			      "*rec.json:11: the recording reached its "
+			      "record-max= here*");
 	start(f, lines, NULL);
+	g_test_assert_expected_messages();
 	f->file.flags = O_NONBLOCK;
 	g_assert_cmpuint(f->dev->model->poll(f->dev, &f->file), ==,
 			 (POLLIN | POLLRDNORM | POLLOUT));
@@ -441,6 +447,53 @@ static void test_read_poll(void)
 	g_assert_cmpint(f->dev->model->write(f->dev, &f->file, "hi!", 3), ==,
 			-EINVAL);
 	g_test_assert_expected_messages();
+	fixture_clear(f);
+}
+
+struct reader {
+	struct fixture *f;
+	struct cusemu_request req;
+	ssize_t ret;
+};
+
+static gpointer reader_thread(gpointer data)
+{
+	struct reader *r = data;
+	char buf[8];
+
+	cusemu_request_set_current(&r->req);
+	r->ret = r->f->dev->model->read(r->f->dev, &r->f->file, buf,
+					sizeof(buf));
+	cusemu_request_set_current(NULL);
+	return NULL;
+}
+
+/* The recorded reads used up, a blocking read waits until its caller
+ * gives up (FUSE_INTERRUPT): EINTR then. */
+static void test_read_blocks(void)
+{
+	struct fixture fx = { 0 }, *f = &fx;
+	const char *lines[] = { HEADER, READ_LINE("9001000000000000", "8"),
+				NULL };
+	struct reader r = { .f = f };
+	GThread *thread;
+	char buf[8];
+	gint64 t;
+
+	fixture_init(f);
+	start(f, lines, NULL);
+	g_assert_cmpint(f->dev->model->read(f->dev, &f->file, buf, 8), ==, 8);
+	cusemu_request_init(&r.req, NULL, NULL);
+	thread = g_thread_new("reader", reader_thread, &r);
+	g_usleep(200 * G_TIME_SPAN_MILLISECOND);
+	g_assert_cmpint(r.ret, ==, 0);
+	t = g_get_monotonic_time();
+	cusemu_wait_ctx_interrupt(&r.req.wait);
+	g_thread_join(thread);
+	t = g_get_monotonic_time() - t;
+	g_assert_cmpint(r.ret, ==, -EINTR);
+	g_assert_cmpint(t, <, 200 * G_TIME_SPAN_MILLISECOND);
+	cusemu_request_clear(&r.req);
 	fixture_clear(f);
 }
 
@@ -595,6 +648,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/replay/unmatched", test_unmatched);
 	g_test_add_func("/replay/strict", test_strict);
 	g_test_add_func("/replay/read-poll", test_read_poll);
+	g_test_add_func("/replay/read-blocks", test_read_blocks);
 	g_test_add_func("/replay/cut", test_cut);
 	g_test_add_func("/replay/kept", test_kept);
 	g_test_add_func("/replay/refused", test_refused);
