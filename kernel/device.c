@@ -312,6 +312,20 @@ gboolean cusemu_device_load_common(struct cusemu_device *dev,
 	return load_record_max(dev, spec, error);
 }
 
+int cusemu_device_default_name(struct cusemu_device *dev, const char *name)
+{
+	const char *origin;
+
+	if (cusemu_device_setting(cusemu_instance(dev)->spec, "name", NULL,
+				  &origin))
+		return 0;
+	if (!valid_node_name(name))
+		return -EINVAL;
+	g_free((char *)dev->name);
+	dev->name = g_strdup(name);
+	return 0;
+}
+
 static unsigned int table_rows(const struct cusemu_ioctl *table)
 {
 	unsigned int n = 0;

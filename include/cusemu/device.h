@@ -316,6 +316,15 @@ bool cusemu_process_is_32bit(pid_t pid);
 void cusemu_device_set_methods(struct cusemu_device *dev, unsigned int methods);
 
 /*
+ * From ->probe: the node name to use when the configuration gave none
+ * (name=), instead of the model's prefix and the instance number; a model
+ * whose data names its node (a recording) calls it. Returns 0, also when
+ * name= wins, or -EINVAL when name is not a valid node name (letters,
+ * digits, '-', '_' and '.', at most 64).
+ */
+int cusemu_device_default_name(struct cusemu_device *dev, const char *name);
+
+/*
  * The kernel generation the device is dispatched as (--kernel, or kernel=
  * of the device): "2.6.10", "unlocked", "split", "2.6.11" or "modern". A
  * model whose driver answered differently across generations (rtc's

@@ -1,0 +1,1129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * replay: answers a node's calls from a recording (JSON lines in the trace
+ * format of docs/daemon.md), without the device that was recorded. ioctls
+ * and writes are matched by their input bytes, reads are given in the
+ * recorded order; the rules are in docs/replay.md.
+ */
+#define G_LOG_DOMAIN "cusemu-replay"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <linux/i2c-dev.h>
+#include <linux/rtc.h>
+
+#include <glib.h>
+#include <json-glib/json-glib.h>
+
+#include "cusemu/device.h"
+#include "cusemu/sched.h"
+#include "cusemu/uaccess.h"
+
+/* The longest line a recording may have: 128 KiB of data each way, in hex,
+ * and the rest. */
+#define REPLAY_LINE_MAX (1024u * 1024u)
+/* How long a read with nothing left to give sleeps before it looks again
+ * whether its caller gave up (which wakes it anyway). */
+#define REPLAY_READ_RECHECK_US G_TIME_SPAN_SECOND
+/* Readiness a read still to come gives. */
+#define REPLAY_POLL_READ (POLLIN | POLLRDNORM)
+
+enum replay_op { REPLAY_IOCTL, REPLAY_READ, REPLAY_WRITE, REPLAY_POLL };
+
+/*
+ * One user range of a recorded ioctl. Its live address is its base plus
+ * delta: the base is arg for a range with no parent, else the pointer the
+ * live caller holds at byte slot of in range parent.
+ */
+struct replay_range {
+	uint64_t addr;		/* as recorded */
+	uint32_t len;
+	uint8_t *data;		/* recorded bytes, have of them */
+	uint32_t have;
+	int parent;		/* index into in[], or -1: at arg */
+	uint32_t slot;
+	int64_t delta;
+	/* in ranges: 1 where a byte belongs to a pointer slot, else NULL */
+	uint8_t *skip;
+};
+
+struct replay_call {
+	unsigned int line;	/* in the file, from 1 */
+	enum replay_op op;
+	unsigned int cmd;
+	char *name;		/* the command's name, or NULL */
+	bool compat;		/* recorded from an i386 caller */
+	uint64_t arg;
+	GArray *in, *out;	/* struct replay_range */
+	uint8_t *data;		/* read, write: the bytes */
+	size_t len;
+	long result;
+	int error;		/* errno, or 0 */
+	/* Why this line answers nothing (cut data, a range no pointer
+	 * reaches), or NULL. */
+	const char *unusable;
+	unsigned int used;	/* times it answered */
+};
+
+struct replay {
+	char *file;
+	bool strict;
+	GPtrArray *calls;	/* struct replay_call *, in recorded order */
+	unsigned int reads;	/* recorded reads that returned data */
+	uint32_t poll_rest;	/* what polls answer, but reads to come */
+
+	GMutex lock;		/* guards what follows */
+	GCond more;		/* never signalled: reads sleep on it */
+	unsigned int next_read;	/* index into calls of the next read */
+	unsigned int read_given;
+	unsigned int answered;
+	unsigned int unmatched;
+};
+
+/* ---- loading ---- */
+
+static void range_clear(gpointer p)
+{
+	struct replay_range *r = p;
+
+	g_free(r->data);
+	g_free(r->skip);
+}
+
+static void call_free(gpointer p)
+{
+	struct replay_call *c = p;
+
+	if (!c)
+		return;
+	g_free(c->name);
+	if (c->in)
+		g_array_unref(c->in);
+	if (c->out)
+		g_array_unref(c->out);
+	g_free(c->data);
+	g_free(c);
+}
+
+static GArray *ranges_new(void)
+{
+	GArray *a = g_array_new(FALSE, TRUE, sizeof(struct replay_range));
+
+	g_array_set_clear_func(a, range_clear);
+	return a;
+}
+
+/* An errno from its name ("EINVAL") or its number as a string. */
+static int errno_from_name(const char *name)
+{
+	char *end;
+	long n = strtol(name, &end, 10);
+
+	if (*name && !*end)
+		return n > 0 && n < 4096 ? (int)n : 0;
+	for (int e = 1; e < 600; e++) {
+		const char *s = strerrorname_np(e);
+
+		if (s && !strcmp(s, name))
+			return e;
+	}
+	return 0;
+}
+
+static bool parse_hex(const char *hex, uint8_t **out, uint32_t *len)
+{
+	size_t n = strlen(hex);
+
+	if (n % 2 || n / 2 > CUSEMU_USER_MAX_BYTES * 8)
+		return false;
+	*out = g_malloc(n / 2 + 1);
+	for (size_t i = 0; i < n / 2; i++) {
+		int hi = g_ascii_xdigit_value(hex[2 * i]);
+		int lo = g_ascii_xdigit_value(hex[2 * i + 1]);
+
+		if (hi < 0 || lo < 0) {
+			g_clear_pointer(out, g_free);
+			return false;
+		}
+		(*out)[i] = (uint8_t)(hi << 4 | lo);
+	}
+	*len = (uint32_t)(n / 2);
+	return true;
+}
+
+static bool parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+
+	if (!s || !*s)
+		return false;
+	errno = 0;
+	*v = g_ascii_strtoull(s, &end, 0);
+	return !errno && !*end;
+}
+
+G_GNUC_PRINTF(4, 5)
+static bool line_error(char **why, const char *file, unsigned int line,
+		       const char *format, ...)
+{
+	g_autofree char *msg = NULL;
+	va_list args;
+
+	va_start(args, format);
+	msg = g_strdup_vprintf(format, args);
+	va_end(args);
+	*why = g_strdup_printf("%s:%u: %s", file, line, msg);
+	return false;
+}
+
+static const char *member_string(JsonObject *o, const char *key)
+{
+	JsonNode *n = json_object_get_member(o, key);
+
+	return n && JSON_NODE_HOLDS_VALUE(n) &&
+			       json_node_get_value_type(n) == G_TYPE_STRING
+		       ? json_node_get_string(n)
+		       : NULL;
+}
+
+static bool member_int(JsonObject *o, const char *key, int64_t *v)
+{
+	JsonNode *n = json_object_get_member(o, key);
+
+	if (!n || !JSON_NODE_HOLDS_VALUE(n) ||
+	    json_node_get_value_type(n) != G_TYPE_INT64)
+		return false;
+	*v = json_node_get_int(n);
+	return true;
+}
+
+static bool member_cut(JsonObject *o)
+{
+	return json_object_has_member(o, "cut") &&
+	       json_object_get_boolean_member_with_default(o, "cut", FALSE);
+}
+
+/* One direction's ranges of an ioctl line. */
+static bool load_ranges(JsonObject *o, const char *key, GArray *into,
+			struct replay_call *c, const char *file, char **why)
+{
+	JsonArray *a;
+
+	if (!json_object_has_member(o, key) ||
+	    !JSON_NODE_HOLDS_ARRAY(json_object_get_member(o, key)))
+		return line_error(why, file, c->line,
+				  "an ioctl needs an array \"%s\"", key);
+	a = json_object_get_array_member(o, key);
+	for (guint i = 0; i < json_array_get_length(a); i++) {
+		JsonNode *n = json_array_get_element(a, i);
+		struct replay_range r = { .parent = -1 };
+		JsonObject *ro;
+		const char *hex;
+		int64_t len;
+
+		if (!JSON_NODE_HOLDS_OBJECT(n))
+			return line_error(why, file, c->line,
+					  "%s[%u] is not an object", key, i);
+		ro = json_node_get_object(n);
+		hex = member_string(ro, "data");
+		if (!parse_u64(member_string(ro, "addr"), &r.addr) ||
+		    !member_int(ro, "len", &len) || len < 0 ||
+		    len > CUSEMU_USER_MAX_BYTES || !hex)
+			return line_error(why, file, c->line,
+					  "%s[%u] needs \"addr\" (\"0x...\"), "
+					  "\"len\" (at most %u) and \"data\"",
+					  key, i, CUSEMU_USER_MAX_BYTES);
+		r.len = (uint32_t)len;
+		if (!parse_hex(hex, &r.data, &r.have) || r.have > r.len) {
+			g_free(r.data);
+			return line_error(why, file, c->line,
+					  "%s[%u]: \"data\" is not hex of at "
+					  "most \"len\" bytes", key, i);
+		}
+		if (member_cut(ro))
+			c->unusable = "its data was cut when recorded";
+		else if (into == c->in && r.have < r.len)
+			c->unusable = "its input was not all recorded";
+		g_array_append_val(into, r);
+	}
+	return true;
+}
+
+/*
+ * Where a range's live address comes from: arg, or a pointer of the
+ * caller's ABI width, aligned, among the recorded bytes of an earlier in
+ * range (before, in order: in ranges before it, or any in range for out).
+ */
+static bool find_base(struct replay_call *c, struct replay_range *r,
+		      guint before)
+{
+	unsigned int psize = c->compat ? 4 : 8;
+
+	for (guint i = 0; i < before; i++) {
+		struct replay_range *p =
+			&g_array_index(c->in, struct replay_range, i);
+
+		for (uint32_t off = 0; off + psize <= p->have; off++) {
+			uint64_t v = 0;
+
+			if ((p->addr + off) % psize)
+				continue;
+			memcpy(&v, p->data + off, psize);
+			if (v != r->addr)
+				continue;
+			r->parent = (int)i;
+			r->slot = off;
+			r->delta = 0;
+			if (!p->skip)
+				p->skip = g_malloc0(p->len);
+			memset(p->skip + off, 1, psize);
+			return true;
+		}
+	}
+	r->parent = -1;
+	r->delta = (int64_t)(r->addr - c->arg);
+	/* At arg or in the first page after it: a payload at arg. */
+	return r->addr >= c->arg && r->addr - c->arg < 4096;
+}
+
+static void map_ranges(struct replay_call *c)
+{
+	for (guint i = 0; i < c->in->len; i++) {
+		struct replay_range *r =
+			&g_array_index(c->in, struct replay_range, i);
+
+		if (!find_base(c, r, i) && !c->unusable)
+			c->unusable = "an input range is reached through no "
+				      "pointer the recording shows";
+	}
+	for (guint i = 0; i < c->out->len; i++) {
+		struct replay_range *r =
+			&g_array_index(c->out, struct replay_range, i);
+		bool found = false;
+
+		/* Read and written back (_IOWR): as its in range. */
+		for (guint j = 0; j < c->in->len && !found; j++) {
+			struct replay_range *in =
+				&g_array_index(c->in, struct replay_range, j);
+
+			if (in->addr == r->addr) {
+				r->parent = in->parent;
+				r->slot = in->slot;
+				r->delta = in->delta;
+				found = true;
+			}
+		}
+		if (!found && !find_base(c, r, c->in->len) && !c->unusable)
+			c->unusable = "an output range is reached through no "
+				      "pointer the recording shows";
+	}
+}
+
+/*
+ * Holes of uapi structs: padding a program leaves as its stack had it, so
+ * a replay must not compare it. Only the structs of the devices cusemu
+ * emulates are known; other commands are compared byte for byte.
+ */
+struct replay_hole {
+	unsigned int cmd;
+	int abi;		/* 0: both, 64: x86_64, 32: i386 */
+	guint range;		/* which in range, in recorded order */
+	uint32_t stride;	/* an array of structs of this size, or 0 */
+	uint32_t off, len;
+};
+
+static const struct replay_hole replay_holes[] = {
+	/* struct i2c_smbus_ioctl_data: read_write, command, 2, size... */
+	{ I2C_SMBUS, 0, 0, 0, 2, 2 },
+	/* struct i2c_rdwr_ioctl_data: msgs, nmsgs, 4 (x86_64) */
+	{ I2C_RDWR, 64, 0, 0, 12, 4 },
+	/* struct i2c_msg: addr, flags, len, 2, buf */
+	{ I2C_RDWR, 64, 1, 16, 6, 2 },
+	{ I2C_RDWR, 32, 1, 12, 6, 2 },
+	/* struct rtc_wkalrm: enabled, pending, 2, time */
+	{ RTC_WKALM_SET, 0, 0, 0, 2, 2 },
+};
+
+static void mark_holes(struct replay_call *c)
+{
+	for (size_t i = 0; i < G_N_ELEMENTS(replay_holes); i++) {
+		const struct replay_hole *h = &replay_holes[i];
+		struct replay_range *r;
+
+		if (h->cmd != c->cmd || h->range >= c->in->len ||
+		    (h->abi && h->abi != (c->compat ? 32 : 64)))
+			continue;
+		r = &g_array_index(c->in, struct replay_range, h->range);
+		if (!r->skip)
+			r->skip = g_malloc0(r->len);
+		for (uint32_t at = 0; at + h->off + h->len <= r->len;
+		     at += h->stride) {
+			memset(r->skip + at + h->off, 1, h->len);
+			if (!h->stride)
+				break;
+		}
+	}
+}
+
+static bool load_ioctl(JsonObject *o, struct replay_call *c,
+		       const char *file, char **why)
+{
+	int64_t cmd;
+	const char *name = member_string(o, "name");
+
+	if (!member_int(o, "cmd", &cmd) || cmd < 0 || cmd > G_MAXUINT32 ||
+	    !parse_u64(member_string(o, "arg"), &c->arg))
+		return line_error(why, file, c->line,
+				  "an ioctl needs \"cmd\" (a number) and "
+				  "\"arg\" (\"0x...\")");
+	c->cmd = (unsigned int)cmd;
+	c->name = g_strdup(name);
+	c->in = ranges_new();
+	c->out = ranges_new();
+	if (!load_ranges(o, "in", c->in, c, file, why) ||
+	    !load_ranges(o, "out", c->out, c, file, why))
+		return false;
+	map_ranges(c);
+	mark_holes(c);
+	return true;
+}
+
+static bool load_data(JsonObject *o, struct replay_call *c,
+		      const char *file, char **why)
+{
+	const char *hex = member_string(o, "data");
+	uint32_t len = 0;
+
+	if (!hex)
+		hex = "";
+	if (!parse_hex(hex, &c->data, &len))
+		return line_error(why, file, c->line,
+				  "\"data\" is not hex");
+	c->len = len;
+	if (member_cut(o))
+		c->unusable = "its data was cut when recorded";
+	return true;
+}
+
+static bool load_result(JsonObject *o, struct replay_call *c,
+			const char *file, char **why)
+{
+	const char *error = member_string(o, "error");
+	int64_t result;
+
+	if (error) {
+		c->error = errno_from_name(error);
+		if (!c->error)
+			return line_error(why, file, c->line,
+					  "unknown error \"%s\"", error);
+		return true;
+	}
+	if (!member_int(o, "result", &result))
+		return line_error(why, file, c->line,
+				  "needs \"result\" (a number) or \"error\"");
+	c->result = (long)result;
+	return true;
+}
+
+static bool load_header(JsonObject *o, const char *file, char **node,
+			char **why)
+{
+	const char *trace = member_string(o, "trace");
+	int64_t version;
+
+	if (!trace || strcmp(trace, "cusemu") || !member_int(o, "version",
+							    &version))
+		return line_error(why, file, 1,
+				  "not a cusemu recording: the first line "
+				  "must be {\"trace\":\"cusemu\","
+				  "\"version\":1,...}");
+	if (version != 1)
+		return line_error(why, file, 1,
+				  "version %" G_GINT64_FORMAT " of the trace "
+				  "format; this cusemud reads version 1",
+				  version);
+	if (json_object_has_member(o, "nodes") &&
+	    JSON_NODE_HOLDS_ARRAY(json_object_get_member(o, "nodes"))) {
+		JsonArray *a = json_object_get_array_member(o, "nodes");
+
+		if (json_array_get_length(a) == 1)
+			*node = g_strdup(json_array_get_string_element(a, 0));
+	}
+	return true;
+}
+
+/* One line after the header: a call of node (or NULL: skipped). */
+static bool load_line(struct replay *rp, JsonObject *o, unsigned int line,
+		      char **node, char **why)
+{
+	g_autoptr(GPtrArray) keep = NULL;
+	struct replay_call *c;
+	const char *op = member_string(o, "op");
+	const char *n = member_string(o, "node");
+	const char *abi = member_string(o, "abi");
+	int64_t lost;
+
+	if (member_int(o, "lost", &lost))
+		return line_error(why, rp->file, line,
+				  "the recording lost %" G_GINT64_FORMAT
+				  " lines here: record again", lost);
+	if (!g_strcmp0(member_string(o, "record"), "full")) {
+		/* record-max= ended it: what came before is whole. */
+		g_message("%s:%u: the recording reached its record-max= here; "
+			  "the calls after it were not recorded",
+			  rp->file, line);
+		return true;
+	}
+	if (!op || !n)
+		return line_error(why, rp->file, line,
+				  "a call needs \"op\" and \"node\"");
+	if (!*node)
+		*node = g_strdup(n);
+	else if (strcmp(*node, n))
+		return line_error(why, rp->file, line,
+				  "a call of node %s, after calls of %s: a "
+				  "replay answers for one node; cut the "
+				  "recording down to it (e.g. jq -c 'select("
+				  ".node==\"%s\" or .trace)')",
+				  n, *node, *node);
+	c = g_new0(struct replay_call, 1);
+	c->line = line;
+	c->compat = abi && !strcmp(abi, "i386");
+	keep = g_ptr_array_new_with_free_func(call_free);
+	g_ptr_array_add(keep, c);
+	if (!strcmp(op, "ioctl")) {
+		c->op = REPLAY_IOCTL;
+		if (!load_ioctl(o, c, rp->file, why))
+			return false;
+	} else if (!strcmp(op, "read") || !strcmp(op, "write")) {
+		c->op = op[0] == 'r' ? REPLAY_READ : REPLAY_WRITE;
+		if (!load_data(o, c, rp->file, why))
+			return false;
+	} else if (!strcmp(op, "poll")) {
+		c->op = REPLAY_POLL;
+	} else if (!strcmp(op, "open") || !strcmp(op, "release")) {
+		return true;
+	} else {
+		return line_error(why, rp->file, line, "unknown op \"%s\"",
+				  op);
+	}
+	if (!load_result(o, c, rp->file, why))
+		return false;
+	if (c->unusable)
+		g_message("%s:%u: %s%s%s is not replayed: %s", rp->file, line,
+			  op, c->name ? " " : "", c->name ? c->name : "",
+			  c->unusable);
+	g_ptr_array_add(rp->calls, g_ptr_array_steal_index(keep, 0));
+	return true;
+}
+
+static bool load_text(struct replay *rp, char *text, char **node,
+		      char **why)
+{
+	g_autoptr(JsonParser) parser = json_parser_new();
+	unsigned int line = 0;
+	char *next;
+
+	for (char *s = text; s && *s; s = next) {
+		g_autoptr(GError) error = NULL;
+		JsonNode *root;
+
+		next = strchr(s, '\n');
+		if (next)
+			*next++ = '\0';
+		line++;
+		if (!*s && line > 1)
+			continue;
+		if (strlen(s) > REPLAY_LINE_MAX)
+			return line_error(why, rp->file, line,
+					  "line longer than %u bytes",
+					  REPLAY_LINE_MAX);
+		if (!json_parser_load_from_data(parser, s, -1, &error))
+			return line_error(why, rp->file, line, "not JSON: %s",
+					  error->message);
+		root = json_parser_get_root(parser);
+		if (!root || !JSON_NODE_HOLDS_OBJECT(root))
+			return line_error(why, rp->file, line,
+					  "not a JSON object");
+		if (line == 1) {
+			if (!load_header(json_node_get_object(root), rp->file,
+					 node, why))
+				return false;
+		} else if (!load_line(rp, json_node_get_object(root), line,
+				      node, why)) {
+			return false;
+		}
+	}
+	if (!line)
+		return line_error(why, rp->file, 1, "empty recording");
+	return true;
+}
+
+/*
+ * What polls answer: every readiness a recorded poll gave; when the
+ * recording has reads, readability only while one is still to come.
+ */
+static void summarise(struct replay *rp)
+{
+	uint32_t polled = 0;
+
+	rp->next_read = rp->calls->len;
+	for (guint i = 0; i < rp->calls->len; i++) {
+		struct replay_call *c = rp->calls->pdata[i];
+
+		if (c->op == REPLAY_POLL && !c->error)
+			polled |= (uint32_t)c->result;
+		if (c->op == REPLAY_READ && !c->error && !c->unusable &&
+		    c->result > 0) {
+			if (!rp->reads++)
+				rp->next_read = i;
+		}
+	}
+	rp->poll_rest = rp->reads ? polled & ~(uint32_t)REPLAY_POLL_READ
+				  : polled;
+}
+
+/* ---- matching an ioctl ---- */
+
+/*
+ * How a live ioctl compares with a recorded one: the first range and byte
+ * that differ, or that is still on its way.
+ */
+enum replay_verdict { REPLAY_MATCH, REPLAY_DIFFERS, REPLAY_PENDING };
+
+struct replay_diff {
+	guint range;
+	uint32_t offset;
+	int live, recorded;	/* -1: no byte there */
+};
+
+/* The live address of range r, from the live pointers of its parents. */
+static bool live_addr(const struct replay_call *c,
+		      const struct replay_range *r, unsigned long arg,
+		      const uint64_t *in_addr, uint64_t *addr)
+{
+	uint64_t base = arg;
+
+	if (r->parent >= 0) {
+		uint32_t v32;
+
+		if (c->compat) {
+			if (cusemu_copy_from_user(&v32,
+						  in_addr[r->parent] + r->slot,
+						  4))
+				return false;
+			base = v32;
+		} else if (cusemu_copy_from_user(&base,
+						 in_addr[r->parent] + r->slot,
+						 8)) {
+			return false;
+		}
+	}
+	*addr = base + (uint64_t)r->delta;
+	return true;
+}
+
+/*
+ * Names the in ranges of c that its arrived bytes reach, and compares
+ * them. The ranges of one level go out in one retry: a range whose parent
+ * has not arrived waits for the next.
+ */
+static enum replay_verdict compare_in(const struct replay_call *c,
+				      unsigned long arg, uint64_t *in_addr,
+				      bool *arrived, struct replay_diff *diff)
+{
+	g_autofree uint8_t *buf = NULL;
+	enum replay_verdict v = REPLAY_MATCH;
+
+	for (guint i = 0; i < c->in->len; i++) {
+		const struct replay_range *r =
+			&g_array_index(c->in, struct replay_range, i);
+
+		if (r->parent >= 0 && !arrived[r->parent]) {
+			v = REPLAY_PENDING;
+			continue;
+		}
+		if (!live_addr(c, r, arg, in_addr, &in_addr[i]))
+			return REPLAY_DIFFERS;
+		buf = g_realloc(buf, r->len + 1);
+		if (cusemu_copy_from_user(buf, in_addr[i], r->len)) {
+			v = REPLAY_PENDING;
+			continue;
+		}
+		arrived[i] = true;
+		for (uint32_t k = 0; k < r->len; k++) {
+			if (r->skip && r->skip[k])
+				continue;
+			if (k < r->have && buf[k] == r->data[k])
+				continue;
+			diff->range = i;
+			diff->offset = k;
+			diff->live = buf[k];
+			diff->recorded = k < r->have ? r->data[k] : -1;
+			return REPLAY_DIFFERS;
+		}
+	}
+	return v;
+}
+
+/* Calls with no ranges: arg is a value. */
+static bool takes_value(const struct replay_call *c)
+{
+	return !c->in->len && !c->out->len;
+}
+
+/*
+ * The live addresses of c's in ranges go to in_addr, and whether each has
+ * arrived to arrived (both of c->in->len entries, or NULL).
+ */
+static enum replay_verdict compare(const struct replay_call *c,
+				   unsigned long arg, uint64_t *in_addr,
+				   bool *arrived, struct replay_diff *diff)
+{
+	g_autofree uint64_t *own_addr = NULL;
+	g_autofree bool *own_arrived = NULL;
+
+	*diff = (struct replay_diff){ .live = -1, .recorded = -1 };
+	if (takes_value(c))
+		return c->arg == arg ? REPLAY_MATCH : REPLAY_DIFFERS;
+	if (!in_addr)
+		in_addr = own_addr = g_new0(uint64_t, c->in->len + 1);
+	if (!arrived)
+		arrived = own_arrived = g_new0(bool, c->in->len + 1);
+	return compare_in(c, arg, in_addr, arrived, diff);
+}
+
+static bool candidate(const struct replay_call *c, unsigned int cmd)
+{
+	return c->op == REPLAY_IOCTL && c->cmd == cmd && !c->unusable;
+}
+
+/*
+ * Names what each recorded call of cmd needs while the live bytes agree
+ * with it: its in ranges level by level, and its out ranges as soon as
+ * the pointer to each has arrived, so a call costs the round trips the
+ * device's own would.
+ */
+static int fetch_abi(struct replay *rp, unsigned int cmd, unsigned long arg,
+		     bool compat, bool *alive)
+{
+	for (guint i = 0; i < rp->calls->len; i++) {
+		const struct replay_call *c = rp->calls->pdata[i];
+		g_autofree uint64_t *in_addr = NULL;
+		g_autofree bool *arrived = NULL;
+		struct replay_diff diff;
+
+		if (!candidate(c, cmd) || c->compat != compat)
+			continue;
+		in_addr = g_new0(uint64_t, c->in->len + 1);
+		arrived = g_new0(bool, c->in->len + 1);
+		if (compare(c, arg, in_addr, arrived, &diff) == REPLAY_DIFFERS)
+			continue;
+		*alive = true;
+		for (guint k = 0; k < c->out->len; k++) {
+			const struct replay_range *r =
+				&g_array_index(c->out, struct replay_range, k);
+			uint64_t addr;
+			int err;
+
+			if (r->parent >= 0 && !arrived[r->parent])
+				continue;
+			if (!live_addr(c, r, arg, in_addr, &addr))
+				continue;
+			err = cusemu_fetch_range(addr, 0, r->len);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Names what each recorded call of cmd needs while the live bytes agree
+ * with it: its in ranges level by level, and its out ranges as soon as
+ * the pointer to each has arrived, so a call costs the round trips the
+ * device's own would. The calls of the caller's ABI come first; the
+ * other ABI's only when none of them can match (an I2C_FUNCS of 8 bytes
+ * must not answer an i386 caller that recorded its own 4).
+ */
+static int replay_fetch(struct cusemu_device *dev, struct cusemu_file *file,
+			unsigned int cmd, unsigned long arg)
+{
+	struct replay *rp = dev->priv;
+	bool compat = cusemu_in_compat_syscall();
+	bool alive = false;
+	int err = fetch_abi(rp, cmd, arg, compat, &alive);
+
+	if (err || alive)
+		return err;
+	return fetch_abi(rp, cmd, arg, !compat, &alive);
+}
+
+/* The recorded call of the same command nearest to an unmatched one. */
+static void describe_nearest(struct replay *rp, unsigned int cmd,
+			     unsigned long arg, GString *out)
+{
+	const struct replay_call *best = NULL;
+	uint64_t best_dist = UINT64_MAX;
+
+	for (guint i = 0; i < rp->calls->len; i++) {
+		const struct replay_call *c = rp->calls->pdata[i];
+		struct replay_diff diff;
+
+		if (c->op != REPLAY_IOCTL || c->cmd != cmd)
+			continue;
+		if (c->unusable) {
+			g_string_append_printf(out, "; line %u has the "
+						    "command but %s",
+					       c->line, c->unusable);
+			return;
+		}
+		if (compare(c, arg, NULL, NULL, &diff) == REPLAY_MATCH)
+			continue;
+		if (takes_value(c))
+			g_string_append_printf(out, "; line %u has arg 0x%"
+						    G_GINT64_MODIFIER "x",
+					       c->line, c->arg);
+		else
+			g_string_append_printf(out, "; line %u differs first "
+						    "in input range %u, byte "
+						    "%u: 0x%02x here, 0x%02x "
+						    "recorded",
+					       c->line, diff.range,
+					       diff.offset, diff.live,
+					       diff.recorded);
+		return;
+	}
+	for (guint i = 0; i < rp->calls->len; i++) {
+		const struct replay_call *c = rp->calls->pdata[i];
+		uint64_t d = c->cmd > cmd ? c->cmd - cmd : cmd - c->cmd;
+
+		if (c->op == REPLAY_IOCTL && d < best_dist) {
+			best = c;
+			best_dist = d;
+		}
+	}
+	if (best)
+		g_string_append_printf(out, "; nearest recorded command: "
+					    "0x%08x %s (line %u)",
+				       best->cmd, best->name ? best->name : "",
+				       best->line);
+	else
+		g_string_append(out, "; the recording holds no ioctl");
+}
+
+/*
+ * A call the recording does not answer: one line in the log; with
+ * strict=true the replay has failed (the daemon exits with status 1 at its
+ * end) and the caller gets EIO, else what was asked.
+ */
+static long unmatched(struct cusemu_device *dev, GString *what, long err)
+{
+	struct replay *rp = dev->priv;
+
+	g_mutex_lock(&rp->lock);
+	rp->unmatched++;
+	g_mutex_unlock(&rp->lock);
+	if (rp->strict) {
+		cusemu_device_lost(dev, "the replay of %s failed: not in it: "
+					"%s",
+				   rp->file, what->str);
+		return -EIO;
+	}
+	g_message("%s: not in %s: %s", dev->name, rp->file, what->str);
+	return err;
+}
+
+/* The recorded name of a command, if any line has one. */
+static const char *cmd_name(const struct replay *rp, unsigned int cmd)
+{
+	for (guint i = 0; i < rp->calls->len; i++) {
+		const struct replay_call *c = rp->calls->pdata[i];
+
+		if (c->op == REPLAY_IOCTL && c->cmd == cmd && c->name)
+			return c->name;
+	}
+	return NULL;
+}
+
+/*
+ * The first matching call not yet answered, in recorded order; when every
+ * match has answered, the latest of them again. Calls of the caller's ABI
+ * first, as in replay_fetch.
+ */
+static struct replay_call *pick_abi(struct replay *rp, unsigned int cmd,
+				    unsigned long arg, bool compat)
+{
+	struct replay_call *first = NULL, *latest = NULL;
+
+	for (guint i = 0; i < rp->calls->len; i++) {
+		struct replay_call *c = rp->calls->pdata[i];
+		struct replay_diff diff;
+
+		if (!candidate(c, cmd) || c->compat != compat)
+			continue;
+		if (compare(c, arg, NULL, NULL, &diff) != REPLAY_MATCH)
+			continue;
+		latest = c;
+		if (!first && !c->used)
+			first = c;
+	}
+	return first ? first : latest;
+}
+
+static const struct replay_call *pick(struct replay *rp, unsigned int cmd,
+				      unsigned long arg)
+{
+	bool compat = cusemu_in_compat_syscall();
+	struct replay_call *c = pick_abi(rp, cmd, arg, compat);
+
+	if (!c)
+		c = pick_abi(rp, cmd, arg, !compat);
+	if (c) {
+		c->used++;
+		rp->answered++;
+	}
+	return c;
+}
+
+static long answer(const struct replay_call *c, unsigned long arg)
+{
+	g_autofree uint64_t *in_addr = g_new0(uint64_t, c->in->len + 1);
+	struct replay_diff diff;
+
+	if (c->error)
+		return -c->error;
+	/* Fills in_addr: the live addresses the pointers lead to. */
+	compare(c, arg, in_addr, NULL, &diff);
+	for (guint k = 0; k < c->out->len; k++) {
+		const struct replay_range *r =
+			&g_array_index(c->out, struct replay_range, k);
+		uint64_t addr;
+
+		if (!r->have)
+			continue;
+		if (!live_addr(c, r, arg, in_addr, &addr) ||
+		    cusemu_copy_to_user(addr, r->data, r->have))
+			return -EFAULT;
+	}
+	return c->result;
+}
+
+static long replay_ioctl(struct cusemu_device *dev, struct cusemu_file *file,
+			 unsigned int cmd, unsigned long arg)
+{
+	struct replay *rp = dev->priv;
+	const struct replay_call *c;
+	g_autoptr(GString) what = NULL;
+	const char *name;
+
+	g_mutex_lock(&rp->lock);
+	c = pick(rp, cmd, arg);
+	g_mutex_unlock(&rp->lock);
+	if (c)
+		return answer(c, arg);
+	name = cmd_name(rp, cmd);
+	what = g_string_new(NULL);
+	g_string_append_printf(what, "ioctl 0x%08x%s%s from %s, arg 0x%lx",
+			       cmd, name ? " " : "", name ? name : "",
+			       cusemu_in_compat_syscall() ? "i386" : "x86_64",
+			       arg);
+	describe_nearest(rp, cmd, arg, what);
+	return unmatched(dev, what, -ENOIOCTLCMD);
+}
+
+/* ---- read, write, poll ---- */
+
+static ssize_t replay_read(struct cusemu_device *dev,
+			   struct cusemu_file *file, char *buf, size_t size)
+{
+	struct replay *rp = dev->priv;
+	const struct replay_call *c;
+	ssize_t ret;
+
+	g_mutex_lock(&rp->lock);
+	while (rp->next_read >= rp->calls->len) {
+		if (file->flags & O_NONBLOCK) {
+			g_mutex_unlock(&rp->lock);
+			return -EAGAIN;
+		}
+		if (cusemu_signal_pending()) {
+			g_mutex_unlock(&rp->lock);
+			return -EINTR;
+		}
+		cusemu_cond_wait_until(&rp->more, &rp->lock,
+				       g_get_monotonic_time() +
+					       REPLAY_READ_RECHECK_US);
+	}
+	c = rp->calls->pdata[rp->next_read];
+	ret = (ssize_t)MIN(size, c->len);
+	memcpy(buf, c->data, (size_t)ret);
+	rp->read_given++;
+	for (rp->next_read++; rp->next_read < rp->calls->len;
+	     rp->next_read++) {
+		c = rp->calls->pdata[rp->next_read];
+		if (c->op == REPLAY_READ && !c->error && !c->unusable &&
+		    c->result > 0)
+			break;
+	}
+	g_mutex_unlock(&rp->lock);
+	return ret;
+}
+
+static ssize_t replay_write(struct cusemu_device *dev,
+			    struct cusemu_file *file, const char *buf,
+			    size_t size)
+{
+	struct replay *rp = dev->priv;
+	struct replay_call *first = NULL, *latest = NULL;
+	g_autoptr(GString) what = NULL;
+
+	g_mutex_lock(&rp->lock);
+	for (guint i = 0; i < rp->calls->len; i++) {
+		struct replay_call *c = rp->calls->pdata[i];
+
+		if (c->op != REPLAY_WRITE || c->unusable || c->len != size ||
+		    memcmp(c->data, buf, size))
+			continue;
+		latest = c;
+		if (!first && !c->used)
+			first = c;
+	}
+	if (!first)
+		first = latest;
+	if (first) {
+		first->used++;
+		rp->answered++;
+	}
+	g_mutex_unlock(&rp->lock);
+	if (first)
+		return first->error ? -first->error : first->result;
+	what = g_string_new(NULL);
+	g_string_append_printf(what, "write of %zu bytes", size);
+	return unmatched(dev, what, -EINVAL);
+}
+
+static unsigned int replay_poll(struct cusemu_device *dev,
+				struct cusemu_file *file)
+{
+	struct replay *rp = dev->priv;
+	unsigned int mask = rp->poll_rest;
+
+	g_mutex_lock(&rp->lock);
+	if (rp->next_read < rp->calls->len)
+		mask |= REPLAY_POLL_READ;
+	g_mutex_unlock(&rp->lock);
+	return mask;
+}
+
+/* ---- the device ---- */
+
+static int replay_control(struct cusemu_device *dev, char **argv,
+			  GString *out)
+{
+	struct replay *rp = dev->priv;
+
+	if (!argv[0] || strcmp(argv[0], "status") || argv[1]) {
+		g_string_append(out, "requests: status");
+		return -EINVAL;
+	}
+	g_mutex_lock(&rp->lock);
+	g_string_append_printf(out,
+			       "file: %s\nstrict: %s\nlines: %u\n"
+			       "answered: %u\nreads: %u of %u\n"
+			       "unmatched: %u\n",
+			       rp->file, rp->strict ? "true" : "false",
+			       rp->calls->len, rp->answered, rp->read_given,
+			       rp->reads, rp->unmatched);
+	g_mutex_unlock(&rp->lock);
+	return 0;
+}
+
+static void replay_free(struct replay *rp)
+{
+	g_ptr_array_unref(rp->calls);
+	g_mutex_clear(&rp->lock);
+	g_cond_clear(&rp->more);
+	g_free(rp->file);
+	g_free(rp);
+}
+
+static int replay_probe(struct cusemu_device *dev, char **why)
+{
+	struct replay *rp = g_new0(struct replay, 1);
+	const char *file = cusemu_device_param_str(dev, "file");
+	g_autoptr(GError) error = NULL;
+	g_autofree char *text = NULL;
+	g_autofree char *node = NULL;
+
+	g_mutex_init(&rp->lock);
+	g_cond_init(&rp->more);
+	rp->file = g_strdup(file);
+	rp->strict = cusemu_device_param_bool(dev, "strict");
+	rp->calls = g_ptr_array_new_with_free_func(call_free);
+	if (!*file) {
+		*why = g_strdup("replay needs file=RECORDING");
+		goto fail;
+	}
+	if (!g_file_get_contents(file, &text, NULL, &error)) {
+		*why = g_strdup(error->message);
+		goto fail;
+	}
+	if (!load_text(rp, text, &node, why))
+		goto fail;
+	summarise(rp);
+	if (node && cusemu_device_default_name(dev, node)) {
+		*why = g_strdup_printf("%s: the recorded node name '%s' is "
+				       "not one cusemud can use: give name=",
+				       file, node);
+		goto fail;
+	}
+	dev->priv = rp;
+	return 0;
+
+fail:
+	replay_free(rp);
+	return -EINVAL;
+}
+
+static void replay_remove(struct cusemu_device *dev)
+{
+	replay_free(dev->priv);
+}
+
+static const struct cusemu_param replay_params[] = {
+	{ .key = "file", .type = CUSEMU_PARAM_STRING, .default_value = "",
+	  .help = "the recording to answer from: JSON lines of the trace "
+		  "format (record=, or cusemuctl trace --json), read at "
+		  "start-up; the node name defaults to the recorded node's" },
+	{ .key = "strict", .type = CUSEMU_PARAM_BOOL, .default_value = "false",
+	  .help = "a call the recording does not answer fails with EIO and "
+		  "the daemon exits with status 1 when it stops, instead of "
+		  "the unknown command's error and a log line" },
+	CUSEMU_PARAM_END
+};
+
+const struct cusemu_device_model cusemu_model_replay = {
+	.name = "replay",
+	.summary = "answers calls from a recording (file=), without the "
+		   "device",
+	.node_prefix = "replay",
+	.params = replay_params,
+	.probe = replay_probe,
+	.remove = replay_remove,
+	.read = replay_read,
+	.write = replay_write,
+	.poll = replay_poll,
+	/* Every method, so that both ABIs reach the replay under every
+	 * kernel model that calls one. */
+	.ioctl = replay_ioctl,
+	.unlocked_ioctl = replay_ioctl,
+	.compat_ioctl = replay_ioctl,
+	.ioctl_native = replay_ioctl,
+	.ioctl_compat = replay_ioctl,
+	.ioctl_fetch = replay_fetch,
+	.control = replay_control,
+};

@@ -1,0 +1,656 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of the replay model against the fake kernel (no CUSE), with
+ * recordings written here by hand: the order of answers and repeats,
+ * matching by input bytes across ABIs, pointer slots (an I2C_RDWR-like
+ * call), unmatched calls with and without strict=, reads, writes and
+ * polls, and recordings refused with their line.
+ */
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+
+#include <linux/i2c-dev.h>
+#include <linux/i2c.h>
+#include <linux/rtc.h>
+
+#include <glib.h>
+#include <glib/gstdio.h>
+
+#include "device.h"
+#include "fake-kernel.h"
+#include "request.h"
+
+#define NATIVE_BASE UINT64_C(0x7f0000000000)
+#define COMPAT_BASE UINT64_C(0x08000000)
+#define CLIENT_SIZE 8192
+
+/* An _IOW command with 4 bytes in and none out, _IOWR with 4 each way. */
+#define TEST_SET _IOW('r', 1, __u32)
+#define TEST_XCHG _IOWR('r', 2, __u32)
+
+struct fixture {
+	char *dir;
+	char *path;
+	struct cusemu_device *dev;
+	struct cusemu_file file;
+	struct fake_client native, compat;
+};
+
+static void client_init(struct fake_client *c, bool compat)
+{
+	c->compat = compat;
+	c->base = compat ? COMPAT_BASE : NATIVE_BASE;
+	c->size = CLIENT_SIZE;
+	c->mem = g_malloc0(CLIENT_SIZE);
+}
+
+static void fixture_init(struct fixture *f)
+{
+	f->dir = g_dir_make_tmp("cusemu-replay-XXXXXX", NULL);
+	g_assert_nonnull(f->dir);
+	f->path = g_build_filename(f->dir, "rec.json", NULL);
+	client_init(&f->native, false);
+	client_init(&f->compat, true);
+}
+
+/* Writes the recording (lines joined by \n) and starts a device on it. */
+static void start(struct fixture *f, const char *const *lines,
+		  const char *extra)
+{
+	g_autofree char *text = g_strjoinv("\n", (char **)lines);
+	g_autofree char *arg = g_strdup_printf("replay:file=%s%s", f->path,
+					       extra ? extra : "");
+	g_autoptr(GError) error = NULL;
+
+	g_assert_true(g_file_set_contents(f->path, text, -1, NULL));
+	f->dev = fake_device_try(NULL, arg, &error);
+	g_assert_no_error(error);
+	f->file = (struct cusemu_file){ .dev = f->dev };
+}
+
+static void fixture_clear(struct fixture *f)
+{
+	if (f->dev)
+		fake_device_free(f->dev);
+	g_unlink(f->path);
+	g_rmdir(f->dir);
+	g_free(f->path);
+	g_free(f->dir);
+	g_free(f->native.mem);
+	g_free(f->compat.mem);
+}
+
+static long call(struct fixture *f, bool compat, unsigned int cmd,
+		 cusemu_uptr_t arg, unsigned int *round_trips)
+{
+	unsigned int rt;
+
+	return fake_ioctl(compat ? &f->compat : &f->native, f->dev, &f->file,
+			  cmd, arg, round_trips ? round_trips : &rt);
+}
+
+static cusemu_uptr_t at(struct fixture *f, bool compat, size_t off)
+{
+	return (compat ? f->compat.base : f->native.base) + off;
+}
+
+static uint8_t *mem(struct fixture *f, bool compat, size_t off)
+{
+	return (compat ? f->compat.mem : f->native.mem) + off;
+}
+
+#define HEADER "{\"trace\":\"cusemu\",\"version\":1,\"nodes\":[\"clock7\"]}"
+
+/* An ioctl line: its in and out members given as JSON text. */
+static char *ioctl_line(unsigned int cmd, const char *name, const char *abi,
+			const char *arg, const char *in, const char *out,
+			const char *result)
+{
+	return g_strdup_printf("{\"time\":\"2026-12-05T16:50:30.028752Z\","
+			       "\"node\":\"clock7\",\"pid\":7,\"comm\":\"t\","
+			       "\"op\":\"ioctl\",\"abi\":\"%s\",\"cmd\":%u,"
+			       "\"name\":\"%s\",\"arg\":\"%s\",\"size\":0,"
+			       "\"in\":%s,\"out\":%s,\"round_trips\":1,%s,"
+			       "\"duration_ns\":1}",
+			       abi, cmd, name, arg, in, out, result);
+}
+
+static char *rd_time(const char *abi, unsigned int sec)
+{
+	g_autofree char *out = g_strdup_printf(
+		"[{\"addr\":\"0x7ffc00001000\",\"len\":36,\"data\":"
+		"\"%02x0000002c00000016000000050000000b0000007e000000060000005"
+		"201000000000000\"}]",
+		sec);
+
+	return ioctl_line(RTC_RD_TIME, "RTC_RD_TIME", abi, "0x7ffc00001000",
+			  "[]", out, "\"result\":0,\"error\":null");
+}
+
+/* Repeats of one query: in recorded order, then the latest again; the
+ * node is named after the recording's; an i386 caller gets them too. */
+static void test_order(void)
+{
+	struct fixture fx = { 0 }, *f = &fx;
+	g_autofree char *a = rd_time("x86_64", 1);
+	g_autofree char *b = rd_time("x86_64", 2);
+	const char *lines[] = { HEADER, a, b, NULL };
+	struct rtc_time tm;
+
+	fixture_init(f);
+	start(f, lines, NULL);
+	g_assert_cmpstr(f->dev->name, ==, "clock7");
+	for (unsigned int i = 0; i < 4; i++) {
+		bool compat = i == 3;
+
+		memset(mem(f, compat, 0x100), 0xAA, 64);
+		g_assert_cmpint(call(f, compat, RTC_RD_TIME,
+				     at(f, compat, 0x100), NULL), ==, 0);
+		memcpy(&tm, mem(f, compat, 0x100), sizeof(tm));
+		g_assert_cmpint(tm.tm_sec, ==, i ? 2 : 1);
+		g_assert_cmpint(tm.tm_min, ==, 44);
+		g_assert_cmpint(tm.tm_year, ==, 126);
+	}
+	fixture_clear(f);
+}
+
+/* name= wins over the recorded node. */
+static void test_name(void)
+{
+	struct fixture fx = { 0 }, *f = &fx;
+	g_autofree char *a = rd_time("x86_64", 1);
+	const char *lines[] = { HEADER, a, NULL };
+
+	fixture_init(f);
+	start(f, lines, ",name=rtc-replayed");
+	g_assert_cmpstr(f->dev->name, ==, "rtc-replayed");
+	fixture_clear(f);
+}
+
+/* A TEST_XCHG line: 4 bytes in and out at arg, hex. */
+static char *xchg_line(const char *abi, const char *arg, const char *in,
+		       const char *out, const char *result)
+{
+	g_autofree char *ins = g_strdup_printf(
+		"[{\"addr\":\"%s\",\"len\":4,\"data\":\"%s\"}]", arg, in);
+	g_autofree char *outs = g_strdup_printf(
+		"[{\"addr\":\"%s\",\"len\":4,\"data\":\"%s\"}]", arg, out);
+
+	return ioctl_line(TEST_XCHG, "TEST_XCHG", abi, arg, ins, outs, result);
+}
+
+/* Matched by input bytes; a call that takes a value by arg; an error. */
+static void test_input(void)
+{
+	struct fixture fx = { 0 }, *f = &fx;
+	g_autofree char *one = xchg_line("x86_64", "0x7ffc00000010", "01000000",
+					 "11000000", "\"result\":0,\"error\":null");
+	g_autofree char *two = xchg_line("i386", "0x10000", "02000000",
+					 "22000000", "\"result\":5,\"error\":null");
+	g_autofree char *bad = xchg_line("x86_64", "0x7ffc00000010", "03000000",
+					 "", "\"result\":null,\"error\":\"EBUSY\"");
+	g_autofree char *value = ioctl_line(
+		RTC_IRQP_SET, "RTC_IRQP_SET", "x86_64", "0x40", "[]", "[]",
+		"\"result\":0,\"error\":null");
+	g_autofree char *value2 = ioctl_line(
+		RTC_IRQP_SET, "RTC_IRQP_SET", "x86_64", "0x2000", "[]", "[]",
+		"\"result\":null,\"error\":\"EINVAL\"");
+	const char *lines[] = { HEADER, one, two, bad, value, value2, NULL };
+	uint32_t v;
+	unsigned int rt;
+
+	fixture_init(f);
+	start(f, lines, NULL);
+	for (int compat = 0; compat < 2; compat++) {
+		v = 2;
+		memcpy(mem(f, compat, 0x200), &v, 4);
+		g_assert_cmpint(call(f, compat, TEST_XCHG, at(f, compat, 0x200),
+				     &rt), ==, 5);
+		g_assert_cmpuint(rt, ==, 1);
+		memcpy(&v, mem(f, compat, 0x200), 4);
+		g_assert_cmpuint(v, ==, 0x22);
+		v = 1;
+		memcpy(mem(f, compat, 0x200), &v, 4);
+		g_assert_cmpint(call(f, compat, TEST_XCHG, at(f, compat, 0x200),
+				     NULL), ==, 0);
+		memcpy(&v, mem(f, compat, 0x200), 4);
+		g_assert_cmpuint(v, ==, 0x11);
+		v = 3;
+		memcpy(mem(f, compat, 0x200), &v, 4);
+		g_assert_cmpint(call(f, compat, TEST_XCHG, at(f, compat, 0x200),
+				     NULL), ==, -EBUSY);
+		memcpy(&v, mem(f, compat, 0x200), 4);
+		g_assert_cmpuint(v, ==, 3);
+	}
+	g_assert_cmpint(call(f, false, RTC_IRQP_SET, 0x40, &rt), ==, 0);
+	g_assert_cmpuint(rt, ==, 0);
+	g_assert_cmpint(call(f, false, RTC_IRQP_SET, 0x2000, NULL), ==,
+			-EINVAL);
+	fixture_clear(f);
+}
+
+/* One command number, a layout per ABI: each caller gets its own ABI's. */
+static void test_own_abi(void)
+{
+	struct fixture fx = { 0 }, *f = &fx;
+	g_autofree char *l64 = ioctl_line(
+		I2C_FUNCS, "I2C_FUNCS", "x86_64", "0x7ffc00000010", "[]",
+		"[{\"addr\":\"0x7ffc00000010\",\"len\":8,"
+		"\"data\":\"0100000000000080\"}]",
+		"\"result\":0,\"error\":null");
+	g_autofree char *l32 = ioctl_line(
+		I2C_FUNCS, "I2C_FUNCS", "i386", "0xffd00010", "[]",
+		"[{\"addr\":\"0xffd00010\",\"len\":4,"
+		"\"data\":\"02000000\"}]",
+		"\"result\":0,\"error\":null");
+	const char *lines[] = { HEADER, l64, l32, NULL };
+
+	fixture_init(f);
+	start(f, lines, NULL);
+	for (int i = 0; i < 2; i++) {
+		memset(mem(f, true, 0x100), 0xAA, 8);
+		g_assert_cmpint(call(f, true, I2C_FUNCS, at(f, true, 0x100),
+				     NULL), ==, 0);
+		g_assert_cmpmem(mem(f, true, 0x100), 8,
+				"\x02\x00\x00\x00\xaa\xaa\xaa\xaa", 8);
+		g_assert_cmpint(call(f, false, I2C_FUNCS, at(f, false, 0x100),
+				     NULL), ==, 0);
+		g_assert_cmpmem(mem(f, false, 0x100), 8,
+				"\x01\x00\x00\x00\x00\x00\x00\x80", 8);
+	}
+	fixture_clear(f);
+}
+
+/*
+ * An I2C_RDWR of two messages, recorded at other addresses than the live
+ * caller's: the pointers inside are found at load, followed live, and left
+ * out of the comparison.
+ */
+static char *rdwr_line(unsigned int reg, const char *answer)
+{
+	g_autofree char *in = g_strdup_printf(
+		"[{\"addr\":\"0x7ffd00001000\",\"len\":16,"
+		"\"data\":\"00200000fd7f00000200000000000000\"},"
+		"{\"addr\":\"0x7ffd00002000\",\"len\":32,\"data\":"
+		"\"500000000100000000300000fd7f0000"
+		"500001000400000000310000fd7f0000\"},"
+		"{\"addr\":\"0x7ffd00003000\",\"len\":1,\"data\":\"%02x\"}]",
+		reg);
+	g_autofree char *out = g_strdup_printf(
+		"[{\"addr\":\"0x7ffd00003100\",\"len\":4,\"data\":\"%s\"}]",
+		answer);
+
+	return ioctl_line(I2C_RDWR, "I2C_RDWR", "x86_64", "0x7ffd00001000", in,
+			  out, "\"result\":2,\"error\":null");
+}
+
+struct live_msg {
+	uint16_t addr, flags, len, pad;
+	uint64_t buf;
+};
+
+/* Lays out a live I2C_RDWR at other addresses and calls it. */
+static long rdwr(struct fixture *f, unsigned int reg, unsigned int *rt)
+{
+	/* Padding as a stack leaves it: not compared. */
+	struct { uint64_t msgs; uint32_t nmsgs, pad; } data = {
+		at(f, false, 0x600), 2, 0xdeadbeef
+	};
+	struct live_msg msgs[2] = {
+		{ 0x50, 0, 1, 0x7777, at(f, false, 0x900) },
+		{ 0x50, I2C_M_RD, 4, 0x1234, at(f, false, 0xa00) },
+	};
+
+	memcpy(mem(f, false, 0x300), &data, sizeof(data));
+	memcpy(mem(f, false, 0x600), msgs, sizeof(msgs));
+	*mem(f, false, 0x900) = (uint8_t)reg;
+	memset(mem(f, false, 0xa00), 0xAA, 4);
+	return call(f, false, I2C_RDWR, at(f, false, 0x300), rt);
+}
+
+static void test_pointers(void)
+{
+	struct fixture fx = { 0 }, *f = &fx;
+	g_autofree char *a = rdwr_line(0x10, "deadbeef");
+	g_autofree char *b = rdwr_line(0x20, "01020304");
+	const char *lines[] = { HEADER, a, b, NULL };
+	unsigned int rt;
+
+	fixture_init(f);
+	start(f, lines, NULL);
+	g_assert_cmpint(rdwr(f, 0x20, &rt), ==, 2);
+	/* The struct, the messages, the buffers: one level per retry. */
+	g_assert_cmpuint(rt, ==, 3);
+	g_assert_cmpmem(mem(f, false, 0xa00), 4, "\x01\x02\x03\x04", 4);
+	g_assert_cmpint(rdwr(f, 0x10, &rt), ==, 2);
+	g_assert_cmpmem(mem(f, false, 0xa00), 4, "\xde\xad\xbe\xef", 4);
+
+	g_test_expect_message("cusemu-replay", G_LOG_LEVEL_MESSAGE,
+			      "clock7: not in *: ioctl 0x00000707 I2C_RDWR from "
+			      "x86_64, arg 0x7f0000000300; line 2 differs first "
+			      "in input range 2, byte 0: 0x30 here, 0x10 "
+			      "recorded");
+	g_assert_cmpint(rdwr(f, 0x30, &rt), ==, -ENOTTY);
+	g_test_assert_expected_messages();
+	/* Untouched by the unmatched call. */
+	g_assert_cmpmem(mem(f, false, 0xa00), 4, "\xaa\xaa\xaa\xaa", 4);
+	fixture_clear(f);
+}
+
+/* A command the recording lacks: what the kernel model gives an unknown
+ * one, and the nearest recorded command in the log. */
+static void test_unmatched(void)
+{
+	struct fixture fx = { 0 }, *f = &fx;
+	g_autofree char *a = rd_time("x86_64", 1);
+	const char *lines[] = { HEADER, a, NULL };
+	g_autoptr(GString) out = g_string_new(NULL);
+	char *argv[] = { "status", NULL };
+
+	fixture_init(f);
+	start(f, lines, NULL);
+	g_test_expect_message("cusemu-replay", G_LOG_LEVEL_MESSAGE,
+			      "clock7: not in *: ioctl 0x8024700a from i386, "
+			      "arg 0x8000100; nearest recorded command: "
+			      "0x80247009 RTC_RD_TIME (line 2)");
+	g_assert_cmpint(call(f, true, RTC_RD_TIME + 1, at(f, true, 0x100),
+			     NULL), ==, -ENOTTY);
+	g_test_assert_expected_messages();
+	g_assert_cmpint(f->dev->model->control(f->dev, argv, out), ==, 0);
+	g_assert_nonnull(strstr(out->str, "unmatched: 1\n"));
+	fixture_clear(f);
+
+	fixture_init(f);
+	start(f, lines, ",kernel=2.6.11");
+	g_test_expect_message("cusemu-replay", G_LOG_LEVEL_MESSAGE,
+			      "clock7: not in *: ioctl 0x00007001*");
+	g_assert_cmpint(call(f, false, RTC_AIE_ON, 0, NULL), ==, -EINVAL);
+	g_test_assert_expected_messages();
+	fixture_clear(f);
+}
+
+/* strict=true: the caller gets EIO and the daemon will exit with 1. */
+static void test_strict(void)
+{
+	struct fixture fx = { 0 }, *f = &fx;
+	g_autofree char *a = rd_time("x86_64", 1);
+	const char *lines[] = { HEADER, a, NULL };
+	unsigned int before = cusemu_device_lost_count();
+
+	fixture_init(f);
+	start(f, lines, ",strict=true");
+	g_assert_cmpint(call(f, false, RTC_RD_TIME, at(f, false, 0x100),
+			     NULL), ==, 0);
+	g_test_expect_message("cusemu-model", G_LOG_LEVEL_CRITICAL,
+			      "/dev/clock7 (replay) lost data: the replay of * "
+			      "failed: not in it: ioctl 0x00007001 from x86_64*");
+	g_assert_cmpint(call(f, false, RTC_AIE_ON, 0, NULL), ==, -EIO);
+	g_test_assert_expected_messages();
+	g_assert_cmpuint(cusemu_device_lost_count(), ==, before + 1);
+	fixture_clear(f);
+}
+
+#define READ_LINE(data, result)                                           \
+	"{\"node\":\"clock7\",\"pid\":7,\"comm\":\"t\",\"op\":\"read\","   \
+	"\"abi\":\"x86_64\",\"size\":8,\"data\":\"" data "\",\"result\":"  \
+	result ",\"error\":null,\"duration_ns\":1}"
+
+/* Reads in order, cut to the size asked; then EAGAIN; polls follow. */
+static void test_read_poll(void)
+{
+	struct fixture fx = { 0 }, *f = &fx;
+	const char *lines[] = {
+		HEADER,
+		"{\"node\":\"clock7\",\"pid\":7,\"op\":\"open\",\"result\":0,"
+		"\"error\":null}",
+		"{\"node\":\"clock7\",\"pid\":7,\"op\":\"poll\",\"result\":0,"
+		"\"error\":null}",
+		"{\"node\":\"clock7\",\"pid\":7,\"op\":\"poll\",\"result\":69,"
+		"\"error\":null}",
+		READ_LINE("9001000000000000", "8"),
+		"{\"node\":\"clock7\",\"pid\":7,\"op\":\"read\",\"size\":8,"
+		"\"data\":\"\",\"result\":null,\"error\":\"EINTR\"}",
+		READ_LINE("a001000000000000", "8"),
+		"{\"node\":\"clock7\",\"pid\":7,\"op\":\"write\",\"size\":2,"
+		"\"data\":\"6869\",\"result\":2,\"error\":null}",
+		"{\"node\":\"clock7\",\"pid\":7,\"op\":\"write\",\"size\":2,"
+		"\"data\":\"6868\",\"result\":null,\"error\":\"ENOSPC\"}",
+		"",
+		"{\"record\":\"full\",\"max\":1024,\"lines\":8}",
+		NULL
+	};
+	char buf[8];
+
+	fixture_init(f);
+	g_test_expect_message("cusemu-replay", G_LOG_LEVEL_MESSAGE,
+			      "*rec.json:11: the recording reached its "
+			      "record-max= here*");
+	start(f, lines, NULL);
+	g_test_assert_expected_messages();
+	f->file.flags = O_NONBLOCK;
+	g_assert_cmpuint(f->dev->model->poll(f->dev, &f->file), ==,
+			 (POLLIN | POLLRDNORM | POLLOUT));
+	g_assert_cmpint(f->dev->model->read(f->dev, &f->file, buf, 4), ==, 4);
+	g_assert_cmpmem(buf, 4, "\x90\x01\x00\x00", 4);
+	g_assert_cmpint(f->dev->model->read(f->dev, &f->file, buf, 8), ==, 8);
+	g_assert_cmpmem(buf, 8, "\xa0\x01\x00\x00\x00\x00\x00\x00", 8);
+	g_assert_cmpuint(f->dev->model->poll(f->dev, &f->file), ==, POLLOUT);
+	g_assert_cmpint(f->dev->model->read(f->dev, &f->file, buf, 8), ==,
+			-EAGAIN);
+	g_assert_cmpint(f->dev->model->write(f->dev, &f->file, "hi", 2), ==,
+			2);
+	g_assert_cmpint(f->dev->model->write(f->dev, &f->file, "hh", 2), ==,
+			-ENOSPC);
+	g_test_expect_message("cusemu-replay", G_LOG_LEVEL_MESSAGE,
+			      "clock7: not in *: write of 3 bytes");
+	g_assert_cmpint(f->dev->model->write(f->dev, &f->file, "hi!", 3), ==,
+			-EINVAL);
+	g_test_assert_expected_messages();
+	fixture_clear(f);
+}
+
+struct reader {
+	struct fixture *f;
+	struct cusemu_request req;
+	ssize_t ret;
+};
+
+static gpointer reader_thread(gpointer data)
+{
+	struct reader *r = data;
+	char buf[8];
+
+	cusemu_request_set_current(&r->req);
+	r->ret = r->f->dev->model->read(r->f->dev, &r->f->file, buf,
+					sizeof(buf));
+	cusemu_request_set_current(NULL);
+	return NULL;
+}
+
+/* The recorded reads used up, a blocking read waits until its caller
+ * gives up (FUSE_INTERRUPT): EINTR then. */
+static void test_read_blocks(void)
+{
+	struct fixture fx = { 0 }, *f = &fx;
+	const char *lines[] = { HEADER, READ_LINE("9001000000000000", "8"),
+				NULL };
+	struct reader r = { .f = f };
+	GThread *thread;
+	char buf[8];
+	gint64 t;
+
+	fixture_init(f);
+	start(f, lines, NULL);
+	g_assert_cmpint(f->dev->model->read(f->dev, &f->file, buf, 8), ==, 8);
+	cusemu_request_init(&r.req, NULL, NULL);
+	thread = g_thread_new("reader", reader_thread, &r);
+	g_usleep(200 * G_TIME_SPAN_MILLISECOND);
+	g_assert_cmpint(r.ret, ==, 0);
+	t = g_get_monotonic_time();
+	cusemu_wait_ctx_interrupt(&r.req.wait);
+	g_thread_join(thread);
+	t = g_get_monotonic_time() - t;
+	g_assert_cmpint(r.ret, ==, -EINTR);
+	g_assert_cmpint(t, <, 200 * G_TIME_SPAN_MILLISECOND);
+	cusemu_request_clear(&r.req);
+	fixture_clear(f);
+}
+
+/* Data cut when recorded: the line answers nothing, and the log says so. */
+static void test_cut(void)
+{
+	struct fixture fx = { 0 }, *f = &fx;
+	g_autofree char *a = ioctl_line(
+		TEST_SET, "TEST_SET", "x86_64", "0x7ffc00000010",
+		"[{\"addr\":\"0x7ffc00000010\",\"len\":4,\"data\":\"01\","
+		"\"cut\":true}]",
+		"[]", "\"result\":0,\"error\":null");
+	const char *lines[] = { HEADER, a, NULL };
+	uint32_t v = 1;
+
+	fixture_init(f);
+	g_test_expect_message("cusemu-replay", G_LOG_LEVEL_MESSAGE,
+			      "*rec.json:2: ioctl TEST_SET is not replayed: "
+			      "its data was cut when recorded");
+	start(f, lines, NULL);
+	g_test_assert_expected_messages();
+	memcpy(mem(f, false, 0x200), &v, 4);
+	g_test_expect_message("cusemu-replay", G_LOG_LEVEL_MESSAGE,
+			      "*; line 2 has the command but its data was cut "
+			      "when recorded");
+	g_assert_cmpint(call(f, false, TEST_SET, at(f, false, 0x200), NULL),
+			==, -ENOTTY);
+	g_test_assert_expected_messages();
+	fixture_clear(f);
+}
+
+/*
+ * The recording kept in the tree (hwclock --show, x86_64, on the rtc model
+ * at 2031-02-03 04:05:06): the tree's copy loads, and answers an i386
+ * RTC_RD_TIME too, its layout being the same.
+ */
+static void test_kept(void)
+{
+	g_autofree char *path = g_test_build_filename(G_TEST_DIST, "replay",
+						      "hwclock.json", NULL);
+	g_autofree char *arg = g_strdup_printf("replay:file=%s", path);
+	g_autoptr(GError) error = NULL;
+	struct fixture fx = { 0 }, *f = &fx;
+	struct rtc_time tm;
+
+	fixture_init(f);
+	f->dev = fake_device_try(NULL, arg, &error);
+	g_assert_no_error(error);
+	g_assert_cmpstr(f->dev->name, ==, "rtc0");
+	f->file = (struct cusemu_file){ .dev = f->dev };
+	g_assert_cmpint(call(f, true, RTC_UIE_ON, 0, NULL), ==, 0);
+	g_assert_cmpuint(f->dev->model->poll(f->dev, &f->file), ==,
+			 (POLLIN | POLLRDNORM));
+	g_assert_cmpint(call(f, true, RTC_UIE_OFF, 0, NULL), ==, 0);
+	g_assert_cmpint(call(f, true, RTC_RD_TIME, at(f, true, 0x100), NULL),
+			==, 0);
+	memcpy(&tm, mem(f, true, 0x100), sizeof(tm));
+	g_assert_cmpint(tm.tm_year + 1900, ==, 2031);
+	g_assert_cmpint(tm.tm_mon + 1, ==, 2);
+	g_assert_cmpint(tm.tm_mday, ==, 3);
+	g_assert_cmpint(tm.tm_hour * 3600 + tm.tm_min * 60 + tm.tm_sec, ==,
+			4 * 3600 + 5 * 60 + 9);
+	fixture_clear(f);
+}
+
+/* Recordings refused at start-up, with the file and the line. */
+static void expect_refused_arg(const char *arg, const char *why)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *want = g_strdup_printf("*%s", why);
+
+	g_assert_null(fake_device_try(NULL, arg, &error));
+	g_assert_nonnull(error);
+	if (!g_pattern_match_simple(want, error->message))
+		g_error("'%s' does not match '%s'", error->message, want);
+}
+
+static void expect_refused(const char *const *lines, const char *extra,
+			   const char *why)
+{
+	struct fixture fx = { 0 }, *f = &fx;
+	g_autofree char *text = NULL;
+	g_autofree char *arg = NULL;
+	g_autofree char *want = NULL;
+	g_autoptr(GError) error = NULL;
+
+	fixture_init(f);
+	text = g_strjoinv("\n", (char **)lines);
+	g_assert_true(g_file_set_contents(f->path, text, -1, NULL));
+	arg = g_strdup_printf("replay:file=%s%s", f->path, extra ? extra : "");
+	g_assert_null(fake_device_try(NULL, arg, &error));
+	g_assert_nonnull(error);
+	want = g_strdup_printf("*%s%s", why[0] == ':' ? f->path : "", why);
+	if (!g_pattern_match_simple(want, error->message))
+		g_error("'%s' does not match '%s'", error->message, want);
+	fixture_clear(f);
+}
+
+static void test_refused(void)
+{
+	g_autofree char *good = rd_time("x86_64", 1);
+	const char *not_json[] = { HEADER, good, "{\"node\":", NULL };
+	const char *no_header[] = { good, NULL };
+	const char *version[] = {
+		"{\"trace\":\"cusemu\",\"version\":2,\"nodes\":null}", NULL
+	};
+	const char *lost[] = { HEADER, good, "{\"lost\":3}", NULL };
+	const char *bad_hex[] = {
+		HEADER,
+		"{\"node\":\"clock7\",\"op\":\"read\",\"data\":\"zz\","
+		"\"result\":1,\"error\":null}",
+		NULL
+	};
+	const char *two_nodes[] = {
+		"{\"trace\":\"cusemu\",\"version\":1,\"nodes\":null}", good,
+		"{\"node\":\"other\",\"op\":\"poll\",\"result\":0,"
+		"\"error\":null}",
+		NULL
+	};
+	const char *bad_errno[] = {
+		HEADER,
+		"{\"node\":\"clock7\",\"op\":\"poll\",\"result\":null,"
+		"\"error\":\"ENOTANERROR\"}",
+		NULL
+	};
+	const char *bad_name[] = {
+		"{\"trace\":\"cusemu\",\"version\":1,\"nodes\":[\"a/b\"]}", NULL
+	};
+
+	expect_refused(not_json, NULL, ":3: not JSON: *");
+	expect_refused(no_header, NULL, ":1: not a cusemu recording*");
+	expect_refused(version, NULL, ":1: version 2 of the trace format*");
+	expect_refused(lost, NULL, ":3: the recording lost 3 lines here*");
+	expect_refused(bad_hex, NULL, ":2: \"data\" is not hex");
+	expect_refused(two_nodes, NULL,
+		       ":3: a call of node other, after calls of clock7*");
+	expect_refused(bad_errno, NULL, ":2: unknown error \"ENOTANERROR\"");
+	expect_refused(bad_name, NULL, ": the recorded node name 'a/b'*");
+	expect_refused_arg("replay", "replay needs file=RECORDING");
+	expect_refused_arg("replay:file=/nonexistent/rec.json",
+			   "/nonexistent/rec.json*");
+}
+
+int main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	g_test_add_func("/replay/order", test_order);
+	g_test_add_func("/replay/name", test_name);
+	g_test_add_func("/replay/input", test_input);
+	g_test_add_func("/replay/own-abi", test_own_abi);
+	g_test_add_func("/replay/pointers", test_pointers);
+	g_test_add_func("/replay/unmatched", test_unmatched);
+	g_test_add_func("/replay/strict", test_strict);
+	g_test_add_func("/replay/read-poll", test_read_poll);
+	g_test_add_func("/replay/read-blocks", test_read_blocks);
+	g_test_add_func("/replay/cut", test_cut);
+	g_test_add_func("/replay/kept", test_kept);
+	g_test_add_func("/replay/refused", test_refused);
+	return g_test_run();
+}
