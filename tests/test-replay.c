@@ -21,8 +21,6 @@
 #include "fake-kernel.h"
 #include "request.h"
 
-#define NATIVE_BASE UINT64_C(0x7f0000000000)
-#define COMPAT_BASE UINT64_C(0x08000000)
 #define CLIENT_SIZE 8192
 
 /* An _IOW command with 4 bytes in and none out, _IOWR with 4 each way. */
@@ -37,21 +35,13 @@ struct fixture {
 	struct fake_client native, compat;
 };
 
-static void client_init(struct fake_client *c, bool compat)
-{
-	c->compat = compat;
-	c->base = compat ? COMPAT_BASE : NATIVE_BASE;
-	c->size = CLIENT_SIZE;
-	c->mem = g_malloc0(CLIENT_SIZE);
-}
-
 static void fixture_init(struct fixture *f)
 {
 	f->dir = g_dir_make_tmp("cusemu-replay-XXXXXX", NULL);
 	g_assert_nonnull(f->dir);
 	f->path = g_build_filename(f->dir, "rec.json", NULL);
-	client_init(&f->native, false);
-	client_init(&f->compat, true);
+	fake_client_init(&f->native, false, CLIENT_SIZE);
+	fake_client_init(&f->compat, true, CLIENT_SIZE);
 }
 
 /* Writes the recording (lines joined by \n) and starts a device on it. */
