@@ -35,6 +35,12 @@ int pt_graph_range(struct pt_graph *g, cusemu_uptr_t addr, uint32_t in,
 {
 	if (g->nr == PT_RANGES_MAX)
 		return -E2BIG;
+	if (g->naming) {
+		int err = cusemu_fetch_range(addr, in, out);
+
+		if (err)
+			return err;
+	}
 	g->r[g->nr] = (struct pt_range){ addr, in, out };
 	return (int)g->nr++;
 }

@@ -212,15 +212,8 @@ static int pt_fetch(struct cusemu_device *dev, struct cusemu_file *file,
 				     ? cusemu_compat_ptr((uint32_t)arg)
 				     : arg;
 
+	g->naming = true;
 	err = graph_of(dev, cmd, uptr, g, &c, &route, &t);
-	/* What is known so far, whether or not the rest can be found. */
-	for (unsigned int i = 0; i < g->nr; i++) {
-		int e = cusemu_fetch_range(g->r[i].addr, g->r[i].in,
-					   g->r[i].out);
-
-		if (e)
-			return e;
-	}
 	return err;
 }
 

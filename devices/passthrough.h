@@ -65,6 +65,9 @@ struct pt_pointer {
 
 struct pt_graph {
 	bool compat;		/* laid out as i386 lays it out */
+	/* The fetch step: each range is named as it is found, before any
+	 * of it is read, so that the call's ranges are the graph's. */
+	bool naming;
 	unsigned int nr, np;
 	struct pt_range r[PT_RANGES_MAX];
 	struct pt_pointer p[PT_RANGES_MAX];

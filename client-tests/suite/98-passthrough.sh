@@ -416,3 +416,61 @@ else
 	stop_daemon KILL
 fi
 diag <"$work/pt-real.log"
+
+# --- the recordings replayed (replay:file=, strict), with no device behind
+# them: the programs print what they printed on the real devices, in both
+# ABIs. Each replay node takes its recorded name (rtc-pt, i2c-30, ...).
+# rp_time_near NAME_A ABI NAME_B ABI: hwclock printed times within 2 s of
+# each other (a replay answers with the recorded clock, read then)
+rp_time_near() {
+	local a b
+	a=$(date -u -d "$(head -n 1 "$(rp_file "$1" "$2" out)")" +%s 2>/dev/null) &&
+		b=$(date -u -d "$(head -n 1 "$(rp_file "$3" "$4" out)")" +%s 2>/dev/null) || return 1
+	[ $((a - b)) -le 2 ] && [ $((b - a)) -le 2 ]
+}
+rp_args=()
+for name in ${pt_names[@]+"${pt_names[@]}"}; do
+	[ -s "$work/rec-$name.jsonl" ] && rp_args+=(--device "replay:file=$work/rec-$name.jsonl,strict=true")
+done
+if [ ${#rp_args[@]} -gt 0 ]; then
+	start_daemon "$work/replay-real.log" "${rp_args[@]}"
+	rp_up=1
+	for name in "${pt_names[@]}"; do
+		wait_for 20 is_char_node "/dev/$name" || rp_up=
+	done
+	if [ -n "$rp_up" ]; then
+		ok "cusemud replays the recordings, no device behind: ${pt_names[*]}"
+		run_real_programs replay "${pt_specs[@]}"
+		for abi in 64 32; do
+			arch=$([ $abi = 32 ] && echo i386 || echo x86_64)
+			if [ -n "$rp_node_rtc" ]; then
+				check "hwclock ($arch) on the replay prints the date it printed on $rp_node_rtc" \
+					rp_same real-hwclock $abi replay-hwclock $abi
+				check "... and the recorded time, within 2 s: $(head -n 1 "$(rp_file replay-hwclock $abi out)")" \
+					rp_time_near pt-hwclock $abi replay-hwclock $abi
+			fi
+			if [ -n "$rp_node_kbd" ]; then
+				check "evtest ($arch) on the replay prints the header it printed on $rp_node_kbd" \
+					rp_same real-evtest $abi replay-evtest $abi
+			fi
+			if [ -n "$rp_node_i2c" ]; then
+				for prog in i2cdetect i2cfuncs i2cdump i2cget i2ctransfer; do
+					check "$prog ($arch) on the replay prints what it printed on $rp_node_i2c" \
+						rp_same real-$prog $abi replay-$prog $abi
+				done
+			fi
+			for spec in ${rp_nodes[@]+"${rp_nodes[@]}"}; do
+				case $spec in wd:*) ;; *) continue ;; esac
+				tag=${spec%%=*} tag=${tag#wd:}
+				check "wdctl ($arch) on the replay prints what it printed on ${spec#*=} ($tag)" \
+					rp_same "real-wdctl-$tag" $abi "replay-wdctl-$tag" $abi
+			done
+		done
+		stop_daemon TERM
+		check "every call was answered from the recordings: strict replays, the daemon exits 0" test $? = 0
+	else
+		not_ok "cusemud replays the recordings, no device behind: ${pt_names[*]}"
+		stop_daemon KILL
+	fi
+	grep -E 'warning|unmatched|differs' "$work/replay-real.log" | diag
+fi
