@@ -207,14 +207,13 @@ static int pt_fetch(struct cusemu_device *dev, struct cusemu_file *file,
 	g_autofree struct pt_graph *g = g_new0(struct pt_graph, 1);
 	struct pt_translation t;
 	struct pt_cmd c;
-	int route, err;
+	int route;
 	cusemu_uptr_t uptr = cusemu_in_compat_syscall()
 				     ? cusemu_compat_ptr((uint32_t)arg)
 				     : arg;
 
 	g->naming = true;
-	err = graph_of(dev, cmd, uptr, g, &c, &route, &t);
-	return err;
+	return graph_of(dev, cmd, uptr, g, &c, &route, &t);
 }
 
 /* ---- the call ---- */
@@ -476,8 +475,9 @@ static gboolean on_ready(gint fd, GIOCondition condition, gpointer data)
 }
 
 /*
- * What the device is ready for now. When it is not ready to be read, the
- * daemon's main loop watches it and wakes the pollers once it is.
+ * What the device is ready for now. When it is not ready to be read (or
+ * written), the daemon's main loop watches it and wakes the pollers once
+ * it is.
  */
 static unsigned int pt_poll(struct cusemu_device *dev,
 			    struct cusemu_file *file)
@@ -494,9 +494,11 @@ static unsigned int pt_poll(struct cusemu_device *dev,
 	if (f->watch && g_source_is_destroyed(f->watch))
 		g_clear_pointer(&f->watch, g_source_unref);
 	if (!f->watch) {
-		f->watch = g_unix_fd_source_new(f->fd, G_IO_IN | G_IO_PRI |
-							       G_IO_ERR |
-							       G_IO_HUP);
+		GIOCondition wanted = G_IO_IN | G_IO_PRI | G_IO_ERR | G_IO_HUP;
+
+		if (!(pfd.revents & POLLOUT))
+			wanted |= G_IO_OUT;
+		f->watch = g_unix_fd_source_new(f->fd, wanted);
 		g_source_set_callback(f->watch, G_SOURCE_FUNC(on_ready), dev,
 				      NULL);
 		g_source_attach(f->watch, NULL);
