@@ -331,6 +331,38 @@ for spec in ${rp_nodes[@]+"${rp_nodes[@]}"}; do
 	i=$((i + 1))
 done
 
+# rp_compare PREFIX WHERE TIME_CHECK TIME_REF: every program's PREFIX output
+# against what it printed on the kernel's own node, in both ABIs; hwclock's
+# time with TIME_CHECK TIME_REF-hwclock ABI PREFIX-hwclock ABI
+rp_compare() {
+	local prefix=$1 where=$2 abi arch prog spec tag
+	for abi in 64 32; do
+		arch=$([ $abi = 32 ] && echo i386 || echo x86_64)
+		if [ -n "$rp_node_rtc" ]; then
+			check "hwclock ($arch) $where prints the date it prints on $rp_node_rtc" \
+				rp_same real-hwclock $abi "$prefix-hwclock" $abi
+			check "... and the time, within 2 s: $(head -n 1 "$(rp_file "$prefix-hwclock" $abi out)")" \
+				"$3" "$4-hwclock" $abi "$prefix-hwclock" $abi
+		fi
+		if [ -n "$rp_node_kbd" ]; then
+			check "evtest ($arch) $where prints the header it prints on $rp_node_kbd" \
+				rp_same real-evtest $abi "$prefix-evtest" $abi
+		fi
+		if [ -n "$rp_node_i2c" ]; then
+			for prog in i2cdetect i2cfuncs i2cdump i2cget i2ctransfer; do
+				check "$prog ($arch) $where prints what it prints on $rp_node_i2c" \
+					rp_same "real-$prog" $abi "$prefix-$prog" $abi
+			done
+		fi
+		for spec in ${rp_nodes[@]+"${rp_nodes[@]}"}; do
+			case $spec in wd:*) ;; *) continue ;; esac
+			tag=${spec%%=*} tag=${tag#wd:}
+			check "wdctl ($arch) $where prints what it prints on ${spec#*=} ($tag)" \
+				rp_same "real-wdctl-$tag" $abi "$prefix-wdctl-$tag" $abi
+		done
+	done
+}
+
 # --- the same programs through passthrough nodes in front of these devices,
 # each node recorded (record=): they must print what they printed on the
 # kernel's own nodes, in both ABIs
@@ -359,31 +391,7 @@ done
 if [ -n "$pt_up" ] && [ ${#pt_names[@]} -gt 0 ]; then
 	ok "cusemud serves passthrough nodes in front of them: ${pt_names[*]}"
 	run_real_programs pt "${pt_specs[@]}"
-	for abi in 64 32; do
-		arch=$([ $abi = 32 ] && echo i386 || echo x86_64)
-		if [ -n "$rp_node_rtc" ]; then
-			check "hwclock ($arch) through the passthrough prints the date it prints on $rp_node_rtc" \
-				rp_same real-hwclock $abi pt-hwclock $abi
-			check "... and the same time, within 2 s: $(head -n 1 "$(rp_file pt-hwclock $abi out)")" \
-				rp_clock_agrees real-hwclock $abi pt-hwclock $abi
-		fi
-		if [ -n "$rp_node_kbd" ]; then
-			check "evtest ($arch) through the passthrough prints the header it prints on $rp_node_kbd" \
-				rp_same real-evtest $abi pt-evtest $abi
-		fi
-		if [ -n "$rp_node_i2c" ]; then
-			for prog in i2cdetect i2cfuncs i2cdump i2cget i2ctransfer; do
-				check "$prog ($arch) through the passthrough prints what it prints on $rp_node_i2c" \
-					rp_same real-$prog $abi pt-$prog $abi
-			done
-		fi
-		for spec in ${rp_nodes[@]+"${rp_nodes[@]}"}; do
-			case $spec in wd:*) ;; *) continue ;; esac
-			tag=${spec%%=*} tag=${tag#wd:}
-			check "wdctl ($arch) through the passthrough prints what it prints on ${spec#*=} ($tag)" \
-				rp_same "real-wdctl-$tag" $abi "pt-wdctl-$tag" $abi
-		done
-	done
+	rp_compare pt "through the passthrough" rp_clock_agrees real
 	i=0
 	for spec in ${rp_nodes[@]+"${rp_nodes[@]}"}; do
 		case $spec in wd:*) ;; *) continue ;; esac
@@ -441,31 +449,7 @@ if [ ${#rp_args[@]} -gt 0 ]; then
 	if [ -n "$rp_up" ]; then
 		ok "cusemud replays the recordings, no device behind: ${pt_names[*]}"
 		run_real_programs replay "${pt_specs[@]}"
-		for abi in 64 32; do
-			arch=$([ $abi = 32 ] && echo i386 || echo x86_64)
-			if [ -n "$rp_node_rtc" ]; then
-				check "hwclock ($arch) on the replay prints the date it printed on $rp_node_rtc" \
-					rp_same real-hwclock $abi replay-hwclock $abi
-				check "... and the recorded time, within 2 s: $(head -n 1 "$(rp_file replay-hwclock $abi out)")" \
-					rp_time_near pt-hwclock $abi replay-hwclock $abi
-			fi
-			if [ -n "$rp_node_kbd" ]; then
-				check "evtest ($arch) on the replay prints the header it printed on $rp_node_kbd" \
-					rp_same real-evtest $abi replay-evtest $abi
-			fi
-			if [ -n "$rp_node_i2c" ]; then
-				for prog in i2cdetect i2cfuncs i2cdump i2cget i2ctransfer; do
-					check "$prog ($arch) on the replay prints what it printed on $rp_node_i2c" \
-						rp_same real-$prog $abi replay-$prog $abi
-				done
-			fi
-			for spec in ${rp_nodes[@]+"${rp_nodes[@]}"}; do
-				case $spec in wd:*) ;; *) continue ;; esac
-				tag=${spec%%=*} tag=${tag#wd:}
-				check "wdctl ($arch) on the replay prints what it printed on ${spec#*=} ($tag)" \
-					rp_same "real-wdctl-$tag" $abi "replay-wdctl-$tag" $abi
-			done
-		done
+		rp_compare replay "on the replay" rp_time_near pt
 		stop_daemon TERM
 		check "every call was answered from the recordings: strict replays, the daemon exits 0" test $? = 0
 	else
