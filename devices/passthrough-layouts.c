@@ -325,6 +325,7 @@ struct pt_layouts *pt_layouts_new(const char *like, char **headers,
 	g_autoptr(GPtrArray) given =
 		g_ptr_array_new_with_free_func((GDestroyNotify)given_free);
 	g_auto(GStrv) cc = g_strsplit("gcc", " ", -1);
+	g_auto(GStrv) absolute = g_strdupv(headers);
 	struct probe_options o = { .cc = cc, .cflags = cflags };
 
 	for (size_t i = 0; like && i < G_N_ELEMENTS(models); i++)
@@ -345,12 +346,19 @@ struct pt_layouts *pt_layouts_new(const char *like, char **headers,
 		pt_layouts_free(l);
 		return NULL;
 	}
+	/* The probe compiles elsewhere: relative paths are made whole. */
+	for (char **h = absolute; *h; h++) {
+		char *whole = g_canonicalize_filename(*h, NULL);
+
+		g_free(*h);
+		*h = whole;
+	}
 	/*
 	 * A header includes its neighbours, and headers by their path in its
 	 * tree ("cusemu/abi/report.h", <linux/mine.h>): each directory above
 	 * it is searched too, after the system's.
 	 */
-	for (char **h = headers; *h; h++) {
+	for (char **h = absolute; *h; h++) {
 		g_autofree char *dir = g_path_get_dirname(*h);
 
 		g_ptr_array_add(cflags, g_strconcat("-I", dir, NULL));
@@ -365,7 +373,7 @@ struct pt_layouts *pt_layouts_new(const char *like, char **headers,
 					g_strconcat("-idirafter", dir, NULL));
 		}
 	}
-	if (!probe_headers(&o, headers, given, &l->commands, notes, error)) {
+	if (!probe_headers(&o, absolute, given, &l->commands, notes, error)) {
 		pt_layouts_free(l);
 		return NULL;
 	}
@@ -554,7 +562,15 @@ static bool has_children(const struct layout *l, guint i)
 bool pt_translation_find(const struct pt_layouts *l, unsigned int cmd32,
 			 struct pt_translation *t, const char **why)
 {
-	const struct command *c = header_command(l, cmd32, ABI_I386);
+	return pt_translation_find_abi(l, cmd32, true, t, why);
+}
+
+bool pt_translation_find_abi(const struct pt_layouts *l, unsigned int cmd,
+			     bool compat, struct pt_translation *t,
+			     const char **why)
+{
+	const struct command *c =
+		header_command(l, cmd, compat ? ABI_I386 : ABI_X86_64);
 	const struct layout *l32, *l64;
 
 	if (!c) {
@@ -564,7 +580,8 @@ bool pt_translation_find(const struct pt_layouts *l, unsigned int cmd32,
 	l32 = &c->layout[ABI_I386];
 	l64 = &c->layout[ABI_X86_64];
 	if (!l32->present || !l64->present) {
-		*t = (struct pt_translation){ c->number[ABI_X86_64], 0, 0, c };
+		*t = (struct pt_translation){ c->number[ABI_X86_64],
+					      c->number[ABI_I386], 0, 0, c };
 		return true;
 	}
 	for (guint i = 1; i < l32->members->len; i++) {
@@ -587,7 +604,7 @@ bool pt_translation_find(const struct pt_layouts *l, unsigned int cmd32,
 		}
 	}
 	*t = (struct pt_translation){
-		c->number[ABI_X86_64],
+		c->number[ABI_X86_64], c->number[ABI_I386],
 		(uint32_t)((const struct member *)l32->members->pdata[0])->size,
 		(uint32_t)((const struct member *)l64->members->pdata[0])->size,
 		c };

@@ -137,12 +137,17 @@ int pt_layout_chase(const struct pt_cmd *c, struct pt_graph *g,
  */
 struct pt_translation {
 	unsigned int native_cmd;
+	unsigned int cmd32;
 	uint32_t size32, size64;
 	const void *header;
 };
 
 bool pt_translation_find(const struct pt_layouts *l, unsigned int cmd32,
 			 struct pt_translation *t, const char **why);
+/* The same from a command as either ABI numbers it. */
+bool pt_translation_find_abi(const struct pt_layouts *l, unsigned int cmd,
+			     bool compat, struct pt_translation *t,
+			     const char **why);
 void pt_translate(const struct pt_translation *t, bool to_native,
 		  const uint8_t *from, uint8_t *to);
 

@@ -21,6 +21,7 @@
 #include "cusemu/device.h"
 #include "cusemu/sched.h"
 #include "cusemu/uaccess.h"
+#include "passthrough.h"
 
 /* The longest line a recording may have: 128 KiB of data each way, in hex,
  * and the rest. */
@@ -1051,10 +1052,128 @@ static void replay_free(struct replay *rp)
 	g_free(rp);
 }
 
+/* ---- the other ABI, from a header's two layouts ---- */
+
+/* A recorded payload at arg, all of it recorded, of the size given. */
+static struct replay_range *payload(GArray *ranges, uint32_t size)
+{
+	struct replay_range *r;
+
+	if (ranges->len != 1)
+		return NULL;
+	r = &g_array_index(ranges, struct replay_range, 0);
+	return r->parent < 0 && !r->delta && r->len == size &&
+			       r->have == size
+		       ? r
+		       : NULL;
+}
+
+/* The range of the twin: the recorded bytes in the other layout, its
+ * padding (what no member covers) not compared. */
+static void convert_range(GArray *into, const struct replay_range *from,
+			  const struct pt_translation *t, bool to_native,
+			  bool input)
+{
+	uint32_t len = to_native ? t->size64 : t->size32;
+	struct replay_range r = { .addr = from->addr, .len = len,
+				  .have = len, .parent = -1 };
+	g_autofree uint8_t *ones = g_malloc(from->len);
+
+	r.data = g_malloc0(len);
+	pt_translate(t, to_native, from->data, r.data);
+	if (input) {
+		r.skip = g_malloc0(len);
+		memset(ones, 0xff, from->len);
+		pt_translate(t, to_native, ones, r.skip);
+		for (uint32_t i = 0; i < len; i++)
+			r.skip[i] = !r.skip[i];
+	}
+	g_array_append_val(into, r);
+}
+
+/*
+ * The call as the other ABI would have made it, where the headers lay its
+ * payload out without pointers: the compat translation, made of recorded
+ * truth. NULL when they do not.
+ */
+static struct replay_call *twin_of(const struct replay_call *c,
+				   const struct pt_layouts *l)
+{
+	struct pt_translation t;
+	const char *why;
+	uint32_t size;
+	const struct replay_range *in, *out;
+	struct replay_call *w;
+	bool to_native = c->compat;
+
+	if (c->op != REPLAY_IOCTL || c->unusable ||
+	    !pt_translation_find_abi(l, c->cmd, c->compat, &t, &why) ||
+	    !t.size32 || t.native_cmd == t.cmd32)
+		return NULL;
+	size = c->compat ? t.size32 : t.size64;
+	in = payload(c->in, size);
+	out = payload(c->out, size);
+	if ((c->in->len && !in) || (c->out->len && !out))
+		return NULL;
+	w = g_new0(struct replay_call, 1);
+	w->line = c->line;
+	w->op = REPLAY_IOCTL;
+	w->cmd = to_native ? t.native_cmd : t.cmd32;
+	w->name = g_strdup(c->name);
+	w->compat = !c->compat;
+	w->arg = c->arg;
+	w->in = ranges_new();
+	w->out = ranges_new();
+	if (in)
+		convert_range(w->in, in, &t, to_native, true);
+	if (out)
+		convert_range(w->out, out, &t, to_native, false);
+	w->result = c->result;
+	w->error = c->error;
+	return w;
+}
+
+/* Each call a twin in the other ABI, right after it, where the headers of
+ * layouts= allow. */
+static bool add_twins(struct replay *rp, const char *headers, char **why)
+{
+	g_auto(GStrv) list = g_strsplit(headers, ":", -1);
+	g_autoptr(GError) error = NULL;
+	struct pt_layouts *l = pt_layouts_new(NULL, list, NULL, &error);
+	GPtrArray *all;
+	unsigned int twins = 0;
+
+	if (!l) {
+		*why = g_strdup_printf("layouts=%s: %s", headers,
+				       error->message);
+		return false;
+	}
+	all = g_ptr_array_new_with_free_func(call_free);
+	for (guint i = 0; i < rp->calls->len; i++) {
+		struct replay_call *c = rp->calls->pdata[i];
+		struct replay_call *w = twin_of(c, l);
+
+		g_ptr_array_add(all, c);
+		if (w) {
+			g_ptr_array_add(all, w);
+			twins++;
+		}
+	}
+	/* The calls moved to all. */
+	g_ptr_array_set_free_func(rp->calls, NULL);
+	g_ptr_array_unref(rp->calls);
+	rp->calls = all;
+	pt_layouts_free(l);
+	g_message("%s: %u calls also answer the other ABI, converted by the "
+		  "layouts of %s", rp->file, twins, headers);
+	return true;
+}
+
 static int replay_probe(struct cusemu_device *dev, char **why)
 {
 	struct replay *rp = g_new0(struct replay, 1);
 	const char *file = cusemu_device_param_str(dev, "file");
+	const char *layouts = cusemu_device_param_str(dev, "layouts");
 	g_autoptr(GError) error = NULL;
 	g_autofree char *text = NULL;
 	g_autofree char *node = NULL;
@@ -1073,6 +1192,8 @@ static int replay_probe(struct cusemu_device *dev, char **why)
 		goto fail;
 	}
 	if (!load_text(rp, text, &node, why))
+		goto fail;
+	if (*layouts && !add_twins(rp, layouts, why))
 		goto fail;
 	summarise(rp);
 	if (node && cusemu_device_default_name(dev, node)) {
@@ -1099,6 +1220,10 @@ static const struct cusemu_param replay_params[] = {
 	  .help = "the recording to answer from: JSON lines of the trace "
 		  "format (record=, or cusemuctl trace --json), read at "
 		  "start-up; the node name defaults to the recorded node's" },
+	{ .key = "layouts", .type = CUSEMU_PARAM_STRING, .default_value = "",
+	  .help = "uapi headers (':' between several) whose two layouts "
+		  "convert a recorded call to the other ABI, where its "
+		  "payload has no pointer" },
 	{ .key = "strict", .type = CUSEMU_PARAM_BOOL, .default_value = "false",
 	  .help = "a call the recording does not answer fails with EIO and "
 		  "the daemon exits with status 1 when it stops, instead of "

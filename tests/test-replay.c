@@ -549,6 +549,104 @@ static void test_kept(void)
 	fixture_clear(f);
 }
 
+static char *hex_of(const uint8_t *data, size_t len)
+{
+	GString *out = g_string_new(NULL);
+
+	for (size_t i = 0; i < len; i++)
+		g_string_append_printf(out, "%02x", data[i]);
+	return g_string_free(out, FALSE);
+}
+
+/* struct shim_args of tests/passthrough/shim.h, laid out by i386. */
+static void shim_args32(uint8_t *p, int32_t l)
+{
+	int32_t arr[3] = { -1, 2, -3 };
+	uint64_t u64 = 0x1122334455667788ull;
+
+	memset(p, 0, 44);
+	memcpy(p, &l, 4);
+	memcpy(p + 8, &(int32_t){ -7 }, 4);
+	memcpy(p + 16, &u64, 8);
+	memcpy(p + 24, arr, 12);
+}
+
+/* ... and by x86_64, with garbage in its padding. */
+static void shim_args64(uint8_t *p, int64_t l)
+{
+	int64_t arr[3] = { -1, 2, -3 };
+	uint64_t u64 = 0x1122334455667788ull;
+
+	memset(p, 0xee, 72);
+	memcpy(p, &l, 8);
+	memset(p + 8, 0, 8);
+	memcpy(p + 16, &(int32_t){ -7 }, 4);
+	memset(p + 20, 0, 2);
+	memcpy(p + 24, &u64, 8);
+	memcpy(p + 32, arr, 24);
+	memset(p + 56, 0, 12);
+}
+
+/*
+ * layouts= a header: a call recorded in one ABI answers the other, its
+ * payload converted by the two layouts (the padding not compared); an
+ * x86_64 PROBE_WHO's unsigned long reaches an i386 caller as 4 bytes.
+ */
+static void test_other_abi(void)
+{
+	g_autofree char *shim = g_test_build_filename(G_TEST_DIST,
+						      "passthrough", "shim.h",
+						      NULL);
+	g_autofree char *probe = g_test_build_filename(
+		G_TEST_DIST, "..", "include", "cusemu", "abi", "probe.h", NULL);
+	g_autofree char *extra = g_strdup_printf(",layouts=%s:%s", shim,
+						 probe);
+	uint8_t rec32[44], live64[72];
+	g_autofree char *in32 = NULL, *range = NULL, *set = NULL, *who = NULL;
+	const unsigned int set32 = _IOW('S', 1, uint8_t[44]);
+	const unsigned int set64 = _IOW('S', 1, uint8_t[72]);
+	const unsigned int who64 = _IOR('P', 2, uint64_t);
+	const unsigned int who32 = _IOR('P', 2, uint32_t);
+	struct fixture fx = { 0 }, *f = &fx;
+	uint32_t answer32;
+
+	shim_args32(rec32, -5);
+	in32 = hex_of(rec32, sizeof(rec32));
+	range = g_strdup_printf("[{\"addr\":\"0xffd00000\",\"len\":44,"
+				"\"data\":\"%s\"}]",
+				in32);
+	set = ioctl_line(set32, "SHIM_SET", "i386", "0xffd00000", range, "[]",
+			 "\"result\":0,\"error\":null");
+	who = ioctl_line(who64, "PROBE_WHO", "x86_64", "0x7ffc00001000", "[]",
+			 "[{\"addr\":\"0x7ffc00001000\",\"len\":8,"
+			 "\"data\":\"0201000000000000\"}]",
+			 "\"result\":0,\"error\":null");
+	fixture_init(f);
+	start(f, (const char *const[]){ HEADER, set, who, NULL }, extra);
+
+	/* The i386 payload, as x86_64 lays it out. */
+	shim_args64(live64, -5);
+	memcpy(mem(f, false, 0x100), live64, sizeof(live64));
+	g_assert_cmpint(call(f, false, set64, at(f, false, 0x100), NULL), ==,
+			0);
+	/* Another value is another call. */
+	shim_args64(live64, -6);
+	memcpy(mem(f, false, 0x100), live64, sizeof(live64));
+	g_test_expect_message("cusemu-replay", G_LOG_LEVEL_MESSAGE,
+			      "*SHIM_SET from x86_64*line 2 differs first*");
+	g_assert_cmpint(call(f, false, set64, at(f, false, 0x100), NULL), ==,
+			-ENOTTY);
+	g_test_assert_expected_messages();
+
+	memset(mem(f, true, 0x200), 0xaa, 8);
+	g_assert_cmpint(call(f, true, who32, at(f, true, 0x200), NULL), ==, 0);
+	memcpy(&answer32, mem(f, true, 0x200), 4);
+	g_assert_cmphex(answer32, ==, 0x102);
+	/* Four bytes written, not eight. */
+	g_assert_cmphex(mem(f, true, 0x200)[4], ==, 0xaa);
+	fixture_clear(f);
+}
+
 /* Recordings refused at start-up, with the file and the line. */
 static void expect_refused_arg(const char *arg, const char *why)
 {
@@ -641,6 +739,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/replay/read-blocks", test_read_blocks);
 	g_test_add_func("/replay/cut", test_cut);
 	g_test_add_func("/replay/kept", test_kept);
+	g_test_add_func("/replay/other-abi", test_other_abi);
 	g_test_add_func("/replay/refused", test_refused);
 	return g_test_run();
 }

@@ -105,3 +105,31 @@ except OSError as e:
 	fi
 	grep 'not in' "$work/replay-miss.log" | diag
 done
+
+# Across ABIs by a header's two layouts: PROBE_WHO's unsigned long, recorded
+# from an x86_64 probe-client, answers an i386 one (whose command is
+# numbered and sized otherwise) with layouts= the header, strict.
+probe_h=$(cd "$here/.." && pwd)/include/cusemu/abi/probe.h
+start_daemon "$work/replay-who.log" --device "probe:name=probe-rec,record=$work/who.json"
+if wait_for 15 is_char_node /dev/probe-rec; then
+	recorded=$("$clients/probe-client-64" /dev/probe-rec who 2>&1)
+	stop_daemon TERM
+	start_daemon "$work/replay-who.log" \
+		--device "replay:file=$work/who.json,layouts=$probe_h,strict=true"
+	if wait_for 15 is_char_node /dev/probe-rec; then
+		got=$("$clients/probe-client-32" /dev/probe-rec who 2>&1)
+		stop_daemon TERM
+		status=$?
+		check "probe-client (i386) who on the replay of an x86_64 recording, layouts= its header: $got" \
+			test "$got" = "$recorded"
+		check "... every call answered: the strict replay exits 0 (got $status)" test $status = 0
+		check "... and the log says how many calls answer the other ABI" \
+			grep -q 'calls also answer the other ABI, converted by the layouts of' "$work/replay-who.log"
+	else
+		not_ok "cusemud replays who.json with layouts="; diag <"$work/replay-who.log"
+		stop_daemon TERM
+	fi
+else
+	not_ok "cusemud serves /dev/probe-rec to record"; diag <"$work/replay-who.log"
+	stop_daemon TERM
+fi
