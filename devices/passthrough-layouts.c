@@ -572,6 +572,7 @@ bool pt_translation_find_abi(const struct pt_layouts *l, unsigned int cmd,
 	const struct command *c =
 		header_command(l, cmd, compat ? ABI_I386 : ABI_X86_64);
 	const struct layout *l32, *l64;
+	uint64_t size32, size64;
 
 	if (!c) {
 		*why = "no header given with layouts= defines it";
@@ -603,16 +604,16 @@ bool pt_translation_find_abi(const struct pt_layouts *l, unsigned int cmd,
 			return false;
 		}
 	}
-	*t = (struct pt_translation){
-		c->number[ABI_X86_64], c->number[ABI_I386],
-		(uint32_t)((const struct member *)l32->members->pdata[0])->size,
-		(uint32_t)((const struct member *)l64->members->pdata[0])->size,
-		c };
-	if (t->size32 > CUSEMU_USER_MAX_BYTES ||
-	    t->size64 > CUSEMU_USER_MAX_BYTES) {
+	size32 = ((const struct member *)l32->members->pdata[0])->size;
+	size64 = ((const struct member *)l64->members->pdata[0])->size;
+	if (size32 > CUSEMU_USER_MAX_BYTES || size64 > CUSEMU_USER_MAX_BYTES) {
 		*why = "its payload is larger than a call can carry";
 		return false;
 	}
+	/* *t is written only for a translation that can be made. */
+	*t = (struct pt_translation){ c->number[ABI_X86_64],
+				      c->number[ABI_I386], (uint32_t)size32,
+				      (uint32_t)size64, c };
 	return true;
 }
 

@@ -58,13 +58,21 @@ enum pt_route { PT_ENTRY32, PT_SHIM, PT_SAME };
 
 /* ---- the log, once per command ---- */
 
+/*
+ * Whether what is said of cmd is said for the first time: for the first
+ * PT_SAID_MAX commands and ways, as the dispatcher's hints are (a client
+ * can make up commands without end).
+ */
+#define PT_SAID_MAX 256
+
 static bool first_time(struct pt_dev *p, unsigned int cmd, unsigned int what)
 {
 	gint64 key = (gint64)cmd << 8 | what;
 	bool first;
 
 	g_mutex_lock(&p->lock);
-	first = !g_hash_table_contains(p->said, &key);
+	first = g_hash_table_size(p->said) < PT_SAID_MAX &&
+		!g_hash_table_contains(p->said, &key);
 	if (first)
 		g_hash_table_add(p->said, g_memdup2(&key, sizeof(key)));
 	g_mutex_unlock(&p->lock);
@@ -134,8 +142,8 @@ static struct pt_cmd lookup(struct pt_dev *p, unsigned int cmd, bool compat)
 
 /* The route of an i386 call before it is tried. */
 static int route_of(struct pt_dev *p, const struct pt_cmd *c,
-			      unsigned int cmd, struct pt_translation *t,
-			      const char **why)
+		    unsigned int cmd, struct pt_translation *t,
+		    const char **why)
 {
 	bool shim = pt_translation_find(p->layouts, cmd, t, why);
 	struct pt_cmd native;
@@ -181,6 +189,8 @@ static int graph_of(struct cusemu_device *dev, unsigned int cmd,
 	g->compat = cusemu_in_compat_syscall();
 	*c = lookup(p, cmd, g->compat);
 	*route = -1;
+	/* t->header stays NULL when no header converts cmd. */
+	*t = (struct pt_translation){ 0 };
 	if (g->compat) {
 		*route = route_of(p, c, cmd, t, &why);
 		if (*route < 0)
@@ -334,7 +344,6 @@ static long pt_ioctl(struct cusemu_device *dev, struct cusemu_file *file,
 	struct pt_file *f = file->private_data;
 	g_autofree struct pt_graph *g = g_new0(struct pt_graph, 1);
 	struct pt_translation t;
-	const char *why;
 	struct pt_cmd c;
 	int route;
 	long ret;
@@ -355,9 +364,9 @@ static long pt_ioctl(struct cusemu_device *dev, struct cusemu_file *file,
 		return call_graph(f, g, cmd, uptr, false);
 	}
 	ret = call_graph(f, g, cmd, (uint32_t)arg, true);
-	/* A driver without compat_ioctl: the kernel's own answer. */
-	if (ret == -ENOTTY && p->compat == PT_COMPAT_AUTO &&
-	    pt_translation_find(p->layouts, cmd, &t, &why)) {
+	/* A driver without compat_ioctl: the kernel's own answer. The
+	 * header's translation, if any, was found with the route. */
+	if (ret == -ENOTTY && p->compat == PT_COMPAT_AUTO && t.header) {
 		say_route(dev, cmd, &c, PT_SHIM, &t);
 		return call_shim(f, &t, cmd, uptr, arg);
 	}
