@@ -18,22 +18,6 @@ i2c() {
 	fi
 }
 
-# detected FILE: the occupied cells of an i2cdetect grid in address order,
-# "48" for a chip that answered, "4c:UU" for an address a driver is bound to.
-detected() {
-	awk '/^[0-7]0: / {
-		for (j = 0; j < 16; j++) {
-			cell = substr($0, 5 + 3 * j, 2)
-			if (cell == "" || cell == "  " || cell == "--")
-				continue
-			addr = sprintf("%02x", substr($0, 1, 1) * 16 + j)
-			printf "%s%s", sep, (cell == addr ? addr : addr ":" cell)
-			sep = " "
-		}
-	}
-	END { print "" }' "$1"
-}
-
 # dump_summary FILE: an i2cdump grid as the number of cells, then every cell
 # that is not ff as OFFSET=VALUE, e.g. "256 cells, 10=ab 20=01"
 dump_summary() {

@@ -169,21 +169,8 @@ rp_out_has() { grep -qE -- "$3" "$(rp_file "$1" "$2" out)"; }
 # rp_diag NAME ABI: its output and errors as TAP comments
 rp_diag() { cat "$(rp_file "$1" "$2" out)" "$(rp_file "$1" "$2" err)" | diag; }
 
-# rp_detected NAME ABI: the occupied cells of an i2cdetect grid in address
-# order ("50 51", "4c:UU")
-rp_detected() {
-	awk '/^[0-7]0: / {
-		for (j = 0; j < 16; j++) {
-			cell = substr($0, 5 + 3 * j, 2)
-			if (cell == "" || cell == "  " || cell == "--")
-				continue
-			addr = sprintf("%02x", substr($0, 1, 1) * 16 + j)
-			printf "%s%s", sep, (cell == addr ? addr : addr ":" cell)
-			sep = " "
-		}
-	}
-	END { print "" }' "$(rp_file "$1" "$2" out)"
-}
+# rp_detected NAME ABI: the occupied cells of its i2cdetect grid (detected)
+rp_detected() { detected "$(rp_file "$1" "$2" out)"; }
 
 # watchdog_did_not_stop NODE: how often the kernel logged that NODE was
 # closed without the magic 'V'
