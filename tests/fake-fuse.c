@@ -33,6 +33,9 @@ struct fuse_session {
 
 struct fake_cuse {
 	struct fuse_session se;
+	/* Called once, at the next reply, as the client would go on then. */
+	void (*on_reply)(void *data);
+	void *on_reply_data;
 	struct cusemu_session *session;
 	struct fuse_file_info files[MAX_FILES];
 	bool open[MAX_FILES];
@@ -54,6 +57,21 @@ struct fuse_req {
 	size_t size;
 	struct cusemu_user_ranges *in, *out;	/* a retry's ranges */
 };
+
+/*
+ * A reply has gone to the kernel: the client goes on at once, maybe on
+ * another worker of the daemon, while the replying one still runs.
+ */
+static void replied(fuse_req_t req)
+{
+	struct fake_cuse *fc = (struct fake_cuse *)((char *)req->se -
+						 G_STRUCT_OFFSET(struct fake_cuse, se));
+	void (*fn)(void *data) = fc->on_reply;
+
+	fc->on_reply = NULL;
+	if (fn)
+		fn(fc->on_reply_data);
+}
 
 /* The session the transport's cuse_lowlevel_setup() is setting up. */
 static struct fake_cuse *starting;
@@ -133,12 +151,14 @@ int fuse_reply_err(fuse_req_t req, int err)
 	}
 	req->kind = REPLY_ERR;
 	req->error = err;
+	replied(req);
 	return 0;
 }
 
 int fuse_reply_open(fuse_req_t req, const struct fuse_file_info *fi)
 {
 	req->kind = REPLY_OPEN;
+	replied(req);
 	return 0;
 }
 
@@ -148,6 +168,7 @@ int fuse_reply_ioctl(fuse_req_t req, int result, const void *buf, size_t size)
 	req->result = result;
 	req->buf = buf;
 	req->size = size;
+	replied(req);
 	return 0;
 }
 
@@ -174,6 +195,7 @@ int fuse_reply_ioctl_retry(fuse_req_t req, const struct iovec *in_iov,
 	req->kind = REPLY_RETRY;
 	iov_to_ranges(req->in, in_iov, in_count);
 	iov_to_ranges(req->out, out_iov, out_count);
+	replied(req);
 	return 0;
 }
 
@@ -182,6 +204,7 @@ int fuse_reply_buf(fuse_req_t req, const char *buf, size_t size)
 	req->kind = REPLY_BUF;
 	req->buf = buf;
 	req->size = size;
+	replied(req);
 	return 0;
 }
 
@@ -189,6 +212,7 @@ int fuse_reply_write(fuse_req_t req, size_t count)
 {
 	req->kind = REPLY_WRITE;
 	req->size = count;
+	replied(req);
 	return 0;
 }
 
@@ -225,6 +249,13 @@ void fake_cuse_stop(struct fake_cuse *fc)
 	cusemu_session_stop(fc->session);
 	cusemu_session_free(fc->session);
 	g_free(fc);
+}
+
+void fake_cuse_on_reply(struct fake_cuse *fc, void (*fn)(void *data),
+			void *data)
+{
+	fc->on_reply = fn;
+	fc->on_reply_data = data;
 }
 
 bool fake_cuse_unrestricted(const struct fake_cuse *fc)

@@ -24,6 +24,14 @@ struct fake_cuse *fake_cuse_start(struct cusemu_device *dev);
 /* End it: what SIGTERM does to the daemon. */
 void fake_cuse_stop(struct fake_cuse *fc);
 
+/*
+ * fn(data) runs once, inside the daemon's next reply, as a client that goes
+ * on as soon as it is answered (closing its file, say) would race the
+ * worker that answered it.
+ */
+void fake_cuse_on_reply(struct fake_cuse *fc, void (*fn)(void *data),
+			void *data);
+
 /* Did the session ask for unrestricted ioctls (CUSE_UNRESTRICTED_IOCTL)? */
 bool fake_cuse_unrestricted(const struct fake_cuse *fc);
 

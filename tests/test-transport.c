@@ -17,7 +17,9 @@
 #include "cusemu/abi/fioc.h"
 #include "cusemu/abi/slow.h"
 #include "fake-fuse.h"
+#include "dispatch.h"
 #include "fake-kernel.h"
+#include "node.h"
 #include "stats.h"
 #include "trace.h"
 
@@ -661,6 +663,64 @@ static void test_operation_stats(void)
 	teardown(&f);
 }
 
+/* A client closing its file as soon as it is answered. */
+struct closing {
+	struct fixture *f;
+	struct cusemu_device *old;
+	const char *recorded;	/* in old's statistics by the reply */
+};
+
+static void close_on_reply(void *data)
+{
+	struct closing *c = data;
+
+	assert_json_has(c->old, c->recorded);
+	fake_cuse_release(c->f->cuse, c->f->fh);
+}
+
+/*
+ * After a reload, a file opened before it gets ENODEV and its client
+ * closes it at once: the release frees the replaced instance on another
+ * worker while the answering one may still run. The request's statistics
+ * are written before its reply, and nothing of it is touched after (with
+ * AddressSanitizer, a heap-use-after-free otherwise).
+ */
+static void test_release_after_reply(gconstpointer data)
+{
+	bool read = GPOINTER_TO_INT(data);
+	g_autoptr(GError) error = NULL;
+	struct cusemu_device *fresh;
+	unsigned int requests;
+	struct closing c;
+	struct fixture f;
+	char buf[8];
+
+	setup(&f, "fioc", false);
+	c = (struct closing){
+		.f = &f, .old = f.dev,
+		.recorded = read ? "\"read\":{\"calls\":1,"
+				   "\"errors\":{\"ENODEV\":1}"
+				 : "\"ENODEV\":1",
+	};
+	fresh = cusemu_device_respawn(f.dev, f.dev->model, &error);
+	g_assert_no_error(error);
+	cusemu_dispatch_unbind(f.dev);
+	cusemu_dispatch_bind(fresh, CUSEMU_LOCK_MODEL);
+	cusemu_node_replace(cusemu_instance(f.dev)->node, fresh);
+	fake_cuse_on_reply(f.cuse, close_on_reply, &c);
+	if (read)
+		g_assert_cmpint(fake_cuse_read(f.cuse, f.fh, buf, sizeof(buf)),
+				==, -ENODEV);
+	else
+		g_assert_cmpint(do_ioctl(&f, PID, FIOC_GET_SIZE, at(&f, 0),
+					 &requests),
+				==, -ENODEV);
+	f.fh = fake_cuse_open(f.cuse, PID);
+	g_assert_cmpint(f.fh, >=, 0);
+	f.dev = fresh;
+	teardown(&f);
+}
+
 /* What a tracer on sv[1] has received, after the main loop wrote it out. */
 static char *trace_received(int fd)
 {
@@ -836,6 +896,10 @@ int main(int argc, char **argv)
 			     test_greedy_wrap);
 	g_test_add_func("/transport/greedy/read-write", test_greedy_read_write);
 	g_test_add_func("/transport/operation-stats", test_operation_stats);
+	g_test_add_data_func("/transport/release-after-reply/ioctl",
+			     GINT_TO_POINTER(0), test_release_after_reply);
+	g_test_add_data_func("/transport/release-after-reply/read",
+			     GINT_TO_POINTER(1), test_release_after_reply);
 	g_test_add_data_func("/transport/result-range/x86_64",
 			     GINT_TO_POINTER(0), test_result_range);
 	g_test_add_data_func("/transport/result-range/i386",

@@ -446,6 +446,58 @@ static bool model_poll(struct cusemu_device *dev, struct cusemu_file *file,
 		       *mask = dev->model->poll(dev, file));
 }
 
+/*
+ * What an ioctl's reply is, its statistics set: the errno, a retry, or
+ * the data with result.
+ */
+enum ioctl_reply { IOCTL_REPLY_ERR, IOCTL_REPLY_RETRY, IOCTL_REPLY_DATA };
+
+static enum ioctl_reply ioctl_reply_of(struct cusemu_node *n,
+				       struct cusemu_call *call,
+				       struct cusemu_op_record *rec,
+				       long *result)
+{
+	switch (cusemu_call_outcome(call, result)) {
+	case CUSEMU_CALL_RETRY:
+		if (n->ioctls == CUSEMU_NODE_RESTRICTED) {
+			g_warning_once("%s: a handler asked for memory outside "
+				       "its _IOC payload in restricted mode "
+				       "(a table row's payload is wrong); the "
+				       "caller gets EIO",
+				       n->dev->name);
+			call->stats.error = EIO;
+			return IOCTL_REPLY_ERR;
+		}
+		if (n->ioctls == CUSEMU_NODE_FILE) {
+			call->stats.name = cusemu_call_command_name(call);
+			refuse_outside_payload(n, call);
+			call->stats.error = EOPNOTSUPP;
+			return IOCTL_REPLY_ERR;
+		}
+		call->stats.retry = true;
+		return IOCTL_REPLY_RETRY;
+	case CUSEMU_CALL_ERROR:
+		call->stats.error = reply_errno(rec, *result);
+		return IOCTL_REPLY_ERR;
+	case CUSEMU_CALL_REPLY:
+		rec->result = *result;
+		return IOCTL_REPLY_DATA;
+	}
+	g_assert_not_reached();
+}
+
+/*
+ * The statistics and the trace line of a request are written before its
+ * reply, and nothing of it is touched after: once answered, the client
+ * may close its file, and the release, on another worker, frees an
+ * instance that a reload has replaced.
+ */
+static void ioctl_finish(struct cusemu_call *call, struct cusemu_op_record *rec)
+{
+	record(call);
+	cusemu_op_done(rec);
+}
+
 void cusemu_node_ioctl(struct cusemu_node *n, fuse_req_t req, unsigned int cmd,
 		       void *arg, struct fuse_file_info *fi, unsigned int flags,
 		       const void *in_buf, size_t in_bufsz, size_t out_bufsz)
@@ -455,6 +507,7 @@ void cusemu_node_ioctl(struct cusemu_node *n, fuse_req_t req, unsigned int cmd,
 	struct cusemu_call call;
 	struct cusemu_op_record rec;
 	uint8_t *out = out_buffer();
+	enum ioctl_reply reply;
 	long result = 0;
 
 	cusemu_call_init(&call, of->file.dev, &of->file, cmd,
@@ -467,10 +520,9 @@ void cusemu_node_ioctl(struct cusemu_node *n, fuse_req_t req, unsigned int cmd,
 	if (n->ioctls != CUSEMU_NODE_UNRESTRICTED) {
 		if (!ioc_sizes(call.cmd, in_bufsz, out_bufsz)) {
 			call.stats.error = EIO;
-			fuse_reply_err(req, EIO);
-			record(&call);
 			cusemu_op_begin_call(&rec, &call);
-			cusemu_op_done(&rec);
+			ioctl_finish(&call, &rec);
+			fuse_reply_err(req, EIO);
 			return;
 		}
 		cusemu_call_set_ioc_data(&call, in_buf, (uint32_t)in_bufsz, out,
@@ -489,39 +541,19 @@ void cusemu_node_ioctl(struct cusemu_node *n, fuse_req_t req, unsigned int cmd,
 		call.pending = false;
 	}
 	request_end(req, &r);
-	switch (cusemu_call_outcome(&call, &result)) {
-	case CUSEMU_CALL_RETRY:
-		if (n->ioctls == CUSEMU_NODE_RESTRICTED) {
-			g_warning_once("%s: a handler asked for memory outside "
-				       "its _IOC payload in restricted mode "
-				       "(a table row's payload is wrong); the "
-				       "caller gets EIO",
-				       n->dev->name);
-			call.stats.error = EIO;
-			fuse_reply_err(req, EIO);
-			break;
-		}
-		if (n->ioctls == CUSEMU_NODE_FILE) {
-			call.stats.name = cusemu_call_command_name(&call);
-			refuse_outside_payload(n, &call);
-			call.stats.error = EOPNOTSUPP;
-			fuse_reply_err(req, EOPNOTSUPP);
-			break;
-		}
-		call.stats.retry = true;
-		reply_retry(req, of, &call);
-		break;
-	case CUSEMU_CALL_ERROR:
-		call.stats.error = reply_errno(&rec, result);
+	reply = ioctl_reply_of(n, &call, &rec, &result);
+	ioctl_finish(&call, &rec);
+	switch (reply) {
+	case IOCTL_REPLY_ERR:
 		fuse_reply_err(req, call.stats.error);
 		break;
-	case CUSEMU_CALL_REPLY:
-		rec.result = result;
+	case IOCTL_REPLY_RETRY:
+		reply_retry(req, of, &call);
+		break;
+	case IOCTL_REPLY_DATA:
 		fuse_reply_ioctl(req, (int)result, out, call.out_used);
 		break;
 	}
-	record(&call);
-	cusemu_op_done(&rec);
 }
 
 void cusemu_node_open(struct cusemu_node *n, fuse_req_t req,
@@ -548,8 +580,8 @@ void cusemu_node_open(struct cusemu_node *n, fuse_req_t req,
 	if (err) {
 		g_free(of);
 		rec.error = reply_errno(&rec, err);
-		fuse_reply_err(req, rec.error);
 		cusemu_op_done(&rec);
+		fuse_reply_err(req, rec.error);
 		put_instance(n, dev);
 		return;
 	}
@@ -559,8 +591,9 @@ void cusemu_node_open(struct cusemu_node *n, fuse_req_t req,
 	fi->fh = (uintptr_t)of;
 	fi->direct_io = 1;
 	fi->nonseekable = 1;
-	fuse_reply_open(req, fi);
+	/* Before the reply: a close may free a replaced instance after it. */
 	cusemu_op_done(&rec);
+	fuse_reply_open(req, fi);
 }
 
 /*
@@ -607,8 +640,8 @@ static bool refuse_io(struct cusemu_node *n, fuse_req_t req,
 	if (!replaced(n, of) && has_slot)
 		return false;
 	rec->error = replaced(n, of) ? ENODEV : EINVAL;
-	fuse_reply_err(req, rec->error);
 	cusemu_op_done(rec);
+	fuse_reply_err(req, rec->error);
 	return true;
 }
 
@@ -640,13 +673,14 @@ void cusemu_node_read(struct cusemu_node *n, fuse_req_t req, size_t size,
 	request_end(req, &r);
 	if (ret < 0) {
 		rec.error = reply_errno(&rec, ret);
+		cusemu_op_done(&rec);
 		fuse_reply_err(req, rec.error);
 	} else {
 		rec.result = (long)MIN((size_t)ret, size);
 		rec.data = buf;
+		cusemu_op_done(&rec);
 		fuse_reply_buf(req, buf, rec.result);
 	}
-	cusemu_op_done(&rec);
 }
 
 void cusemu_node_write(struct cusemu_node *n, fuse_req_t req, const char *buf,
@@ -671,12 +705,13 @@ void cusemu_node_write(struct cusemu_node *n, fuse_req_t req, const char *buf,
 	request_end(req, &r);
 	if (ret < 0) {
 		rec.error = reply_errno(&rec, ret);
+		cusemu_op_done(&rec);
 		fuse_reply_err(req, rec.error);
 	} else {
 		rec.result = (long)MIN((size_t)ret, size);
+		cusemu_op_done(&rec);
 		fuse_reply_write(req, rec.result);
 	}
-	cusemu_op_done(&rec);
 }
 
 /* Without a poll slot a node is always ready, as the kernel's default. */
@@ -709,8 +744,8 @@ void cusemu_node_poll(struct cusemu_node *n, fuse_req_t req,
 		mask = POLLERR | DEFAULT_POLLMASK;
 	}
 	rec.result = mask;
-	fuse_reply_poll(req, mask);
 	cusemu_op_done(&rec);
+	fuse_reply_poll(req, mask);
 }
 
 /* The model's cusemu_device_wake_up(): the kernel polls every waiter again. */
