@@ -7,6 +7,7 @@
 #define G_LOG_DOMAIN "cusemu-config"
 
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
 
@@ -20,6 +21,8 @@ static void setting_free(gpointer p)
 	g_free(s->key);
 	g_free(s->value);
 	g_free(s->origin);
+	if (s->fd >= 0)
+		close(s->fd);
 	g_free(s);
 }
 
@@ -53,6 +56,7 @@ static void spec_add(struct cusemu_device_spec *spec, const char *key,
 	s->key = g_strdup(key);
 	s->value = g_strdup(value);
 	s->origin = g_strdup(origin);
+	s->fd = -1;
 	g_ptr_array_add(spec->settings, s);
 }
 

@@ -56,6 +56,9 @@ struct cusemu_setting {
 	char *key;
 	char *value;
 	char *origin;		/* "FILE:LINE" or "--device ARG" */
+	/* The file a control client opened for value with its own rights
+	 * and handed over (record=), owned here; else -1. */
+	int fd;
 };
 
 /* One device instance, as described; not validated against its model yet. */

@@ -29,7 +29,9 @@
  * at once. Peers must be root, the
  * daemon's own user, or in the control group, as primary (SO_PEERCRED) or
  * supplementary group (SO_PEERGROUPS); the socket file's mode, 0600, or
- * 0660 with that group, says the same.
+ * 0660 with that group, says the same. A request may carry up to
+ * CUSEMU_CONTROL_MAX_FDS descriptors (SCM_RIGHTS on its first bytes): the
+ * files cusemuctl opened with its user's rights for what the request names.
  */
 #define G_LOG_DOMAIN "cusemu-control"
 
@@ -70,6 +72,7 @@ struct connection {
 	struct cusemu_control *control;
 	int fd;
 	uid_t uid;		/* the peer's */
+	struct cusemu_control_peer peer;	/* and the files it sent */
 	guint64 seq;		/* the order of accepting */
 	guint watch;		/* readable, then writable */
 	guint timeout;
@@ -129,6 +132,9 @@ static void connection_free(struct connection *c)
 	g_clear_handle_id(&c->timeout, g_source_remove);
 	if (c->fd >= 0)
 		close(c->fd);
+	for (unsigned int i = 0; i < c->peer.n_fds; i++)
+		if (c->peer.fds[i] >= 0)
+			close(c->peer.fds[i]);
 	g_ptr_array_remove_fast(c->control->connections, c);
 	g_string_free(c->request, TRUE);
 	g_string_free(c->answer, TRUE);
@@ -268,10 +274,10 @@ static char *argument_of(const char *line, gsize len, const char *prefix)
 	return g_strstrip(g_strndup(line + n, len - n));
 }
 
-static bool run_hotplug_request(struct cusemu_control *control,
-				const char *line, gsize len, GString *body,
-				int *err)
+static bool run_hotplug_request(struct connection *c, const char *line,
+				gsize len, GString *body, int *err)
 {
+	struct cusemu_control *control = c->control;
 	const struct cusemu_control_ops *ops = control->ops;
 	g_autofree char *spec = argument_of(line, len, ADD_REQUEST);
 	g_autofree char *removed = argument_of(line, len, REMOVE_REQUEST);
@@ -294,7 +300,7 @@ static bool run_hotplug_request(struct cusemu_control *control,
 		g_string_append(body, "this daemon does not serve that request");
 		*err = EOPNOTSUPP;
 	} else {
-		*err = spec ? ops->add(control->data, spec, body)
+		*err = spec ? ops->add(control->data, spec, &c->peer, body)
 			    : node_op(control->data, node, body);
 	}
 	return true;
@@ -359,7 +365,7 @@ static void answer_request(struct connection *c, const char *line, gsize len)
 		err = run_device_request(c->control, line, len, body);
 	}
 	if (!known)
-		known = run_hotplug_request(c->control, line, len, body, &err);
+		known = run_hotplug_request(c, line, len, body, &err);
 	if (!known && is_trace_request(line, len)) {
 		known = true;
 		err = run_trace_request(c, line, len, body);
@@ -408,8 +414,54 @@ enum read_state {
 	READ_MORE,
 	READ_LINE,		/* a line, or all the client sent before EOF */
 	READ_TOO_LONG,
+	READ_TOO_MANY_FILES,
 	READ_NOTHING,		/* EOF before any byte, or a broken socket */
 };
+
+/*
+ * recv() of part of the request, and of the descriptors that came with it
+ * into c->peer; -1 with EMSGSIZE when there were more than it holds (all
+ * of them closed).
+ */
+static ssize_t receive(struct connection *c, char *buf, size_t room)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * CUSEMU_CONTROL_MAX_FDS)];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = { buf, room };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = control.buf, .msg_controllen = sizeof(control),
+	};
+	bool too_many = false;
+	ssize_t n;
+
+	n = recvmsg(c->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return n;
+	for (struct cmsghdr *h = CMSG_FIRSTHDR(&msg); h;
+	     h = CMSG_NXTHDR(&msg, h)) {
+		const int *fds = (const int *)CMSG_DATA(h);
+		size_t count = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t i = 0; i < count; i++) {
+			if (c->peer.n_fds < CUSEMU_CONTROL_MAX_FDS) {
+				c->peer.fds[c->peer.n_fds++] = fds[i];
+				continue;
+			}
+			close(fds[i]);
+			too_many = true;
+		}
+	}
+	if (too_many || (msg.msg_flags & MSG_CTRUNC)) {
+		errno = EMSGSIZE;
+		return -1;
+	}
+	return n;
+}
 
 static enum read_state read_some(struct connection *c, gsize *line_len)
 {
@@ -418,10 +470,12 @@ static enum read_state read_some(struct connection *c, gsize *line_len)
 	const char *newline;
 	ssize_t n;
 
-	n = recv(c->fd, buf, room, MSG_DONTWAIT);
+	n = receive(c, buf, room);
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
 		      errno == EINTR))
 		return READ_MORE;
+	if (n < 0 && errno == EMSGSIZE)
+		return READ_TOO_MANY_FILES;
 	if (n < 0) {
 		g_debug("control: reading a request: %s", g_strerror(errno));
 		return READ_NOTHING;
@@ -463,7 +517,12 @@ static gboolean on_readable(int fd, GIOCondition condition, gpointer user_data)
 		connection_free(c);
 		return G_SOURCE_REMOVE;
 	}
-	if (state != READ_LINE)
+	if (state == READ_TOO_MANY_FILES)
+		g_string_printf(c->answer,
+				"error: more than %d files handed over with "
+				"one request\n",
+				CUSEMU_CONTROL_MAX_FDS);
+	else if (state != READ_LINE)
 		g_string_printf(c->answer,
 				"error: request longer than %d bytes\n",
 				REQUEST_MAX);
@@ -553,13 +612,17 @@ static void send_and_close(int fd, const char *text)
 }
 
 static void connection_new(struct cusemu_control *control, int fd,
-			   uid_t uid)
+			   const struct ucred *cred)
 {
 	struct connection *c = g_new0(struct connection, 1);
 
 	c->control = control;
 	c->fd = fd;
-	c->uid = uid;
+	c->uid = cred->uid;
+	c->peer.uid = cred->uid;
+	c->peer.gid = cred->gid;
+	c->peer.pid = cred->pid;
+	c->peer.trusted = cred->uid == 0 || cred->uid == geteuid();
 	c->seq = ++control->accepted;
 	c->request = g_string_new(NULL);
 	c->answer = g_string_new(NULL);
@@ -653,7 +716,7 @@ static gboolean on_incoming(int fd, GIOCondition condition, gpointer user_data)
 		}
 		make_room_for_root(control);
 	}
-	connection_new(control, conn, cred.uid);
+	connection_new(control, conn, &cred);
 	return G_SOURCE_CONTINUE;
 }
 

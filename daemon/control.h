@@ -6,6 +6,7 @@
 #ifndef CUSEMU_CONTROL_H
 #define CUSEMU_CONTROL_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -30,6 +31,25 @@ static inline char *cusemu_control_default_path(void)
 			       (unsigned int)geteuid());
 }
 
+/* Files a request may hand over (SCM_RIGHTS); more fail the request. */
+#define CUSEMU_CONTROL_MAX_FDS 4
+
+/* Who sent a request, and the files it handed over with it. */
+struct cusemu_control_peer {
+	uid_t uid;
+	gid_t gid;
+	pid_t pid;
+	/*
+	 * Root, or the daemon's own user: one who may name files the daemon
+	 * opens with its own rights. A control group member may not.
+	 */
+	bool trusted;
+	/* In the order sent; a callee that keeps one puts -1 in its place,
+	 * the rest are closed with the connection. */
+	int fds[CUSEMU_CONTROL_MAX_FDS];
+	unsigned int n_fds;
+};
+
 /*
  * What the daemon answers. Each callback appends its answer to out and
  * returns 0, or returns an errno and appends a message for the user.
@@ -47,8 +67,10 @@ struct cusemu_control_ops {
 	 * fresh instance behind the node */
 	int (*reload)(void *data, const char *node, GString *out);
 	/* "add MODEL[:key=value,...]": a new device, as --device makes one;
-	 * spec is the text after "add ", blanks around it removed */
-	int (*add)(void *data, const char *spec, GString *out);
+	 * spec is the text after "add ", blanks around it removed; record=
+	 * takes the file peer handed over, if any */
+	int (*add)(void *data, const char *spec,
+		   struct cusemu_control_peer *peer, GString *out);
 	/* "remove NODE": the device goes away, its node or file with it */
 	int (*remove)(void *data, const char *node, GString *out);
 	/* "trace [NODE...]": nodes NULL-terminated, maybe empty (all). On

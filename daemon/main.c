@@ -1017,12 +1017,65 @@ static bool is_passthrough(const struct cusemu_device *dev)
 	return !strcmp(dev->model->name, "passthrough");
 }
 
+/*
+ * What a control client names is reached with its own rights: record=
+ * with the file it opened and handed over (cusemuctl does), any other key
+ * naming a file the daemon would open itself only from root or the
+ * daemon's own user.
+ */
+static gboolean take_client_files(struct cusemu_device_spec *spec,
+				  const struct cusemu_device_model *m,
+				  struct cusemu_control_peer *peer,
+				  GError **error)
+{
+	unsigned int next = 0;
+
+	for (guint i = 0; i < spec->settings->len; i++) {
+		struct cusemu_setting *s = spec->settings->pdata[i];
+		const struct cusemu_param *p = cusemu_param_of(m, s->key);
+
+		if (!p || p->type != CUSEMU_PARAM_PATH)
+			continue;
+		if (!strcmp(s->key, "record") && next < peer->n_fds) {
+			s->fd = peer->fds[next];
+			peer->fds[next++] = -1;
+			continue;
+		}
+		if (peer->trusted)
+			continue;
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s: %s= names a file, which the daemon would open "
+			    "with its own rights (uid %u), not with those of "
+			    "uid %u who asks: %s",
+			    spec->origin, s->key, (unsigned int)geteuid(),
+			    (unsigned int)peer->uid,
+			    !strcmp(s->key, "record")
+				    ? "cusemuctl add opens record= as its "
+				      "user and hands the file over; this "
+				      "client handed none"
+				    : "only root and the daemon's own user may "
+				      "give it through the control socket; put "
+				      "the device in the configuration, or ask "
+				      "root to add it");
+		return FALSE;
+	}
+	if (next < peer->n_fds) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s: %u files were handed over, for %u record= "
+			    "keys",
+			    spec->origin, peer->n_fds, next);
+		return FALSE;
+	}
+	return TRUE;
+}
+
 /* A device as --device makes it, checked as at start-up, and serving. */
 static struct cusemu_device *add_device(struct daemon *d, const char *text,
+					struct cusemu_control_peer *peer,
 					GError **error)
 {
 	struct cusemu_config *config = cusemu_config_new();
-	const struct cusemu_device_spec *spec;
+	struct cusemu_device_spec *spec;
 	const struct cusemu_device_model *m;
 	struct cusemu_device *dev = NULL;
 	int other;
@@ -1031,7 +1084,7 @@ static struct cusemu_device *add_device(struct daemon *d, const char *text,
 		goto out;
 	spec = config->devices->pdata[0];
 	m = loaded_model(spec, error);
-	if (!m)
+	if (!m || !take_client_files(spec, m, peer, error))
 		goto out;
 	dev = cusemu_device_create(m, spec, free_instance(d, m), d->kmodel,
 				   error);
@@ -1077,11 +1130,12 @@ out:
 	return dev;
 }
 
-static int control_add(void *data, const char *spec, GString *out)
+static int control_add(void *data, const char *spec,
+		       struct cusemu_control_peer *peer, GString *out)
 {
 	struct daemon *d = data;
 	g_autoptr(GError) error = NULL;
-	struct cusemu_device *dev = add_device(d, spec, &error);
+	struct cusemu_device *dev = add_device(d, spec, peer, &error);
 	g_autofree char *path = NULL;
 
 	if (!dev) {

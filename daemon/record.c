@@ -17,6 +17,7 @@
 
 #include "device.h"
 #include "kmodel.h"
+#include "private-file.h"
 #include "record.h"
 #include "stats.h"
 #include "trace.h"
@@ -35,98 +36,22 @@ struct cusemu_recording {
 	uint64_t lines;		/* request lines written */
 };
 
-/* Where path's directory is, for a message. */
-static char *dir_of(const char *path)
+/* Whose path failed, in front of what private-file.c says of it. */
+static void prefix(GError **error, const struct cusemu_device *dev,
+		   const char *path, const char *origin)
 {
-	return g_path_get_dirname(path);
-}
-
-/* Refuse what exists and is no regular file: never open a node. */
-static gboolean check_path(const struct cusemu_device *dev, const char *path,
-			   const char *origin, GError **error)
-{
-	struct stat st;
-	const char *what;
-
-	if (lstat(path, &st) < 0) {
-		if (errno == ENOENT)
-			return TRUE;
-		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
-			    "%s: device %s: record=%s: %s", origin, dev->name,
-			    path, g_strerror(errno));
-		return FALSE;
-	}
-	if (S_ISREG(st.st_mode))
-		return TRUE;
-	what = S_ISLNK(st.st_mode)   ? "a symbolic link"
-	       : S_ISDIR(st.st_mode) ? "a directory"
-	       : S_ISCHR(st.st_mode) ? "a character device"
-	       : S_ISBLK(st.st_mode) ? "a block device"
-	       : S_ISFIFO(st.st_mode) ? "a FIFO"
-				      : "not a regular file";
-	g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_EXIST,
-		    "%s: device %s: record=%s is %s: a recording is written "
-		    "only to a regular file, which it replaces; give the path "
-		    "of a new or regular file (the existing one is left "
-		    "untouched)",
-		    origin, dev->name, path, what);
-	return FALSE;
+	g_prefix_error(error, "%s: device %s: cannot record to %s: ", origin,
+		       dev->name, path);
 }
 
 gboolean cusemu_recording_check(const struct cusemu_device *dev,
 				const char *path, const char *origin,
 				GError **error)
 {
-	g_autofree char *dir = dir_of(path);
-
-	if (!check_path(dev, path, origin, error))
-		return FALSE;
-	if (g_file_test(dir, G_FILE_TEST_IS_DIR))
+	if (cusemu_private_file_check(path, error))
 		return TRUE;
-	g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
-		    "%s: device %s: cannot record to %s: the directory %s "
-		    "does not exist: make it first",
-		    origin, dev->name, path, dir);
+	prefix(error, dev, path, origin);
 	return FALSE;
-}
-
-static int open_file(const struct cusemu_device *dev, const char *path,
-		     const char *origin, GError **error)
-{
-	/*
-	 * O_TRUNC: a recording is one run, it replaces the file (the kernel
-	 * truncates regular files alone). O_NONBLOCK: a FIFO made since the
-	 * check does not hold the open.
-	 */
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND |
-				    O_CLOEXEC | O_NOFOLLOW | O_NOCTTY |
-				    O_NONBLOCK,
-		      0644);
-	struct stat st;
-
-	if (fd < 0) {
-		g_autofree char *dir = dir_of(path);
-		int err = errno;
-
-		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(err),
-			    "%s: device %s: cannot record to %s: %s%s%s%s",
-			    origin, dev->name, path, g_strerror(err),
-			    err == ENOENT ? " (the directory " : "",
-			    err == ENOENT ? dir : "",
-			    err == ENOENT ? " does not exist: make it first)"
-					  : "");
-		return -1;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		if (check_path(dev, path, origin, error))
-			g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_AGAIN,
-				    "%s: device %s: record=%s changed while "
-				    "it was opened; start again",
-				    origin, dev->name, path);
-		return -1;
-	}
-	return fd;
 }
 
 /* All of buf, short writes resumed; 0 or an errno. */
@@ -179,20 +104,15 @@ void cusemu_recording_header(GString *out, const struct cusemu_device *dev)
 	cusemu_trace_header(out, nodes, more->str);
 }
 
-struct cusemu_recording *cusemu_recording_open(const struct cusemu_device *dev,
-					       const char *path, uint64_t max,
-					       const char *origin,
-					       GError **error)
+/* The recording in fd, which is taken: its header written first. */
+static struct cusemu_recording *start(const struct cusemu_device *dev,
+				      int fd, const char *path, uint64_t max,
+				      const char *origin, GError **error)
 {
 	g_autoptr(GString) header = g_string_new(NULL);
 	struct cusemu_recording *r;
-	int fd, err;
+	int err;
 
-	if (!check_path(dev, path, origin, error))
-		return NULL;
-	fd = open_file(dev, path, origin, error);
-	if (fd < 0)
-		return NULL;
 	cusemu_recording_header(header, dev);
 	err = write_all(fd, header->str, header->len);
 	if (err) {
@@ -212,6 +132,33 @@ struct cusemu_recording *cusemu_recording_open(const struct cusemu_device *dev,
 	g_mutex_init(&r->lock);
 	cusemu_trace_watch(1);
 	return r;
+}
+
+struct cusemu_recording *cusemu_recording_open(const struct cusemu_device *dev,
+					       const char *path, uint64_t max,
+					       const char *origin,
+					       GError **error)
+{
+	int fd = cusemu_private_file_open(path, error);
+
+	if (fd < 0) {
+		prefix(error, dev, path, origin);
+		return NULL;
+	}
+	return start(dev, fd, path, max, origin, error);
+}
+
+struct cusemu_recording *cusemu_recording_take(const struct cusemu_device *dev,
+					       int fd, const char *path,
+					       uint64_t max, const char *origin,
+					       GError **error)
+{
+	if (!cusemu_private_file_take(fd, error)) {
+		prefix(error, dev, path, origin);
+		close(fd);
+		return NULL;
+	}
+	return start(dev, fd, path, max, origin, error);
 }
 
 struct cusemu_recording *cusemu_recording_ref(struct cusemu_recording *r)

@@ -17,15 +17,23 @@ struct cusemu_device;
 struct cusemu_recording;
 
 /*
- * The recording of dev to path: the file made or emptied (O_APPEND,
- * O_CLOEXEC, O_NOFOLLOW), its header written. A path that exists and is no
- * regular file (a device node, a symlink, a directory, a FIFO) is refused
- * and left as it is. NULL and why, naming dev (origin: where record= was
- * given), when it cannot be.
+ * The recording of dev to path: the file made 0600 or emptied, its header
+ * written, as cusemu_private_file_open() finds it: no symbolic link on the
+ * path, an existing file only if it is a regular file of the daemon's user
+ * with one name; anything else is refused and left as it is. NULL and why,
+ * naming dev (origin: where record= was given), when it cannot be.
  */
 struct cusemu_recording *cusemu_recording_open(const struct cusemu_device *dev,
 					       const char *path, uint64_t max,
 					       const char *origin,
+					       GError **error);
+/*
+ * The recording of dev to fd, which a control client opened for record=path
+ * with its own rights and handed over; fd is taken, closed on failure.
+ */
+struct cusemu_recording *cusemu_recording_take(const struct cusemu_device *dev,
+					       int fd, const char *path,
+					       uint64_t max, const char *origin,
 					       GError **error);
 /*
  * What cusemu_recording_open() checks before it opens, without opening:

@@ -110,7 +110,8 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 	ALLOW(dup2, "a detached daemon, once ready, points stdin, stdout and "
 		    "stderr at /dev/null"),
 	ALLOW(fcntl, "fdopen reads a descriptor's flags (glib reading a "
-		     "/proc file)"),
+		     "/proc file); a recording a control client handed over "
+		     "is duplicated and made append-only"),
 	ALLOW(read, "FUSE requests from /dev/cuse; files; glib's wake-ups"),
 	ALLOW(write, "logs to stderr; files; recordings (record=); glib's "
 		     "wake-ups"),
@@ -146,6 +147,8 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 	/* Sockets */
 	ALLOW(accept4, "control socket connections"),
 	ALLOW(recvfrom, "control requests; the /proc helper's answers"),
+	ALLOW(recvmsg, "control requests, with the files a client opened "
+		       "itself and hands over (SCM_RIGHTS)"),
 	ALLOW(sendto, "control answers and trace lines; syslog; queries to "
 		      "the /proc helper"),
 	ALLOW(shutdown, "the end of a control answer"),

@@ -634,12 +634,12 @@ static void pt_remove(struct cusemu_device *dev)
 }
 
 static const struct cusemu_param pt_params[] = {
-	{ .key = "path", .type = CUSEMU_PARAM_STRING, .default_value = "",
+	{ .key = "path", .type = CUSEMU_PARAM_PATH, .default_value = "",
 	  .help = "the real device node, e.g. /dev/rtc0 (required)" },
 	{ .key = "like", .type = CUSEMU_PARAM_STRING, .default_value = "auto",
 	  .help = "the built-in model whose ABI the device has: rtc, "
 		  "watchdog, i2c, evdev; auto: from the path's name; none" },
-	{ .key = "layouts", .type = CUSEMU_PARAM_STRING, .default_value = "",
+	{ .key = "layouts", .type = CUSEMU_PARAM_PATH, .default_value = "",
 	  .help = "uapi headers (':' between several) whose commands' "
 		  "layouts, in both ABIs, say what a call reaches" },
 	{ .key = "commands", .type = CUSEMU_PARAM_STRING, .default_value = "",

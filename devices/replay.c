@@ -1216,11 +1216,11 @@ static void replay_remove(struct cusemu_device *dev)
 }
 
 static const struct cusemu_param replay_params[] = {
-	{ .key = "file", .type = CUSEMU_PARAM_STRING, .default_value = "",
+	{ .key = "file", .type = CUSEMU_PARAM_PATH, .default_value = "",
 	  .help = "the recording to answer from: JSON lines of the trace "
 		  "format (record=, or cusemuctl trace --json), read at "
 		  "start-up; the node name defaults to the recorded node's" },
-	{ .key = "layouts", .type = CUSEMU_PARAM_STRING, .default_value = "",
+	{ .key = "layouts", .type = CUSEMU_PARAM_PATH, .default_value = "",
 	  .help = "uapi headers (':' between several) whose two layouts "
 		  "convert a recorded call to the other ABI, where its "
 		  "payload has no pointer" },

@@ -27,7 +27,7 @@ const struct cusemu_param cusemu_common_params[] = {
 	{ .key = "kernel", .type = CUSEMU_PARAM_STRING,
 	  .help = "kernel model for this device (default: the daemon's "
 		  "--model)" },
-	{ .key = "record", .type = CUSEMU_PARAM_STRING,
+	{ .key = "record", .type = CUSEMU_PARAM_PATH,
 	  .help = "write every answered request to this file, one JSON "
 		  "trace line each, data uncut (the file is replaced)" },
 	{ .key = "record-max", .type = CUSEMU_PARAM_SIZE,
@@ -44,6 +44,14 @@ static const struct cusemu_param *find_param(const struct cusemu_param *params,
 		if (!strcmp(p->key, key))
 			return p;
 	return NULL;
+}
+
+const struct cusemu_param *cusemu_param_of(const struct cusemu_device_model *m,
+					  const char *key)
+{
+	const struct cusemu_param *p = find_param(cusemu_common_params, key);
+
+	return p ? p : find_param(m->params, key);
 }
 
 static gboolean parse_u64(const char *s, enum cusemu_param_type type,
@@ -96,6 +104,7 @@ static char *normalise(const struct cusemu_param *p, const char *value,
 
 	switch (p->type) {
 	case CUSEMU_PARAM_STRING:
+	case CUSEMU_PARAM_PATH:
 		return g_strdup(value);
 	case CUSEMU_PARAM_BOOL:
 		if (!parse_bool(value, &b)) {

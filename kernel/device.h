@@ -139,6 +139,9 @@ void cusemu_device_free(struct cusemu_device *dev);
 
 /* The common keys every model takes, for --help. */
 extern const struct cusemu_param cusemu_common_params[];
+/* Key's description, a common key's or m's own; NULL if neither has it. */
+const struct cusemu_param *cusemu_param_of(const struct cusemu_device_model *m,
+					  const char *key);
 
 /* The data of an instance, in device.c; the model's code runs in none: */
 

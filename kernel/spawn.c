@@ -7,7 +7,9 @@
  */
 #define G_LOG_DOMAIN "cusemu-device"
 
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "device.h"
 #include "kmodel.h"
@@ -147,19 +149,25 @@ static gboolean start_recording(struct cusemu_device *dev,
 				GError **error)
 {
 	struct cusemu_instance *inst = cusemu_instance(dev);
-	const char *origin;
-	const char *path = cusemu_device_setting(spec, "record", NULL, &origin);
+	const struct cusemu_setting *s = cusemu_device_spec_lookup(spec,
+								   "record");
 
 	if (continued) {
 		inst->recording = cusemu_recording_ref(continued);
 		return TRUE;
 	}
-	if (!path)
+	if (!s)
 		return TRUE;
-	if (cusemu_recording_check_only)
-		return cusemu_recording_check(dev, path, origin, error);
-	inst->recording = cusemu_recording_open(dev, path, inst->record_max,
-						origin, error);
+	if (s->fd >= 0)
+		inst->recording = cusemu_recording_take(
+			dev, fcntl(s->fd, F_DUPFD_CLOEXEC, 0), s->value,
+			inst->record_max, s->origin, error);
+	else if (cusemu_recording_check_only)
+		return cusemu_recording_check(dev, s->value, s->origin, error);
+	else
+		inst->recording = cusemu_recording_open(dev, s->value,
+							inst->record_max,
+							s->origin, error);
 	return inst->recording != NULL;
 }
 

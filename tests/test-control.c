@@ -38,6 +38,9 @@ struct stub {
 	int device_requests;
 	char device_words[4096];	/* of the last one, joined by ' ' */
 	char added[4096];		/* the last add's spec */
+	gboolean added_trusted;		/* and who asked for it */
+	unsigned int added_files;	/* the files handed over with it */
+	ino_t added_ino;		/* the first one's */
 	char removed[256];		/* the last remove's node */
 	char trace_nodes[256];		/* of the last trace, joined by ' ' */
 };
@@ -89,11 +92,17 @@ static int stub_device(void *data, char **argv, GString *out)
 }
 
 /* Adds anything but a spec starting with "BAD". */
-static int stub_add(void *data, const char *spec, GString *out)
+static int stub_add(void *data, const char *spec,
+		    struct cusemu_control_peer *peer, GString *out)
 {
 	struct stub *stub = data;
+	struct stat st;
 
 	g_strlcpy(stub->added, spec, sizeof(stub->added));
+	stub->added_trusted = peer->trusted;
+	stub->added_files = peer->n_fds;
+	stub->added_ino = peer->n_fds && !fstat(peer->fds[0], &st) ? st.st_ino
+								  : 0;
 	if (g_str_has_prefix(spec, "BAD")) {
 		g_string_append(out, "unknown device model 'BAD'");
 		return EINVAL;
@@ -1016,6 +1025,48 @@ static void test_cusemuctl_add_remove(struct fixture *f, gconstpointer unused)
 		   "remove");
 }
 
+/*
+ * record= of an add is opened by cusemuctl with its own rights and handed
+ * over: the daemon gets that file, never a path to open itself.
+ */
+static void test_cusemuctl_hands_files(struct fixture *f,
+				       gconstpointer unused)
+{
+	g_autofree char *rec = g_build_filename(f->dir, "r.rec", NULL);
+	g_autofree char *spec = g_strdup_printf("fioc:record=%s", rec);
+	g_autofree char *two = g_strdup_printf("fioc:record=%s,record=%s", rec,
+					       rec);
+	g_autofree char *nowhere = g_strdup_printf("fioc:record=%s/no/r.rec",
+						   f->dir);
+	g_autofree char *o = NULL, *e = NULL;
+	struct stat st;
+
+	if (!g_getenv("CUSEMUCTL")) {
+		g_test_skip("CUSEMUCTL is not set to the built cusemuctl");
+		return;
+	}
+	g_assert_cmpint(ctl(f->path, &o, &e, "add", spec, NULL), ==, 0);
+	g_assert_cmpstr(f->stub.added, ==, spec);
+	g_assert_cmpuint(f->stub.added_files, ==, 1);
+	g_assert_cmpint(stat(rec, &st), ==, 0);
+	g_assert_cmpuint(st.st_mode & 07777, ==, 0600);
+	g_assert_cmpuint(f->stub.added_ino, ==, st.st_ino);
+	g_assert_true(f->stub.added_trusted == (geteuid() == 0 ||
+						 geteuid() == getuid()));
+	g_clear_pointer(&o, g_free);
+	g_clear_pointer(&e, g_free);
+	g_assert_cmpint(ctl(f->path, &o, &e, "add", two, NULL), ==, 0);
+	g_assert_cmpuint(f->stub.added_files, ==, 2);
+	/* What cusemuctl cannot open itself is not asked for. */
+	f->stub.added[0] = 0;
+	g_clear_pointer(&o, g_free);
+	g_clear_pointer(&e, g_free);
+	g_assert_cmpint(ctl(f->path, &o, &e, "add", nowhere, NULL), ==, 1);
+	g_assert_nonnull(strstr(e, "does not exist"));
+	g_assert_cmpstr(f->stub.added, ==, "");
+	g_assert_cmpint(g_unlink(rec), ==, 0);
+}
+
 static void test_cusemuctl(struct fixture *f, gconstpointer unused)
 {
 	g_autofree char *missing = NULL;
@@ -1290,5 +1341,7 @@ int main(int argc, char **argv)
 	add("/control/add-remove", (gid_t)-1, test_add_remove);
 	add("/control/cusemuctl-add-remove", (gid_t)-1,
 	    test_cusemuctl_add_remove);
+	add("/control/cusemuctl-hands-files", (gid_t)-1,
+	    test_cusemuctl_hands_files);
 	return g_test_run();
 }

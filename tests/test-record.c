@@ -303,6 +303,85 @@ static void test_refuse_symlink(void)
 	g_assert_cmpstr(text, ==, "keep me\n");
 }
 
+/*
+ * A directory on the path swapped for a symbolic link: the daemon follows
+ * none, and the file it would reach stays as it was.
+ */
+static void test_refuse_symlinked_dir(void)
+{
+	g_autofree char *elsewhere = path_in_tmp("elsewhere");
+	g_autofree char *target = path_in_tmp("elsewhere/x.rec");
+	g_autofree char *link = path_in_tmp("swapped");
+	g_autofree char *path = path_in_tmp("swapped/x.rec");
+	const char *const parts[] = { "device refused", "swapped on its path "
+				      "is a symbolic link", NULL };
+	g_autofree char *text = NULL;
+
+	g_assert_cmpint(g_mkdir(elsewhere, 0700), ==, 0);
+	g_assert_true(g_file_set_contents(target, "keep me\n", -1, NULL));
+	g_assert_cmpint(symlink(elsewhere, link), ==, 0);
+	assert_refused(path, parts);
+	g_assert_true(g_file_get_contents(target, &text, NULL, NULL));
+	g_assert_cmpstr(text, ==, "keep me\n");
+}
+
+/* A file with another name is not written into: it may be anyone's. */
+static void test_refuse_hard_link(void)
+{
+	g_autofree char *file = path_in_tmp("linked.rec");
+	g_autofree char *other = path_in_tmp("other-name");
+	const char *const parts[] = { "device refused", "2 names", NULL };
+	g_autofree char *text = NULL;
+
+	g_assert_true(g_file_set_contents(file, "keep me\n", -1, NULL));
+	g_assert_cmpint(link(file, other), ==, 0);
+	assert_refused(file, parts);
+	g_assert_true(g_file_get_contents(other, &text, NULL, NULL));
+	g_assert_cmpstr(text, ==, "keep me\n");
+}
+
+/*
+ * A file another user made where both may write (as /tmp): root's daemon
+ * neither writes into it nor empties it, which would let that user read
+ * and forge the recording.
+ */
+static void test_refuse_other_users_file(void)
+{
+	g_autofree char *path = path_in_tmp("theirs.rec");
+	g_autofree char *want = g_strdup_printf("belongs to uid 65534, not to "
+						"uid %u",
+						(unsigned int)geteuid());
+	const char *const parts[] = { "device refused", want, NULL };
+	g_autofree char *text = NULL;
+
+	if (geteuid() != 0) {
+		g_test_skip("making another user's file needs root");
+		return;
+	}
+	g_assert_true(g_file_set_contents(path, "theirs\n", -1, NULL));
+	g_assert_cmpint(chown(path, 65534, 65534), ==, 0);
+	assert_refused(path, parts);
+	g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+	g_assert_cmpstr(text, ==, "theirs\n");
+}
+
+/* A new recording is its user's alone. */
+static void test_new_file_private(void)
+{
+	g_autofree char *path = path_in_tmp("new.rec");
+	g_autofree char *arg = g_strdup_printf("fioc:record=%s", path);
+	mode_t old = umask(0);
+	struct cusemu_device *dev = device(arg, NULL);
+	GStatBuf st;
+
+	umask(old);
+	g_assert_nonnull(dev);
+	g_assert_cmpint(g_stat(path, &st), ==, 0);
+	g_assert_cmpuint(st.st_mode & 07777, ==, 0600);
+	g_assert_cmpuint(st.st_uid, ==, geteuid());
+	cusemu_device_free(dev);
+}
+
 static void test_refuse_directory(void)
 {
 	const char *const parts[] = { "device refused", "a directory", NULL };
@@ -401,6 +480,12 @@ int main(int argc, char **argv)
 	g_test_add_func("/record/refuse-device-node", test_refuse_device_node);
 	g_test_add_func("/record/refuse-symlink", test_refuse_symlink);
 	g_test_add_func("/record/refuse-directory", test_refuse_directory);
+	g_test_add_func("/record/refuse-symlinked-dir",
+			test_refuse_symlinked_dir);
+	g_test_add_func("/record/refuse-hard-link", test_refuse_hard_link);
+	g_test_add_func("/record/refuse-other-users-file",
+			test_refuse_other_users_file);
+	g_test_add_func("/record/new-file-private", test_new_file_private);
 	g_test_add_func("/record/refuse-missing-directory",
 			test_refuse_missing_directory);
 	g_test_add_func("/record/replace-and-max", test_replace_and_max);

@@ -153,6 +153,14 @@ enum cusemu_param_type {
 	CUSEMU_PARAM_SIZE,	/* a byte count, with an optional K, M or G */
 	CUSEMU_PARAM_BOOL,	/* true/false, yes/no, 1/0 */
 	CUSEMU_PARAM_STRING,
+	/*
+	 * A file the model opens, as the daemon's user (root, often): a
+	 * string, which a control client other than root and the daemon's
+	 * own user may not give to cusemuctl add, since the daemon would
+	 * reach the file with rights the client lacks. Every key that names
+	 * a file or a node is of this type.
+	 */
+	CUSEMU_PARAM_PATH,
 };
 
 struct cusemu_param {

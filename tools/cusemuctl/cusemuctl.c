@@ -25,6 +25,7 @@
 #include "abicheck.h"
 #include "config.h"
 #include "control.h"
+#include "private-file.h"
 #include "trace-print.h"
 
 /* A daemon that does not answer in this time is stuck, not busy. */
@@ -298,9 +299,49 @@ static gboolean receive_all(int fd, GString *answer)
 	}
 }
 
+/*
+ * The files a request names, opened here with this user's rights and
+ * handed over with it (SCM_RIGHTS): the daemon never opens them itself.
+ */
+struct handed {
+	int fds[CUSEMU_CONTROL_MAX_FDS];
+	unsigned int n;
+};
+
+/* The first bytes of a request, with the files handed over on them. */
+static gboolean send_with_files(int fd, const char *buf, size_t len,
+				const struct handed *files)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * CUSEMU_CONTROL_MAX_FDS)];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = { (void *)buf, len };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *h;
+	ssize_t n;
+
+	if (!files || !files->n)
+		return send_all(fd, buf, len);
+	memset(&control, 0, sizeof(control));
+	msg.msg_control = control.buf;
+	msg.msg_controllen = CMSG_SPACE(sizeof(int) * files->n);
+	h = CMSG_FIRSTHDR(&msg);
+	h->cmsg_level = SOL_SOCKET;
+	h->cmsg_type = SCM_RIGHTS;
+	h->cmsg_len = CMSG_LEN(sizeof(int) * files->n);
+	memcpy(CMSG_DATA(h), files->fds, sizeof(int) * files->n);
+	do
+		n = sendmsg(fd, &msg, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return FALSE;
+	return send_all(fd, buf + n, len - (size_t)n);
+}
+
 /* One request and its answer, as exchange(). */
 static int exchange_once(const char *path, const char *request,
-			 GString *answer)
+			 const struct handed *files, GString *answer)
 {
 	g_autofree char *line = g_strconcat(request, "\n", NULL);
 	autoclose int fd = -1;
@@ -311,8 +352,8 @@ static int exchange_once(const char *path, const char *request,
 		return err ? fail_connect(path, err) : EXIT_FAILURE;
 	/* A daemon too busy to serve says so and closes before reading:
 	 * its answer is still there to read. */
-	if (!send_all(fd, line, strlen(line)) && errno != EPIPE &&
-	    errno != ECONNRESET)
+	if (!send_with_files(fd, line, strlen(line), files) &&
+	    errno != EPIPE && errno != ECONNRESET)
 		return fail("sending to cusemud at %s: %s", path,
 			    g_strerror(errno));
 	if (!receive_all(fd, answer)) {
@@ -346,12 +387,13 @@ static gboolean is_error(const GString *answer)
  * Send one request and read the whole answer. Failing to talk to the
  * daemon is said here; an answer starting with "error: " is the caller's.
  */
-static int exchange(const char *path, const char *request, GString *answer)
+static int exchange_files(const char *path, const char *request,
+			  const struct handed *files, GString *answer)
 {
 	gint64 end = g_get_monotonic_time() + BUSY_WAIT_MS * 1000;
 
 	for (;;) {
-		int ret = exchange_once(path, request, answer);
+		int ret = exchange_once(path, request, files, answer);
 
 		if (ret != EXIT_SUCCESS ||
 		    !g_str_has_prefix(answer->str, "error: busy: ") ||
@@ -360,6 +402,11 @@ static int exchange(const char *path, const char *request, GString *answer)
 		g_string_truncate(answer, 0);
 		g_usleep(BUSY_PAUSE_MS * 1000);
 	}
+}
+
+static int exchange(const char *path, const char *request, GString *answer)
+{
+	return exchange_files(path, request, NULL, answer);
 }
 
 /* The daemon's error answer, as "cusemuctl: PREFIX...". */
@@ -372,10 +419,11 @@ static int fail_answer(const GString *answer, const char *prefix)
 	return EXIT_FAILURE;
 }
 
-static int ask(const char *path, const char *request)
+static int ask_files(const char *path, const char *request,
+		     const struct handed *files)
 {
 	g_autoptr(GString) answer = g_string_new(NULL);
-	int status = exchange(path, request, answer);
+	int status = exchange_files(path, request, files, answer);
 
 	if (status != EXIT_SUCCESS)
 		return status;
@@ -385,6 +433,11 @@ static int ask(const char *path, const char *request)
 	    fflush(stdout) != 0)
 		return fail("writing the answer: %s", g_strerror(errno));
 	return EXIT_SUCCESS;
+}
+
+static int ask(const char *path, const char *request)
+{
+	return ask_files(path, request, NULL);
 }
 
 static gboolean in_list(const char *const *list, gsize n, const char *word)
@@ -676,6 +729,45 @@ static int run_replay(const char *path, char **args, int n)
 	return EXIT_SUCCESS;
 }
 
+static void handed_clear(struct handed *files)
+{
+	for (unsigned int i = 0; i < files->n; i++)
+		close(files->fds[i]);
+}
+
+/*
+ * record=PATH of an add's SPEC, opened here as a recording is (as this
+ * user, no symbolic link on the way, made 0600 or a file of ours emptied),
+ * and handed over in order: the daemon writes into the file this user
+ * could, never one it finds by the path with its own rights.
+ */
+static gboolean open_records(const char *spec, struct handed *files)
+{
+	const char *colon = strchr(spec, ':');
+	g_auto(GStrv) pairs = colon ? g_strsplit(colon + 1, ",", -1) : NULL;
+
+	for (guint i = 0; pairs && pairs[i]; i++) {
+		g_autoptr(GError) error = NULL;
+		const char *path;
+		int fd;
+
+		if (!g_str_has_prefix(pairs[i], "record="))
+			continue;
+		path = pairs[i] + strlen("record=");
+		if (files->n == CUSEMU_CONTROL_MAX_FDS) {
+			fail("more than %d record= keys", CUSEMU_CONTROL_MAX_FDS);
+			return FALSE;
+		}
+		fd = cusemu_private_file_open(path, &error);
+		if (fd < 0) {
+			fail("cannot record to %s: %s", path, error->message);
+			return FALSE;
+		}
+		files->fds[files->n++] = fd;
+	}
+	return TRUE;
+}
+
 /* "add SPEC", "remove NODE" or "reload NODE": one argument, sent as it
  * is; the daemon may take long (a probe, 32-bit calls to wait for). */
 static int run_hotplug(const char *path, const char *command, char **args,
@@ -683,6 +775,8 @@ static int run_hotplug(const char *path, const char *command, char **args,
 {
 	g_autofree char *request = NULL;
 	gboolean add = !strcmp(command, "add");
+	struct handed files = { .n = 0 };
+	int status;
 
 	if (n != 1 && add)
 		return fail("add takes one argument, MODEL[:key=value,...], "
@@ -702,8 +796,14 @@ static int run_hotplug(const char *path, const char *command, char **args,
 		return fail("the request is %zu bytes long; cusemud takes at "
 			    "most %d",
 			    strlen(request), REQUEST_MAX);
+	if (add && !open_records(args[0], &files)) {
+		handed_clear(&files);
+		return EXIT_FAILURE;
+	}
 	answer_timeout_s = HOTPLUG_TIMEOUT_S;
-	return ask(path, request);
+	status = ask_files(path, request, &files);
+	handed_clear(&files);
+	return status;
 }
 
 /* The commands of --header, laid out for both ABIs, or FALSE. */
