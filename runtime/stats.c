@@ -542,8 +542,14 @@ static void format_ns(double ns, char *buf, gsize size)
 		g_snprintf(buf, size, "%.2f%s", ns, units[u]);
 }
 
-/* The upper bound of the bucket where 99% of the samples are reached. */
-static void format_p99(const uint64_t *hist, char *buf, gsize size)
+/*
+ * The upper bound of the bucket where 99% of the samples are reached, or the
+ * largest sample if that is less: a bucket's bound may be far above anything
+ * it holds, and the last bucket has none. Every sample of the bucket is below
+ * its bound, so the estimate is never below the smallest sample either.
+ */
+static void format_p99(const uint64_t *hist, uint64_t max_ns, char *buf,
+		       gsize size)
 {
 	uint64_t total = 0, seen = 0, need;
 	unsigned int i;
@@ -560,17 +566,13 @@ static void format_p99(const uint64_t *hist, char *buf, gsize size)
 		if (seen >= need)
 			break;
 	}
-	if (i < 10) {
+	if (i == CUSEMU_STATS_BUCKETS - 1 || max_ns < UINT64_C(1000) << i)
+		format_ns((double)max_ns, buf, size);
+	else if (i < 10)
 		/* Bounds are whole microseconds: print them whole. */
 		g_snprintf(buf, size, "%uus", 1u << i);
-	} else if (i < CUSEMU_STATS_BUCKETS - 1) {
+	else
 		format_ns((double)(UINT64_C(1000) << i), buf, size);
-	} else {
-		/* The last bucket has no upper bound: give its lower one. */
-		buf[0] = '>';
-		format_ns((double)(UINT64_C(1000) << (i - 1)), buf + 1,
-			  size - 1);
-	}
 }
 
 static void format_mean(uint64_t total_ns, uint64_t n, char *buf, gsize size)
@@ -610,7 +612,8 @@ static void append_row_text(GString *out, const struct row_view *row,
 		   row->lock_contended);
 	format_mean(row->wait_ns_total, row->lock_acquisitions, wait_mean,
 		    sizeof(wait_mean));
-	format_p99(row->wait_hist, wait_p99, sizeof(wait_p99));
+	format_p99(row->wait_hist, row->wait_ns_max, wait_p99,
+		   sizeof(wait_p99));
 	format_mean(row->wait_ns_max, row->lock_acquisitions ? 1 : 0, wait_max,
 		    sizeof(wait_max));
 	format_mean(row->hold_ns_total, row->lock_acquisitions, hold_mean,
@@ -662,7 +665,7 @@ static void append_ops_text(GString *out, struct cusemu_stats *stats)
 		header = true;
 		g_snprintf(calls, sizeof(calls), "%" PRIu64, v.calls);
 		format_mean(v.ns_total, v.calls, mean, sizeof(mean));
-		format_p99(v.hist, p99, sizeof(p99));
+		format_p99(v.hist, v.ns_max, p99, sizeof(p99));
 		format_mean(v.ns_max, 1, max, sizeof(max));
 		g_string_append_printf(out, OP_ROW_FORMAT, cusemu_op_name(op),
 				       calls, mean, p99, max);

@@ -283,7 +283,7 @@ static void test_text_table(void)
 		"0x0000beef     native         1         0         0          "
 		"0          -         -         -          -  ENOTTY:1\n"
 		"FIOC_GET_SIZE  native         2         0         2          "
-		"1     2.75us       8us    5.00us     12.0us  -\n"
+		"1     2.75us    5.00us    5.00us     12.0us  -\n"
 		"FIOC_GET_SIZE  compat         1         0         0          "
 		"0          -         -         -          -  -\n"
 		"FIOC_READ      native         3         2         0          "
@@ -314,7 +314,8 @@ static void test_text_table(void)
 	cusemu_stats_free(stats);
 }
 
-/* The p99 column is the upper bound of the bucket reaching 99%. */
+/* The p99 column is the upper bound of the bucket reaching 99%, or the
+ * slowest time if less. */
 static void test_p99(void)
 {
 	struct cusemu_stats *stats = cusemu_stats_new(0);
@@ -329,14 +330,136 @@ static void test_p99(void)
 	one_slow = as_text(stats);
 	assert_contains(one_slow, "       2us    1.00ms");
 	record_locked(stats, 1, "X", 1, 1, 1 * MS, 0);
-	/* 99 of 101 is under 99%: the slow bucket [512, 1024) us. */
+	/* 99 of 101 is under 99%: the slow bucket [512, 1024) us, whose
+	 * bound is above the slowest time. */
 	two_slow = as_text(stats);
-	assert_contains(two_slow, "    1.02ms    1.00ms");
+	assert_contains(two_slow, "    1.00ms    1.00ms");
 	cusemu_stats_reset(stats);
-	/* The last bucket has no upper bound. */
+	/* The last bucket has no upper bound but the slowest time. */
 	record_locked(stats, 1, "X", 1, 1, 10000 * MS, 0);
 	endless = as_text(stats);
-	assert_contains(endless, "  10.0s    >4.19s     10.0s");
+	assert_contains(endless, "  10.0s     10.0s     10.0s");
+	cusemu_stats_free(stats);
+}
+
+/* A time as the table prints it ("12.7ms", "8us", "500ns"), in ns. */
+static double parse_time(const char *text)
+{
+	static const struct {
+		const char *unit;
+		double ns;
+	} units[] = { { "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 } };
+	char *end;
+	double value = g_ascii_strtod(text, &end);
+
+	g_assert_true(end != text);
+	for (gsize i = 0; i < G_N_ELEMENTS(units); i++)
+		if (!strcmp(end, units[i].unit))
+			return value * units[i].ns;
+	g_error("not a time: '%s'", text);
+}
+
+/* The words of the first line of text that starts with prefix. */
+static GStrv row_words(const char *text, const char *prefix)
+{
+	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+
+	for (GStrv line = lines; *line; line++)
+		if (g_str_has_prefix(*line, prefix))
+			return g_strsplit_set(g_strstrip(*line), " ", -1);
+	g_error("no row '%s' in:\n%s", prefix, text);
+}
+
+/* Words without the empty strings that runs of spaces leave. */
+static GPtrArray *columns(GStrv words)
+{
+	GPtrArray *cols = g_ptr_array_new();
+
+	for (GStrv w = words; *w; w++)
+		if (**w)
+			g_ptr_array_add(cols, *w);
+	return cols;
+}
+
+/*
+ * The wait p99 and wait max of command X's row, and the time p99 and time
+ * max of the read row, must lie within [least sample, max]: the bucket's
+ * bound alone may be far above the largest time it holds.
+ */
+static void assert_p99_in_range(const uint64_t *ns, gsize n)
+{
+	struct cusemu_stats *stats = cusemu_stats_new(0);
+	g_autofree char *text = NULL;
+	g_auto(GStrv) lock_words = NULL;
+	g_auto(GStrv) op_words = NULL;
+	g_autoptr(GPtrArray) lock = NULL;
+	g_autoptr(GPtrArray) op = NULL;
+	uint64_t least = UINT64_MAX;
+
+	for (gsize i = 0; i < n; i++) {
+		record_locked(stats, 1, "X", 1, 1, ns[i], 0);
+		cusemu_stats_record_op(stats, CUSEMU_OP_READ, 0, ns[i]);
+		least = MIN(least, ns[i]);
+	}
+	text = as_text(stats);
+	lock_words = row_words(text, "X ");
+	op_words = row_words(text, "read ");
+	lock = columns(lock_words);
+	op = columns(op_words);
+	/* X native calls retries acq contended mean p99 max hold errors */
+	g_assert_cmpuint(lock->len, ==, 11);
+	/* read calls mean p99 max errors */
+	g_assert_cmpuint(op->len, ==, 6);
+	for (int t = 0; t < 2; t++) {
+		const char *p99 = t ? op->pdata[3] : lock->pdata[7];
+		const char *max = t ? op->pdata[4] : lock->pdata[8];
+
+		/* The table rounds to three digits. */
+		if (parse_time(p99) > parse_time(max) ||
+		    parse_time(p99) < 0.995 * (double)least)
+			g_error("p99 %s outside [%" G_GUINT64_FORMAT
+				"ns, %s] in:\n%s", p99, least, max, text);
+	}
+	cusemu_stats_free(stats);
+}
+
+/* A percentile from buckets never lies outside the times recorded. */
+static void test_p99_in_range(void)
+{
+	/* All in [8.19, 16.4) ms: the bucket's bound is above the max. */
+	static const uint64_t one_bucket[] = { 9 * MS, 10 * MS, 12700 * US };
+	static const uint64_t under_1us[] = { 300, 500 };
+	static const uint64_t last_bucket[] = { 5000 * MS, 6000 * MS };
+	static const uint64_t spread[] = { 1 * US, 3 * US, 700 * US, 9 * MS };
+	g_autofree uint64_t *many = g_new(uint64_t, 1000);
+	struct cusemu_stats *stats = cusemu_stats_new(0);
+	g_autofree char *text = NULL;
+	GRand *rand = g_rand_new_with_seed(19);
+
+	assert_p99_in_range(one_bucket, G_N_ELEMENTS(one_bucket));
+	assert_p99_in_range(under_1us, G_N_ELEMENTS(under_1us));
+	assert_p99_in_range(last_bucket, G_N_ELEMENTS(last_bucket));
+	assert_p99_in_range(spread, G_N_ELEMENTS(spread));
+	for (int round = 0; round < 50; round++) {
+		gsize n = g_rand_int_range(rand, 1, 1000);
+
+		for (gsize i = 0; i < n; i++)
+			many[i] = (uint64_t)g_rand_double_range(rand, 100,
+								2e10);
+		assert_p99_in_range(many, n);
+	}
+	g_rand_free(rand);
+
+	/* The one-bucket case shows its max as p99, in both tables. */
+	for (gsize i = 0; i < G_N_ELEMENTS(one_bucket); i++) {
+		record_locked(stats, 1, "X", 1, 1, one_bucket[i], 0);
+		cusemu_stats_record_op(stats, CUSEMU_OP_OPEN, 0,
+				       one_bucket[i]);
+	}
+	text = as_text(stats);
+	assert_contains(text, "    10.6ms    12.7ms    12.7ms");
+	assert_contains(text, "\nopen              3     10.6ms     12.7ms"
+			      "     12.7ms  -\n");
 	cusemu_stats_free(stats);
 }
 
@@ -401,11 +524,11 @@ static void test_operations(void)
 	text = as_text(stats);
 	/* No ioctl yet, but the operations are shown. */
 	assert_contains(text, "(no requests yet)\n\noperation  ");
-	assert_contains(text, "\nopen              2     4.00us        8us"
+	assert_contains(text, "\nopen              2     4.00us     5.00us"
 			      "     5.00us  EBUSY:1\n");
-	assert_contains(text, "\nread              3     1.33us        4us"
+	assert_contains(text, "\nread              3     1.33us     2.00us"
 			      "     2.00us  EAGAIN:2\n");
-	assert_contains(text, "\nrelease           1      500ns        1us"
+	assert_contains(text, "\nrelease           1      500ns      500ns"
 			      "      500ns  -\n");
 	/* Rows only for operations served. */
 	g_assert_null(strstr(text, "\nwrite "));
@@ -529,6 +652,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/stats/lock-histograms", test_lock_histograms);
 	g_test_add_func("/stats/text-table", test_text_table);
 	g_test_add_func("/stats/p99", test_p99);
+	g_test_add_func("/stats/p99-in-range", test_p99_in_range);
 	g_test_add_func("/stats/unnamed", test_unnamed);
 	g_test_add_func("/stats/reset", test_reset);
 	g_test_add_func("/stats/operations", test_operations);
