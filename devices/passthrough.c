@@ -16,6 +16,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -376,6 +377,97 @@ static long pt_ioctl(struct cusemu_device *dev, struct cusemu_file *file,
 
 /* ---- open, read, write, poll, release ---- */
 
+/* Who a process is to the file system: its fsuid, fsgid and groups. */
+struct pt_creds {
+	unsigned int uid, gid;
+	GArray *groups;		/* of unsigned int */
+};
+
+/* The "Uid:" or "Gid:" line's fourth id, the one file access goes by. */
+static bool fs_id(const char *line, unsigned int *id)
+{
+	unsigned int real, effective, saved;
+
+	return sscanf(line, "%u %u %u %u", &real, &effective, &saved, id) == 4;
+}
+
+/* From /proc/PID/status, which everyone may read; false if it is gone. */
+static bool creds_of(pid_t pid, struct pt_creds *c)
+{
+	g_autofree char *path = g_strdup_printf("/proc/%d/status", (int)pid);
+	g_autofree char *text = NULL;
+	g_auto(GStrv) lines = NULL;
+	int found = 0;
+
+	if (pid <= 0 || !g_file_get_contents(path, &text, NULL, NULL))
+		return false;
+	lines = g_strsplit(text, "\n", -1);
+	for (char **l = lines; *l; l++) {
+		if (g_str_has_prefix(*l, "Uid:"))
+			found += fs_id(*l + 4, &c->uid);
+		else if (g_str_has_prefix(*l, "Gid:"))
+			found += fs_id(*l + 4, &c->gid);
+		else if (g_str_has_prefix(*l, "Groups:")) {
+			g_auto(GStrv) ids = g_strsplit_set(*l + 7, " \t", -1);
+
+			for (char **id = ids; *id; id++)
+				if (**id) {
+					unsigned int g = (unsigned int)
+						g_ascii_strtoull(*id, NULL, 10);
+
+					g_array_append_val(c->groups, g);
+				}
+		}
+	}
+	return found == 2;
+}
+
+static bool in_groups(const struct pt_creds *c, unsigned int gid)
+{
+	if (c->gid == gid)
+		return true;
+	for (guint i = 0; i < c->groups->len; i++)
+		if (g_array_index(c->groups, unsigned int, i) == gid)
+			return true;
+	return false;
+}
+
+/*
+ * May the opener open the real device as it asks, by the device's mode,
+ * owner and group, as the kernel would let it? The daemon opens it with
+ * its own rights (root's, often), and a node is never more open than the
+ * device behind it: a mode= of 0666 in front of a 0600 device lets no one
+ * in whom the device keeps out. Root goes by its capabilities, as in the
+ * kernel; POSIX ACLs are not read, so a user whom only an ACL lets in is
+ * kept out (docs/passthrough.md).
+ */
+static int caller_may_open(const char *path, pid_t opener, int flags)
+{
+	struct pt_creds c = { .groups = g_array_new(FALSE, FALSE,
+						    sizeof(unsigned int)) };
+	unsigned int want = 0, shift;
+	struct stat st;
+	int ret = 0;
+
+	if ((flags & O_ACCMODE) != O_WRONLY)
+		want |= 4;
+	if ((flags & O_ACCMODE) != O_RDONLY)
+		want |= 2;
+	if (stat(path, &st) < 0)
+		ret = -errno;
+	else if (!creds_of(opener, &c))
+		ret = -EACCES;
+	else if (c.uid != 0) {
+		shift = c.uid == st.st_uid	  ? 6
+			: in_groups(&c, st.st_gid) ? 3
+						   : 0;
+		if (((st.st_mode >> shift) & want) != want)
+			ret = -EACCES;
+	}
+	g_array_unref(c.groups);
+	return ret;
+}
+
 static int pt_open(struct cusemu_device *dev, struct cusemu_file *file)
 {
 	struct pt_dev *p = dev->priv;
@@ -383,8 +475,11 @@ static int pt_open(struct cusemu_device *dev, struct cusemu_file *file)
 	/* Waits are the daemon's, so that a client can give up on one. */
 	int flags = (file->flags & (O_ACCMODE | O_APPEND | O_SYNC | O_DSYNC)) |
 		    O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
-	int fd = open(p->path, flags);
+	int fd, err = caller_may_open(p->path, file->opener, flags);
 
+	if (err)
+		return err;
+	fd = open(p->path, flags);
 	if (fd < 0)
 		return -errno;
 	f = g_new0(struct pt_file, 1);

@@ -6,9 +6,14 @@
  * refusals. And the compat shim's conversion of a header's i386 payload to
  * the x86_64 one and back, member by member.
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <glib.h>
@@ -34,7 +39,8 @@ static void setup(struct fixture *f, gconstpointer data)
 
 	f->dev = fake_device_try(NULL, "passthrough:path=/dev/ptmx", &error);
 	g_assert_no_error(error);
-	f->file = (struct cusemu_file){ .dev = f->dev, .flags = O_RDWR };
+	f->file = (struct cusemu_file){ .dev = f->dev, .flags = O_RDWR,
+					.opener = getpid() };
 	g_assert_cmpint(f->dev->model->open(f->dev, &f->file), ==, 0);
 	fake_client_init(&f->native, false, CLIENT_SIZE);
 	fake_client_init(&f->compat, true, CLIENT_SIZE);
@@ -133,6 +139,101 @@ static void test_refusals(void)
 		       "'SHIM_RAW' is not NAME=value or NAME=TYPE");
 	expect_refused("passthrough:path=/dev/null,commands=SHIM_RAW=value",
 		       "none is given");
+}
+
+/* ---- who may open it ---- */
+
+/* A process of nobody's (gid 65534), there until *release is closed. */
+static pid_t nobody_process(int *release)
+{
+	int fds[2];
+	pid_t pid;
+	char c;
+
+	g_assert_cmpint(pipe(fds), ==, 0);
+	pid = fork();
+	g_assert_cmpint(pid, >=, 0);
+	if (pid == 0) {
+		close(fds[1]);
+		if (setgroups(0, NULL) < 0 || setgid(65534) < 0 ||
+		    setuid(65534) < 0)
+			_exit(2);
+		/* Its ids are in /proc/PID/status as soon as it reads. */
+		_exit(read(fds[0], &c, 1) < 0);
+	}
+	close(fds[0]);
+	*release = fds[1];
+	/* The ids are set before the child blocks: wait for them. */
+	for (int i = 0; i < 1000; i++) {
+		g_autofree char *status = g_strdup_printf("/proc/%d/status",
+							  (int)pid);
+		g_autofree char *text = NULL;
+
+		if (g_file_get_contents(status, &text, NULL, NULL) &&
+		    strstr(text, "\nUid:\t65534\t"))
+			break;
+		g_usleep(1000);
+	}
+	return pid;
+}
+
+/* open(2) of dev by pid, with flags: 0 or -errno. */
+static int open_as(struct cusemu_device *dev, pid_t pid, int flags)
+{
+	struct cusemu_file file = { .dev = dev, .flags = flags,
+				    .opener = pid };
+	int ret = dev->model->open(dev, &file);
+
+	if (!ret)
+		dev->model->release(dev, &file);
+	return ret;
+}
+
+/*
+ * A node is never more open than the device behind it is to its caller:
+ * the daemon opens the device with its own rights, so it asks the
+ * device's mode, owner and group first, for the caller.
+ */
+static void test_caller_rights(void)
+{
+	g_autofree char *dir = g_dir_make_tmp("cusemu-pt-XXXXXX", NULL);
+	g_autofree char *node = g_build_filename(dir, "null", NULL);
+	g_autofree char *spec = g_strdup_printf("passthrough:path=%s,mode=0666",
+						node);
+	struct cusemu_device *dev;
+	int release, status;
+	pid_t nobody;
+
+	if (geteuid() != 0) {
+		g_test_skip("making a device node and a process of nobody's "
+			    "needs root");
+		rmdir(dir);
+		return;
+	}
+	/* /dev/null's numbers, at mode 0600 of root's. */
+	g_assert_cmpint(mknod(node, S_IFCHR | 0600, makedev(1, 3)), ==, 0);
+	dev = fake_device_new(spec);
+	nobody = nobody_process(&release);
+	g_assert_cmpint(open_as(dev, getpid(), O_RDWR), ==, 0);
+	g_assert_cmpint(open_as(dev, nobody, O_RDWR), ==, -EACCES);
+	g_assert_cmpint(open_as(dev, nobody, O_RDONLY), ==, -EACCES);
+	/* Its group may read, not write. */
+	g_assert_cmpint(chown(node, 0, 65534), ==, 0);
+	g_assert_cmpint(chmod(node, 0640), ==, 0);
+	g_assert_cmpint(open_as(dev, nobody, O_RDONLY), ==, 0);
+	g_assert_cmpint(open_as(dev, nobody, O_RDWR), ==, -EACCES);
+	g_assert_cmpint(open_as(dev, nobody, O_WRONLY), ==, -EACCES);
+	/* Its owner may do what the owner's bits say. */
+	g_assert_cmpint(chown(node, 65534, 0), ==, 0);
+	g_assert_cmpint(chmod(node, 0600), ==, 0);
+	g_assert_cmpint(open_as(dev, nobody, O_RDWR), ==, 0);
+	/* A caller that is gone is kept out. */
+	close(release);
+	g_assert_cmpint(waitpid(nobody, &status, 0), ==, nobody);
+	g_assert_cmpint(open_as(dev, nobody, O_RDONLY), ==, -EACCES);
+	fake_device_free(dev);
+	unlink(node);
+	rmdir(dir);
 }
 
 /* ---- the compat shim ---- */
@@ -289,6 +390,7 @@ int main(int argc, char **argv)
 	g_test_add("/passthrough/pty/unknown", struct fixture, NULL, setup,
 		   test_unknown, teardown);
 	g_test_add_func("/passthrough/refusals", test_refusals);
+	g_test_add_func("/passthrough/caller-rights", test_caller_rights);
 	g_test_add_func("/passthrough/shim/translate", test_translate);
 	g_test_add_func("/passthrough/shim/header-rules", test_header_rules);
 	return g_test_run();
