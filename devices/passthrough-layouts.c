@@ -464,6 +464,34 @@ struct pt_cmd pt_layout_lookup(const struct pt_layouts *l, unsigned int cmd,
 				       "NAME=TYPE for what it points to" };
 }
 
+/*
+ * A pointer member, or each element of an array of pointers, with the
+ * struct it points to: none reaches the driver as the caller wrote it.
+ */
+static int chase_member(struct pt_graph *g, int root, const struct member *m,
+			cusemu_uptr_t arg)
+{
+	const struct member *pointee = m->pointee->pdata[0];
+	bool array = m->flags & MEMBER_ARRAY;
+	uint64_t n = array ? m->count : 1;
+	unsigned int width = (unsigned int)(array ? m->elem_size : m->size);
+	int err = 0;
+
+	for (uint64_t k = 0; !err && k < n; k++) {
+		uint32_t off = (uint32_t)(m->offset + k * width);
+		cusemu_uptr_t p;
+
+		err = read_pointer(arg + off, width, &p);
+		if (!err && p)
+			err = pt_graph_pointer(
+				g, root, off,
+				pt_graph_range(g, p, (uint32_t)pointee->size,
+					       (uint32_t)pointee->size),
+				width);
+	}
+	return err;
+}
+
 /* What the header lays out at arg, with the structs its pointers reach. */
 static int chase_header(struct pt_graph *g, const struct command *c,
 			cusemu_uptr_t arg)
@@ -492,22 +520,13 @@ static int chase_header(struct pt_graph *g, const struct command *c,
 		return root;
 	for (guint i = 1; !err && i < l->members->len; i++) {
 		const struct member *m = l->members->pdata[i];
-		const struct member *pointee;
-		cusemu_uptr_t p;
 
-		if (!(m->flags & MEMBER_POINTER) || (m->flags & MEMBER_ARRAY))
+		if (!(m->flags & MEMBER_POINTER))
 			continue;
 		if (strstr(m->path, "[]") || !m->pointee ||
 		    !m->pointee->len)
 			return -EOPNOTSUPP;
-		pointee = m->pointee->pdata[0];
-		err = read_pointer(arg + m->offset, (unsigned int)m->size, &p);
-		if (!err && p)
-			err = pt_graph_pointer(
-				g, root, (uint32_t)m->offset,
-				pt_graph_range(g, p, (uint32_t)pointee->size,
-					       (uint32_t)pointee->size),
-				(unsigned int)m->size);
+		err = chase_member(g, root, m, arg);
 	}
 	return err;
 }

@@ -346,6 +346,57 @@ static void test_translate(void)
 	pt_layouts_free(l);
 }
 
+/*
+ * A header's array of pointers: each element is followed and its struct
+ * fetched from the caller, never handed to the driver as it is (a driver
+ * would follow it in the daemon's memory). An element pointing at memory
+ * the caller has not mapped gives EFAULT; with every element readable, the
+ * call reaches the pty, which does not know it.
+ */
+static void test_pointer_array(gconstpointer data)
+{
+	bool compat = GPOINTER_TO_INT(data);
+	g_autoptr(GPtrArray) commands = probe_shim();
+	const struct command *nodes = find_command(commands, "SHIM_NODES");
+	struct fake_client c;
+	struct cusemu_device *dev;
+	struct cusemu_file file;
+	unsigned int width = compat ? 4 : 8, rt = 0;
+	cusemu_uptr_t arg;
+
+	dev = fake_device_new("passthrough:path=/dev/ptmx,layouts=" SHIM_HEADER);
+	file = (struct cusemu_file){ .dev = dev, .flags = O_RDWR,
+				     .opener = getpid() };
+	g_assert_cmpint(dev->model->open(dev, &file), ==, 0);
+	fake_client_init(&c, compat, CLIENT_SIZE);
+	arg = c.base + 64;
+	for (unsigned int i = 0; i < 4; i++) {
+		/* Element 2 is NULL: nothing to follow. */
+		uint64_t p = i == 2 ? 0 : c.base + 512 + 16 * i;
+
+		memcpy(c.mem + 64 + i * width, &p, width);
+	}
+	g_assert_cmpint(fake_ioctl(&c, dev, &file,
+				   nodes->number[compat ? ABI_I386
+							: ABI_X86_64],
+				   arg, &rt),
+			==, -ENOTTY);
+	/* Element 3 beyond the caller's memory. */
+	{
+		uint64_t bad = c.base + CLIENT_SIZE + 4096;
+
+		memcpy(c.mem + 64 + 3 * width, &bad, width);
+	}
+	g_assert_cmpint(fake_ioctl(&c, dev, &file,
+				   nodes->number[compat ? ABI_I386
+							: ABI_X86_64],
+				   arg, &rt),
+			==, -EFAULT);
+	dev->model->release(dev, &file);
+	fake_device_free(dev);
+	g_free(c.mem);
+}
+
 /* What the shim and the lookup refuse, and what commands= gives. */
 static void test_header_rules(void)
 {
@@ -391,6 +442,10 @@ int main(int argc, char **argv)
 		   test_unknown, teardown);
 	g_test_add_func("/passthrough/refusals", test_refusals);
 	g_test_add_func("/passthrough/caller-rights", test_caller_rights);
+	g_test_add_data_func("/passthrough/pointer-array/x86_64",
+			     GINT_TO_POINTER(0), test_pointer_array);
+	g_test_add_data_func("/passthrough/pointer-array/i386",
+			     GINT_TO_POINTER(1), test_pointer_array);
 	g_test_add_func("/passthrough/shim/translate", test_translate);
 	g_test_add_func("/passthrough/shim/header-rules", test_header_rules);
 	return g_test_run();

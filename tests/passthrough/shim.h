@@ -30,4 +30,15 @@ struct shim_ptr {
 #define SHIM_RAW _IO('S', 3)
 #define SHIM_PTR _IOW('S', 4, struct shim_ptr)
 
+/* An array of pointers: each element is followed, as a pointer member. */
+struct shim_node {
+	__u32 v;
+};
+
+struct shim_nodes {
+	struct shim_node *arr[4];
+};
+
+#define SHIM_NODES _IOW('S', 5, struct shim_nodes)
+
 #endif

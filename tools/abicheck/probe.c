@@ -1044,6 +1044,9 @@ static void walk(enum abi abi, Dwarf_Die *type, const char *path,
 						MEMBER_SCALAR);
 			if (e->time_type && !m->time_type)
 				m->time_type = g_strdup(e->time_type);
+			/* An array of pointers points where its elements do. */
+			if (e->pointee && !m->pointee)
+				m->pointee = g_ptr_array_ref(e->pointee);
 			/* Elements of scalars add nothing: keep the array. */
 			if (!(e->flags & (MEMBER_STRUCT | MEMBER_UNION))) {
 				g_ptr_array_remove_index(members, at);
