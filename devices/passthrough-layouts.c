@@ -17,6 +17,7 @@
 #include <linux/ioctl.h>
 #include <linux/rtc.h>
 #include <linux/watchdog.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "abicheck.h"
@@ -316,6 +317,71 @@ static bool parse_given(char **commands, GPtrArray *given, GError **error)
 	return true;
 }
 
+/*
+ * Headers read so far, by their paths and commands=: reading one runs the
+ * compiler, which the daemon's sandbox forbids once it serves (its filter
+ * would kill the daemon for the fork). A device added or reloaded then
+ * takes the layouts read at start-up; others are refused with the reason.
+ */
+static GMutex probed_lock;
+static GHashTable *probed;	/* key -> GPtrArray of struct command */
+
+static char *probed_key(char **absolute, char **commands)
+{
+	g_autofree char *h = g_strjoinv(":", absolute);
+	g_autofree char *c = commands ? g_strjoinv(":", commands) : NULL;
+
+	return g_strdup_printf("%s|%s", h, c ? c : "");
+}
+
+/* A seccomp filter is installed in this process (the daemon's sandbox). */
+static bool filtered(void)
+{
+	g_autofree char *status = NULL;
+	const char *line;
+
+	if (!g_file_get_contents("/proc/self/status", &status, NULL, NULL))
+		return true;
+	line = strstr(status, "\nSeccomp:");
+	return line && atoi(line + strlen("\nSeccomp:")) == 2;
+}
+
+static bool probe_or_recall(const struct probe_options *o, char **absolute,
+			    char **commands, GPtrArray *given,
+			    GPtrArray **out, GPtrArray *notes, GError **error)
+{
+	g_autofree char *key = probed_key(absolute, commands);
+	GPtrArray *known;
+
+	g_mutex_lock(&probed_lock);
+	if (!probed)
+		probed = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+					       (GDestroyNotify)g_ptr_array_unref);
+	known = g_hash_table_lookup(probed, key);
+	if (known)
+		*out = g_ptr_array_ref(known);
+	g_mutex_unlock(&probed_lock);
+	if (known)
+		return true;
+	if (filtered()) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "these headers were not read when the daemon "
+			    "started, and reading one runs the compiler, "
+			    "which the daemon's sandbox forbids once it "
+			    "serves: give this layouts= at start-up (the "
+			    "configuration, or --device), where a device "
+			    "added or reloaded later finds it");
+		return false;
+	}
+	if (!probe_headers(o, absolute, given, out, notes, error))
+		return false;
+	g_mutex_lock(&probed_lock);
+	g_hash_table_replace(probed, g_steal_pointer(&key),
+			     g_ptr_array_ref(*out));
+	g_mutex_unlock(&probed_lock);
+	return true;
+}
+
 struct pt_layouts *pt_layouts_new(const char *like, char **headers,
 				  char **commands, GError **error)
 {
@@ -373,7 +439,8 @@ struct pt_layouts *pt_layouts_new(const char *like, char **headers,
 					g_strconcat("-idirafter", dir, NULL));
 		}
 	}
-	if (!probe_headers(&o, absolute, given, &l->commands, notes, error)) {
+	if (!probe_or_recall(&o, absolute, commands, given, &l->commands,
+			     notes, error)) {
 		pt_layouts_free(l);
 		return NULL;
 	}
