@@ -26,6 +26,9 @@
 /* The longest line a recording may have: 128 KiB of data each way, in hex,
  * and the rest. */
 #define REPLAY_LINE_MAX (1024u * 1024u)
+/* How deep a line may nest arrays and objects. json-glib parses them by
+ * recursion, so 100,000 '[' would overflow the stack; a recording needs 3. */
+#define REPLAY_DEPTH_MAX 64
 /* How long a read with nothing left to give sleeps before it looks again
  * whether its caller gave up (which wakes it anyway). */
 #define REPLAY_READ_RECHECK_US G_TIME_SPAN_SECOND
@@ -521,6 +524,39 @@ static bool load_line(struct replay *rp, JsonObject *o, unsigned int line,
 	return true;
 }
 
+enum replay_shape { REPLAY_SHAPE_OK, REPLAY_SHAPE_DEEP, REPLAY_SHAPE_LAX };
+
+/*
+ * A look at a line's nesting before json-glib parses it. Brackets inside
+ * strings do not count; a comment or a single-quoted string, which
+ * json-glib takes but JSON and the trace never have, is refused, so that
+ * this scan and json-glib's see the same strings.
+ */
+static enum replay_shape line_shape(const char *s)
+{
+	unsigned int depth = 0;
+	bool string = false;
+
+	for (; *s; s++) {
+		if (string) {
+			if (*s == '\\' && s[1])
+				s++;
+			else if (*s == '"')
+				string = false;
+		} else if (*s == '"') {
+			string = true;
+		} else if (*s == '\'' || *s == '/') {
+			return REPLAY_SHAPE_LAX;
+		} else if (*s == '[' || *s == '{') {
+			if (++depth > REPLAY_DEPTH_MAX)
+				return REPLAY_SHAPE_DEEP;
+		} else if ((*s == ']' || *s == '}') && depth) {
+			depth--;
+		}
+	}
+	return REPLAY_SHAPE_OK;
+}
+
 static bool load_text(struct replay *rp, char *text, char **node,
 		      char **why)
 {
@@ -542,6 +578,20 @@ static bool load_text(struct replay *rp, char *text, char **node,
 			return line_error(why, rp->file, line,
 					  "line longer than %u bytes",
 					  REPLAY_LINE_MAX);
+		switch (line_shape(s)) {
+		case REPLAY_SHAPE_DEEP:
+			return line_error(why, rp->file, line,
+					  "arrays and objects nested deeper "
+					  "than %u (a recording needs 3)",
+					  REPLAY_DEPTH_MAX);
+		case REPLAY_SHAPE_LAX:
+			return line_error(why, rp->file, line,
+					  "not JSON: a comment or a "
+					  "single-quoted string, which a "
+					  "recording never has");
+		case REPLAY_SHAPE_OK:
+			break;
+		}
 		if (!json_parser_load_from_data(parser, s, -1, &error))
 			return line_error(why, rp->file, line, "not JSON: %s",
 					  error->message);

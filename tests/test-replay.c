@@ -711,7 +711,18 @@ static void test_refused(void)
 		"{\"trace\":\"cusemu\",\"version\":1,\"nodes\":[\"a/b\"]}", NULL
 	};
 
+	g_autofree char *deep = g_strnfill(100000, '[');
+	const char *too_deep[] = { HEADER, good, deep, NULL };
+	const char *comment[] = {
+		HEADER, "{\"node\":\"clock7\",/* \" */\"op\":\"poll\"}", NULL
+	};
+
 	expect_refused(not_json, NULL, ":3: not JSON: *");
+	/* Refused before json-glib's recursion would overflow the stack. */
+	expect_refused(too_deep, NULL, ":3: arrays and objects nested deeper "
+		       "than 64*");
+	expect_refused(comment, NULL, ":2: not JSON: a comment or a "
+		       "single-quoted string*");
 	expect_refused(no_header, NULL, ":1: not a cusemu recording*");
 	expect_refused(version, NULL, ":1: version 2 of the trace format*");
 	expect_refused(lost, NULL, ":3: the recording lost 3 lines here*");
