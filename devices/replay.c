@@ -75,6 +75,7 @@ struct replay_call {
 struct replay {
 	char *file;
 	bool strict;
+	unsigned int node_line;	/* where the node's name was read */
 	GPtrArray *calls;	/* struct replay_call *, in recorded order */
 	unsigned int reads;	/* recorded reads that returned data */
 	uint32_t poll_rest;	/* what polls answer, but reads to come */
@@ -169,6 +170,12 @@ static bool parse_u64(const char *s, uint64_t *v)
 	return !errno && !*end;
 }
 
+/*
+ * An error about a line of the recording names the file, the line and what
+ * was expected there, and quotes nothing of the line: the daemon may read a
+ * file that whoever asked for it (cusemuctl add) may not, and its errors
+ * must not show them what it holds.
+ */
 G_GNUC_PRINTF(4, 5)
 static bool line_error(char **why, const char *file, unsigned int line,
 		       const char *format, ...)
@@ -422,7 +429,9 @@ static bool load_result(JsonObject *o, struct replay_call *c,
 		c->error = errno_from_name(error);
 		if (!c->error)
 			return line_error(why, file, c->line,
-					  "unknown error \"%s\"", error);
+					  "\"error\" is neither an errno "
+					  "name (\"EINVAL\") nor a number "
+					  "from 1 to 4095");
 		return true;
 	}
 	if (!member_int(o, "result", &result))
@@ -432,7 +441,7 @@ static bool load_result(JsonObject *o, struct replay_call *c,
 	return true;
 }
 
-static bool load_header(JsonObject *o, const char *file, char **node,
+static bool load_header(struct replay *rp, JsonObject *o, char **node,
 			char **why)
 {
 	const char *trace = member_string(o, "trace");
@@ -440,21 +449,27 @@ static bool load_header(JsonObject *o, const char *file, char **node,
 
 	if (!trace || strcmp(trace, "cusemu") || !member_int(o, "version",
 							    &version))
-		return line_error(why, file, 1,
+		return line_error(why, rp->file, 1,
 				  "not a cusemu recording: the first line "
 				  "must be {\"trace\":\"cusemu\","
 				  "\"version\":1,...}");
 	if (version != 1)
-		return line_error(why, file, 1,
-				  "version %" G_GINT64_FORMAT " of the trace "
-				  "format; this cusemud reads version 1",
-				  version);
+		return line_error(why, rp->file, 1,
+				  "a version of the trace format other than "
+				  "1, the one this cusemud reads");
 	if (json_object_has_member(o, "nodes") &&
 	    JSON_NODE_HOLDS_ARRAY(json_object_get_member(o, "nodes"))) {
 		JsonArray *a = json_object_get_array_member(o, "nodes");
 
-		if (json_array_get_length(a) == 1)
-			*node = g_strdup(json_array_get_string_element(a, 0));
+		JsonNode *n = json_array_get_length(a) == 1
+				      ? json_array_get_element(a, 0)
+				      : NULL;
+
+		if (n && JSON_NODE_HOLDS_VALUE(n) &&
+		    json_node_get_value_type(n) == G_TYPE_STRING) {
+			*node = g_strdup(json_node_get_string(n));
+			rp->node_line = 1;
+		}
 	}
 	return true;
 }
@@ -472,8 +487,8 @@ static bool load_line(struct replay *rp, JsonObject *o, unsigned int line,
 
 	if (member_int(o, "lost", &lost))
 		return line_error(why, rp->file, line,
-				  "the recording lost %" G_GINT64_FORMAT
-				  " lines here: record again", lost);
+				  "the recording lost lines here: record "
+				  "again");
 	if (!g_strcmp0(member_string(o, "record"), "full")) {
 		/* record-max= ended it: what came before is whole. */
 		g_message("%s:%u: the recording reached its record-max= here; "
@@ -484,15 +499,17 @@ static bool load_line(struct replay *rp, JsonObject *o, unsigned int line,
 	if (!op || !n)
 		return line_error(why, rp->file, line,
 				  "a call needs \"op\" and \"node\"");
-	if (!*node)
+	if (!*node) {
 		*node = g_strdup(n);
-	else if (strcmp(*node, n))
+		rp->node_line = line;
+	} else if (strcmp(*node, n)) {
 		return line_error(why, rp->file, line,
-				  "a call of node %s, after calls of %s: a "
-				  "replay answers for one node; cut the "
-				  "recording down to it (e.g. jq -c 'select("
-				  ".node==\"%s\" or .trace)')",
-				  n, *node, *node);
+				  "a call of another node than line %u "
+				  "names: a replay answers for one node; "
+				  "cut the recording down to one (jq -c "
+				  "'select(.node==\"NODE\" or .trace)')",
+				  rp->node_line);
+	}
 	c = g_new0(struct replay_call, 1);
 	c->line = line;
 	c->compat = abi && !strcmp(abi, "i386");
@@ -511,17 +528,60 @@ static bool load_line(struct replay *rp, JsonObject *o, unsigned int line,
 	} else if (!strcmp(op, "open") || !strcmp(op, "release")) {
 		return true;
 	} else {
-		return line_error(why, rp->file, line, "unknown op \"%s\"",
-				  op);
+		return line_error(why, rp->file, line,
+				  "\"op\" is none of open, read, write, "
+				  "poll, release and ioctl");
 	}
 	if (!load_result(o, c, rp->file, why))
 		return false;
-	if (c->unusable)
-		g_message("%s:%u: %s%s%s is not replayed: %s", rp->file, line,
-			  op, c->name ? " " : "", c->name ? c->name : "",
-			  c->unusable);
 	g_ptr_array_add(rp->calls, g_ptr_array_steal_index(keep, 0));
 	return true;
+}
+
+/* What json-glib expected, in words of our own: its message quotes the
+ * line. */
+static const char *json_expected(const GError *error)
+{
+	if (error->domain != JSON_PARSER_ERROR)
+		return "expected UTF-8 text";
+	switch (error->code) {
+	case JSON_PARSER_ERROR_TRAILING_COMMA:
+		return "a comma where a value was expected";
+	case JSON_PARSER_ERROR_MISSING_COMMA:
+		return "expected a comma between values";
+	case JSON_PARSER_ERROR_MISSING_COLON:
+		return "expected a colon after a member's name";
+	case JSON_PARSER_ERROR_INVALID_BAREWORD:
+		return "a bare word where a value (a string, a number, an "
+		       "array, an object, true, false or null) or the line's "
+		       "end was expected";
+	case JSON_PARSER_ERROR_EMPTY_MEMBER_NAME:
+		return "a member with an empty name";
+	case JSON_PARSER_ERROR_INVALID_DATA:
+		return "expected UTF-8 text";
+	default:
+		return "expected one JSON object, whole, on the line";
+	}
+}
+
+/* The lines that answer nothing, said once the recording is accepted:
+ * their names come from the file. */
+static void say_unusable(const struct replay *rp)
+{
+	static const char *const ops[] = {
+		[REPLAY_IOCTL] = "ioctl", [REPLAY_READ] = "read",
+		[REPLAY_WRITE] = "write", [REPLAY_POLL] = "poll",
+	};
+
+	for (guint i = 0; i < rp->calls->len; i++) {
+		const struct replay_call *c = rp->calls->pdata[i];
+
+		if (c->unusable)
+			g_message("%s:%u: %s%s%s is not replayed: %s",
+				  rp->file, c->line, ops[c->op],
+				  c->name ? " " : "", c->name ? c->name : "",
+				  c->unusable);
+	}
 }
 
 enum replay_shape { REPLAY_SHAPE_OK, REPLAY_SHAPE_DEEP, REPLAY_SHAPE_LAX };
@@ -594,14 +654,14 @@ static bool load_text(struct replay *rp, char *text, char **node,
 		}
 		if (!json_parser_load_from_data(parser, s, -1, &error))
 			return line_error(why, rp->file, line, "not JSON: %s",
-					  error->message);
+					  json_expected(error));
 		root = json_parser_get_root(parser);
 		if (!root || !JSON_NODE_HOLDS_OBJECT(root))
 			return line_error(why, rp->file, line,
 					  "not a JSON object");
 		if (line == 1) {
-			if (!load_header(json_node_get_object(root), rp->file,
-					 node, why))
+			if (!load_header(rp, json_node_get_object(root), node,
+					 why))
 				return false;
 		} else if (!load_line(rp, json_node_get_object(root), line,
 				      node, why)) {
@@ -1243,13 +1303,16 @@ static int replay_probe(struct cusemu_device *dev, char **why)
 	}
 	if (!load_text(rp, text, &node, why))
 		goto fail;
+	say_unusable(rp);
 	if (*layouts && !add_twins(rp, layouts, why))
 		goto fail;
 	summarise(rp);
 	if (node && cusemu_device_default_name(dev, node)) {
-		*why = g_strdup_printf("%s: the recorded node name '%s' is "
-				       "not one cusemud can use: give name=",
-				       file, node);
+		*why = g_strdup_printf("%s:%u: the recorded node name is not "
+				       "one cusemud can use (letters, digits, "
+				       "'-', '_' and '.', at most 64): give "
+				       "name=",
+				       file, rp->node_line);
 		goto fail;
 	}
 	dev->priv = rp;

@@ -724,16 +724,110 @@ static void test_refused(void)
 	expect_refused(comment, NULL, ":2: not JSON: a comment or a "
 		       "single-quoted string*");
 	expect_refused(no_header, NULL, ":1: not a cusemu recording*");
-	expect_refused(version, NULL, ":1: version 2 of the trace format*");
-	expect_refused(lost, NULL, ":3: the recording lost 3 lines here*");
+	expect_refused(version, NULL, ":1: a version of the trace format "
+		       "other than 1*");
+	expect_refused(lost, NULL, ":3: the recording lost lines here*");
 	expect_refused(bad_hex, NULL, ":2: \"data\" is not hex");
 	expect_refused(two_nodes, NULL,
-		       ":3: a call of node other, after calls of clock7*");
-	expect_refused(bad_errno, NULL, ":2: unknown error \"ENOTANERROR\"");
-	expect_refused(bad_name, NULL, ": the recorded node name 'a/b'*");
+		       ":3: a call of another node than line 2 names*");
+	expect_refused(bad_errno, NULL, ":2: \"error\" is neither an errno "
+		       "name*");
+	expect_refused(bad_name, NULL, ":1: the recorded node name is not one "
+		       "cusemud can use*");
 	expect_refused_arg("replay", "replay needs file=RECORDING");
 	expect_refused_arg("replay:file=/nonexistent/rec.json",
 			   "/nonexistent/rec.json*");
+}
+
+/* No log line may quote the refused file either. */
+static GLogWriterOutput no_secret(GLogLevelFlags level,
+				  const GLogField *fields, gsize n,
+				  gpointer data)
+{
+	for (gsize i = 0; i < n; i++)
+		if (!strcmp(fields[i].key, "MESSAGE") &&
+		    strstr(fields[i].value, "ECRE"))
+			g_test_fail_printf("a log line quotes the "
+					   "recording: %s",
+					   (const char *)fields[i].value);
+	return g_log_writer_default(level, fields, n, data);
+}
+
+/* A file refused at line, its error naming the file and the line and
+ * nothing of what the file holds. */
+static void expect_quiet(const char *const *lines, unsigned int line)
+{
+	struct fixture fx = { 0 }, *f = &fx;
+	g_autofree char *text = NULL;
+	g_autofree char *arg = NULL;
+	g_autofree char *want = NULL;
+	g_autoptr(GError) error = NULL;
+
+	fixture_init(f);
+	text = g_strjoinv("\n", (char **)lines);
+	g_assert_true(g_file_set_contents(f->path, text, -1, NULL));
+	arg = g_strdup_printf("replay:file=%s", f->path);
+	g_assert_null(fake_device_try(NULL, arg, &error));
+	g_assert_nonnull(error);
+	want = g_strdup_printf("*%s:%u: *", f->path, line);
+	if (!g_pattern_match_simple(want, error->message))
+		g_error("'%s' does not match '%s'", error->message, want);
+	if (strstr(error->message, "ECRE") || strstr(error->message, "31337"))
+		g_test_fail_printf("the error quotes the recording: %s",
+				   error->message);
+	fixture_clear(f);
+}
+
+/*
+ * The daemon may read a file its asker may not (cusemuctl add): its errors
+ * say where and what was expected, never what the file holds.
+ */
+static void test_secret(void)
+{
+	g_autofree char *good = rd_time("x86_64", 1);
+	g_autofree char *cut = ioctl_line(
+		TEST_SET, "SECRET_SET", "x86_64", "0x7ffc00000010",
+		"[{\"addr\":\"0x7ffc00000010\",\"len\":4,\"data\":\"01\","
+		"\"cut\":true}]",
+		"[]", "\"result\":0,\"error\":null");
+	const char *bare[] = { "SECRET:x:0:0:root:/root:/bin/sh", NULL };
+	const char *string[] = { HEADER, "{\"SECRET\" 1}", NULL };
+	const char *open_string[] = { HEADER, "\"SECRET", NULL };
+	const char *trailing[] = { HEADER, "{\"a\":1} SECRET", NULL };
+	const char *op[] = {
+		HEADER, "{\"node\":\"clock7\",\"op\":\"SECRET\"}", NULL
+	};
+	const char *error[] = {
+		HEADER,
+		"{\"node\":\"clock7\",\"op\":\"poll\",\"result\":null,"
+		"\"error\":\"SECRET\"}",
+		NULL
+	};
+	const char *node[] = {
+		HEADER, good, "{\"node\":\"SECRET\",\"op\":\"poll\"}", NULL
+	};
+	const char *name[] = {
+		"{\"trace\":\"cusemu\",\"version\":1,\"nodes\":[\"SE/CRET\"]}",
+		NULL
+	};
+	const char *version[] = {
+		"{\"trace\":\"cusemu\",\"version\":31337}", NULL
+	};
+	const char *lost[] = { HEADER, "{\"lost\":31337}", NULL };
+	const char *after_cut[] = { HEADER, cut, "{\"SECRET\"}", NULL };
+
+	g_log_set_writer_func(no_secret, NULL, NULL);
+	expect_quiet(bare, 1);
+	expect_quiet(string, 2);
+	expect_quiet(open_string, 2);
+	expect_quiet(trailing, 2);
+	expect_quiet(op, 2);
+	expect_quiet(error, 2);
+	expect_quiet(node, 3);
+	expect_quiet(name, 1);
+	expect_quiet(version, 1);
+	expect_quiet(lost, 2);
+	expect_quiet(after_cut, 3);
 }
 
 int main(int argc, char **argv)
@@ -752,5 +846,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/replay/kept", test_kept);
 	g_test_add_func("/replay/other-abi", test_other_abi);
 	g_test_add_func("/replay/refused", test_refused);
+	g_test_add_func("/replay/secret", test_secret);
 	return g_test_run();
 }
