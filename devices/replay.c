@@ -934,17 +934,25 @@ static void describe_nearest(struct replay *rp, unsigned int cmd,
 static long unmatched(struct cusemu_device *dev, GString *what, long err)
 {
 	struct replay *rp = dev->priv;
+	char note[CUSEMU_RATELIMIT_NOTE];
+	bool say;
 
 	g_mutex_lock(&rp->lock);
 	rp->unmatched++;
 	g_mutex_unlock(&rp->lock);
+	/* A client makes as many as it likes. The first is always said:
+	 * under strict, it makes the exit status. */
+	say = cusemu_device_ratelimit(dev, note);
 	if (rp->strict) {
-		cusemu_device_lost(dev, "the replay of %s failed: not in it: "
-					"%s",
-				   rp->file, what->str);
+		if (say)
+			cusemu_device_lost(dev, "the replay of %s failed: not "
+						"in it: %s%s",
+					   rp->file, what->str, note);
 		return -EIO;
 	}
-	g_message("%s: not in %s: %s", dev->name, rp->file, what->str);
+	if (say)
+		g_message("%s: not in %s: %s%s", dev->name, rp->file,
+			  what->str, note);
 	return err;
 }
 
@@ -1157,6 +1165,7 @@ static void replay_free(struct replay *rp)
 {
 	g_ptr_array_unref(rp->calls);
 	g_mutex_clear(&rp->lock);
+
 	g_cond_clear(&rp->more);
 	g_free(rp->file);
 	g_free(rp);
@@ -1290,6 +1299,7 @@ static int replay_probe(struct cusemu_device *dev, char **why)
 
 	g_mutex_init(&rp->lock);
 	g_cond_init(&rp->more);
+
 	rp->file = g_strdup(file);
 	rp->strict = cusemu_device_param_bool(dev, "strict");
 	rp->calls = g_ptr_array_new_with_free_func(call_free);

@@ -739,17 +739,24 @@ static void test_refused(void)
 			   "/nonexistent/rec.json*");
 }
 
-/* No log line may quote the refused file either. */
-static GLogWriterOutput no_secret(GLogLevelFlags level,
-				  const GLogField *fields, gsize n,
-				  gpointer data)
+/* Log lines of unmatched calls written (not expected by a test). */
+static unsigned int said_unmatched;
+
+/* Counts them; and no log line may quote a refused file (test_secret). */
+static GLogWriterOutput log_writer(GLogLevelFlags level,
+				   const GLogField *fields, gsize n,
+				   gpointer data)
 {
-	for (gsize i = 0; i < n; i++)
-		if (!strcmp(fields[i].key, "MESSAGE") &&
-		    strstr(fields[i].value, "ECRE"))
+	for (gsize i = 0; i < n; i++) {
+		if (strcmp(fields[i].key, "MESSAGE"))
+			continue;
+		if (strstr(fields[i].value, "ECRE"))
 			g_test_fail_printf("a log line quotes the "
 					   "recording: %s",
 					   (const char *)fields[i].value);
+		if (strstr(fields[i].value, ": not in "))
+			said_unmatched++;
+	}
 	return g_log_writer_default(level, fields, n, data);
 }
 
@@ -816,7 +823,6 @@ static void test_secret(void)
 	const char *lost[] = { HEADER, "{\"lost\":31337}", NULL };
 	const char *after_cut[] = { HEADER, cut, "{\"SECRET\"}", NULL };
 
-	g_log_set_writer_func(no_secret, NULL, NULL);
 	expect_quiet(bare, 1);
 	expect_quiet(string, 2);
 	expect_quiet(open_string, 2);
@@ -830,9 +836,51 @@ static void test_secret(void)
 	expect_quiet(after_cut, 3);
 }
 
+/*
+ * 100,000 unmatched calls: 10 log lines, as the kernel's printk_ratelimit
+ * lets through, all counted in the status; under strict, each fails with
+ * EIO and the first makes the exit status.
+ */
+static void test_flood(void)
+{
+	struct fixture fx = { 0 }, *f = &fx;
+	g_autofree char *a = rd_time("x86_64", 1);
+	const char *lines[] = { HEADER, a, NULL };
+	g_autoptr(GString) out = g_string_new(NULL);
+	char *argv[] = { "status", NULL };
+	unsigned int before;
+
+	fixture_init(f);
+	start(f, lines, NULL);
+	said_unmatched = 0;
+	for (unsigned int i = 0; i < 100000; i++)
+		g_assert_cmpint(call(f, false, RTC_AIE_ON, 0, NULL), ==,
+				-ENOTTY);
+	g_assert_cmpuint(said_unmatched, ==, 10);
+	g_assert_cmpint(f->dev->model->control(f->dev, argv, out), ==, 0);
+	g_assert_nonnull(strstr(out->str, "unmatched: 100000\n"));
+	fixture_clear(f);
+
+	fixture_init(f);
+	start(f, lines, ",strict=true");
+	before = cusemu_device_lost_count();
+	/* An eleventh would be a fatal critical. */
+	for (unsigned int i = 0; i < 10; i++)
+		g_test_expect_message("cusemu-model", G_LOG_LEVEL_CRITICAL,
+				      "/dev/clock7 (replay) lost data: the "
+				      "replay of * failed: not in it: *");
+	for (unsigned int i = 0; i < 1000; i++)
+		g_assert_cmpint(call(f, false, RTC_AIE_ON, 0, NULL), ==,
+				-EIO);
+	g_test_assert_expected_messages();
+	g_assert_cmpuint(cusemu_device_lost_count(), >, before);
+	fixture_clear(f);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
+	g_log_set_writer_func(log_writer, NULL, NULL);
 	g_test_add_func("/replay/order", test_order);
 	g_test_add_func("/replay/name", test_name);
 	g_test_add_func("/replay/input", test_input);
@@ -847,5 +895,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/replay/other-abi", test_other_abi);
 	g_test_add_func("/replay/refused", test_refused);
 	g_test_add_func("/replay/secret", test_secret);
+	g_test_add_func("/replay/flood", test_flood);
 	return g_test_run();
 }
