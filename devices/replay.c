@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * replay: answers a node's calls from a recording (JSON lines in the trace
- * format of docs/daemon.md), without the device that was recorded. ioctls
- * and writes are matched by their input bytes, reads are given in the
- * recorded order; the rules are in docs/replay.md.
+ * format of docs/daemon.md), without the device that was recorded. Each open
+ * file follows the calls of one recorded open file in their order: ioctls
+ * and writes matched by their input bytes, reads given as they came; the
+ * rules are in docs/replay.md.
  */
 #define G_LOG_DOMAIN "cusemu-replay"
 
@@ -26,6 +27,9 @@
 /* The longest line a recording may have: 128 KiB of data each way, in hex,
  * and the rest. */
 #define REPLAY_LINE_MAX (1024u * 1024u)
+/* How deep a line may nest arrays and objects. json-glib parses them by
+ * recursion, so 100,000 '[' would overflow the stack; a recording needs 3. */
+#define REPLAY_DEPTH_MAX 64
 /* How long a read with nothing left to give sleeps before it looks again
  * whether its caller gave up (which wakes it anyway). */
 #define REPLAY_READ_RECHECK_US G_TIME_SPAN_SECOND
@@ -66,22 +70,52 @@ struct replay_call {
 	/* Why this line answers nothing (cut data, a range no pointer
 	 * reaches), or NULL. */
 	const char *unusable;
-	unsigned int used;	/* times it answered */
+	/* The recorded open file it was made on: 0 before any open line,
+	 * then one for each. */
+	unsigned int seq;
+	bool twin;		/* made for the other ABI from the call before */
+};
+
+/* A live open file: where it is in the recorded file it follows. */
+struct replay_file {
+	int seq;		/* the recorded file, or -1 before its first call */
+	guint next;		/* index into calls: its next step is there or after */
+	int last;		/* the call that answered it last, or -1 */
+};
+
+/* A live call, as matched against the recorded ones. */
+struct replay_live {
+	enum replay_op op;
+	bool compat;
+	unsigned int cmd;	/* ioctl */
+	unsigned long arg;
+	const char *buf;	/* write */
+	size_t size;
+	/* A recorded ioctl of the caller's ABI matches: the other ABI's may
+	 * not answer (replay_fetch named none of their ranges). */
+	bool own_abi;
 };
 
 struct replay {
 	char *file;
 	bool strict;
+	unsigned int node_line;	/* where the node's name was read */
 	GPtrArray *calls;	/* struct replay_call *, in recorded order */
 	unsigned int reads;	/* recorded reads that returned data */
 	uint32_t poll_rest;	/* what polls answer, but reads to come */
+	unsigned int seqs;	/* recorded open files, seq 0 included */
+	guint *first;		/* of each: the index of its first step */
+	/* While loading: the recorded file of each caller's pid. */
+	GHashTable *seq_of_pid;
 
 	GMutex lock;		/* guards what follows */
 	GCond more;		/* never signalled: reads sleep on it */
-	unsigned int next_read;	/* index into calls of the next read */
+	unsigned int *taken;	/* of each recorded file: open files it answered */
+	GPtrArray *files;	/* struct replay_file *, of live files */
 	unsigned int read_given;
 	unsigned int answered;
 	unsigned int unmatched;
+	unsigned int out_of_order;
 };
 
 /* ---- loading ---- */
@@ -166,6 +200,12 @@ static bool parse_u64(const char *s, uint64_t *v)
 	return !errno && !*end;
 }
 
+/*
+ * An error about a line of the recording names the file, the line and what
+ * was expected there, and quotes nothing of the line: the daemon may read a
+ * file that whoever asked for it (cusemuctl add) may not, and its errors
+ * must not show them what it holds.
+ */
 G_GNUC_PRINTF(4, 5)
 static bool line_error(char **why, const char *file, unsigned int line,
 		       const char *format, ...)
@@ -419,7 +459,9 @@ static bool load_result(JsonObject *o, struct replay_call *c,
 		c->error = errno_from_name(error);
 		if (!c->error)
 			return line_error(why, file, c->line,
-					  "unknown error \"%s\"", error);
+					  "\"error\" is neither an errno "
+					  "name (\"EINVAL\") nor a number "
+					  "from 1 to 4095");
 		return true;
 	}
 	if (!member_int(o, "result", &result))
@@ -429,7 +471,7 @@ static bool load_result(JsonObject *o, struct replay_call *c,
 	return true;
 }
 
-static bool load_header(JsonObject *o, const char *file, char **node,
+static bool load_header(struct replay *rp, JsonObject *o, char **node,
 			char **why)
 {
 	const char *trace = member_string(o, "trace");
@@ -437,21 +479,27 @@ static bool load_header(JsonObject *o, const char *file, char **node,
 
 	if (!trace || strcmp(trace, "cusemu") || !member_int(o, "version",
 							    &version))
-		return line_error(why, file, 1,
+		return line_error(why, rp->file, 1,
 				  "not a cusemu recording: the first line "
 				  "must be {\"trace\":\"cusemu\","
 				  "\"version\":1,...}");
 	if (version != 1)
-		return line_error(why, file, 1,
-				  "version %" G_GINT64_FORMAT " of the trace "
-				  "format; this cusemud reads version 1",
-				  version);
+		return line_error(why, rp->file, 1,
+				  "a version of the trace format other than "
+				  "1, the one this cusemud reads");
 	if (json_object_has_member(o, "nodes") &&
 	    JSON_NODE_HOLDS_ARRAY(json_object_get_member(o, "nodes"))) {
 		JsonArray *a = json_object_get_array_member(o, "nodes");
 
-		if (json_array_get_length(a) == 1)
-			*node = g_strdup(json_array_get_string_element(a, 0));
+		JsonNode *n = json_array_get_length(a) == 1
+				      ? json_array_get_element(a, 0)
+				      : NULL;
+
+		if (n && JSON_NODE_HOLDS_VALUE(n) &&
+		    json_node_get_value_type(n) == G_TYPE_STRING) {
+			*node = g_strdup(json_node_get_string(n));
+			rp->node_line = 1;
+		}
 	}
 	return true;
 }
@@ -465,12 +513,12 @@ static bool load_line(struct replay *rp, JsonObject *o, unsigned int line,
 	const char *op = member_string(o, "op");
 	const char *n = member_string(o, "node");
 	const char *abi = member_string(o, "abi");
-	int64_t lost;
+	int64_t lost, pid;
 
 	if (member_int(o, "lost", &lost))
 		return line_error(why, rp->file, line,
-				  "the recording lost %" G_GINT64_FORMAT
-				  " lines here: record again", lost);
+				  "the recording lost lines here: record "
+				  "again");
 	if (!g_strcmp0(member_string(o, "record"), "full")) {
 		/* record-max= ended it: what came before is whole. */
 		g_message("%s:%u: the recording reached its record-max= here; "
@@ -481,18 +529,33 @@ static bool load_line(struct replay *rp, JsonObject *o, unsigned int line,
 	if (!op || !n)
 		return line_error(why, rp->file, line,
 				  "a call needs \"op\" and \"node\"");
-	if (!*node)
+	if (!*node) {
 		*node = g_strdup(n);
-	else if (strcmp(*node, n))
+		rp->node_line = line;
+	} else if (strcmp(*node, n)) {
 		return line_error(why, rp->file, line,
-				  "a call of node %s, after calls of %s: a "
-				  "replay answers for one node; cut the "
-				  "recording down to it (e.g. jq -c 'select("
-				  ".node==\"%s\" or .trace)')",
-				  n, *node, *node);
+				  "a call of another node than line %u "
+				  "names: a replay answers for one node; "
+				  "cut the recording down to one (jq -c "
+				  "'select(.node==\"NODE\" or .trace)')",
+				  rp->node_line);
+	}
+	if (!member_int(o, "pid", &pid))
+		pid = -1;
+	if (!strcmp(op, "open")) {
+		/* Its calls follow, from this pid, or the latest open's. */
+		g_hash_table_insert(rp->seq_of_pid, GINT_TO_POINTER((int)pid),
+				    GUINT_TO_POINTER(rp->seqs));
+		rp->seqs++;
+		return true;
+	}
 	c = g_new0(struct replay_call, 1);
 	c->line = line;
 	c->compat = abi && !strcmp(abi, "i386");
+	c->seq = rp->seqs - 1;
+	if (g_hash_table_contains(rp->seq_of_pid, GINT_TO_POINTER((int)pid)))
+		c->seq = GPOINTER_TO_UINT(g_hash_table_lookup(
+			rp->seq_of_pid, GINT_TO_POINTER((int)pid)));
 	keep = g_ptr_array_new_with_free_func(call_free);
 	g_ptr_array_add(keep, c);
 	if (!strcmp(op, "ioctl")) {
@@ -505,20 +568,96 @@ static bool load_line(struct replay *rp, JsonObject *o, unsigned int line,
 			return false;
 	} else if (!strcmp(op, "poll")) {
 		c->op = REPLAY_POLL;
-	} else if (!strcmp(op, "open") || !strcmp(op, "release")) {
+	} else if (!strcmp(op, "release")) {
 		return true;
 	} else {
-		return line_error(why, rp->file, line, "unknown op \"%s\"",
-				  op);
+		return line_error(why, rp->file, line,
+				  "\"op\" is none of open, read, write, "
+				  "poll, release and ioctl");
 	}
 	if (!load_result(o, c, rp->file, why))
 		return false;
-	if (c->unusable)
-		g_message("%s:%u: %s%s%s is not replayed: %s", rp->file, line,
-			  op, c->name ? " " : "", c->name ? c->name : "",
-			  c->unusable);
 	g_ptr_array_add(rp->calls, g_ptr_array_steal_index(keep, 0));
 	return true;
+}
+
+/* What json-glib expected, in words of our own: its message quotes the
+ * line. */
+static const char *json_expected(const GError *error)
+{
+	if (error->domain != JSON_PARSER_ERROR)
+		return "expected UTF-8 text";
+	switch (error->code) {
+	case JSON_PARSER_ERROR_TRAILING_COMMA:
+		return "a comma where a value was expected";
+	case JSON_PARSER_ERROR_MISSING_COMMA:
+		return "expected a comma between values";
+	case JSON_PARSER_ERROR_MISSING_COLON:
+		return "expected a colon after a member's name";
+	case JSON_PARSER_ERROR_INVALID_BAREWORD:
+		return "a bare word where a value (a string, a number, an "
+		       "array, an object, true, false or null) or the line's "
+		       "end was expected";
+	case JSON_PARSER_ERROR_EMPTY_MEMBER_NAME:
+		return "a member with an empty name";
+	case JSON_PARSER_ERROR_INVALID_DATA:
+		return "expected UTF-8 text";
+	default:
+		return "expected one JSON object, whole, on the line";
+	}
+}
+
+/* The lines that answer nothing, said once the recording is accepted:
+ * their names come from the file. */
+static void say_unusable(const struct replay *rp)
+{
+	static const char *const ops[] = {
+		[REPLAY_IOCTL] = "ioctl", [REPLAY_READ] = "read",
+		[REPLAY_WRITE] = "write", [REPLAY_POLL] = "poll",
+	};
+
+	for (guint i = 0; i < rp->calls->len; i++) {
+		const struct replay_call *c = rp->calls->pdata[i];
+
+		if (c->unusable)
+			g_message("%s:%u: %s%s%s is not replayed: %s",
+				  rp->file, c->line, ops[c->op],
+				  c->name ? " " : "", c->name ? c->name : "",
+				  c->unusable);
+	}
+}
+
+enum replay_shape { REPLAY_SHAPE_OK, REPLAY_SHAPE_DEEP, REPLAY_SHAPE_LAX };
+
+/*
+ * A look at a line's nesting before json-glib parses it. Brackets inside
+ * strings do not count; a comment or a single-quoted string, which
+ * json-glib takes but JSON and the trace never have, is refused, so that
+ * this scan and json-glib's see the same strings.
+ */
+static enum replay_shape line_shape(const char *s)
+{
+	unsigned int depth = 0;
+	bool string = false;
+
+	for (; *s; s++) {
+		if (string) {
+			if (*s == '\\' && s[1])
+				s++;
+			else if (*s == '"')
+				string = false;
+		} else if (*s == '"') {
+			string = true;
+		} else if (*s == '\'' || *s == '/') {
+			return REPLAY_SHAPE_LAX;
+		} else if (*s == '[' || *s == '{') {
+			if (++depth > REPLAY_DEPTH_MAX)
+				return REPLAY_SHAPE_DEEP;
+		} else if ((*s == ']' || *s == '}') && depth) {
+			depth--;
+		}
+	}
+	return REPLAY_SHAPE_OK;
 }
 
 static bool load_text(struct replay *rp, char *text, char **node,
@@ -542,16 +681,30 @@ static bool load_text(struct replay *rp, char *text, char **node,
 			return line_error(why, rp->file, line,
 					  "line longer than %u bytes",
 					  REPLAY_LINE_MAX);
+		switch (line_shape(s)) {
+		case REPLAY_SHAPE_DEEP:
+			return line_error(why, rp->file, line,
+					  "arrays and objects nested deeper "
+					  "than %u (a recording needs 3)",
+					  REPLAY_DEPTH_MAX);
+		case REPLAY_SHAPE_LAX:
+			return line_error(why, rp->file, line,
+					  "not JSON: a comment or a "
+					  "single-quoted string, which a "
+					  "recording never has");
+		case REPLAY_SHAPE_OK:
+			break;
+		}
 		if (!json_parser_load_from_data(parser, s, -1, &error))
 			return line_error(why, rp->file, line, "not JSON: %s",
-					  error->message);
+					  json_expected(error));
 		root = json_parser_get_root(parser);
 		if (!root || !JSON_NODE_HOLDS_OBJECT(root))
 			return line_error(why, rp->file, line,
 					  "not a JSON object");
 		if (line == 1) {
-			if (!load_header(json_node_get_object(root), rp->file,
-					 node, why))
+			if (!load_header(rp, json_node_get_object(root), node,
+					 why))
 				return false;
 		} else if (!load_line(rp, json_node_get_object(root), line,
 				      node, why)) {
@@ -564,24 +717,39 @@ static bool load_text(struct replay *rp, char *text, char **node,
 }
 
 /*
+ * Whether c is a step of its recorded file's sequence: polls are answered
+ * from their sum, reads that failed were matters of timing (EINTR,
+ * EAGAIN), and a twin is an alternative of the call before it.
+ */
+static bool sequenced(const struct replay_call *c)
+{
+	if (c->unusable || c->twin || c->op == REPLAY_POLL)
+		return false;
+	return c->op != REPLAY_READ || (!c->error && c->result > 0);
+}
+
+/*
  * What polls answer: every readiness a recorded poll gave; when the
- * recording has reads, readability only while one is still to come.
+ * recording has reads, readability only while one is still to come. Where
+ * each recorded file begins.
  */
 static void summarise(struct replay *rp)
 {
 	uint32_t polled = 0;
 
-	rp->next_read = rp->calls->len;
-	for (guint i = 0; i < rp->calls->len; i++) {
+	rp->first = g_new(guint, rp->seqs);
+	rp->taken = g_new0(unsigned int, rp->seqs);
+	for (unsigned int s = 0; s < rp->seqs; s++)
+		rp->first[s] = rp->calls->len;
+	for (guint i = rp->calls->len; i-- > 0;) {
 		struct replay_call *c = rp->calls->pdata[i];
 
 		if (c->op == REPLAY_POLL && !c->error)
 			polled |= (uint32_t)c->result;
-		if (c->op == REPLAY_READ && !c->error && !c->unusable &&
-		    c->result > 0) {
-			if (!rp->reads++)
-				rp->next_read = i;
-		}
+		if (c->op == REPLAY_READ && sequenced(c))
+			rp->reads++;
+		if (sequenced(c))
+			rp->first[c->seq] = i;
 	}
 	rp->poll_rest = rp->reads ? polled & ~(uint32_t)REPLAY_POLL_READ
 				  : polled;
@@ -824,17 +992,25 @@ static void describe_nearest(struct replay *rp, unsigned int cmd,
 static long unmatched(struct cusemu_device *dev, GString *what, long err)
 {
 	struct replay *rp = dev->priv;
+	char note[CUSEMU_RATELIMIT_NOTE];
+	bool say;
 
 	g_mutex_lock(&rp->lock);
 	rp->unmatched++;
 	g_mutex_unlock(&rp->lock);
+	/* A client makes as many as it likes. The first is always said:
+	 * under strict, it makes the exit status. */
+	say = cusemu_device_ratelimit(dev, note);
 	if (rp->strict) {
-		cusemu_device_lost(dev, "the replay of %s failed: not in it: "
-					"%s",
-				   rp->file, what->str);
+		if (say)
+			cusemu_device_lost(dev, "the replay of %s failed: not "
+						"in it: %s%s",
+					   rp->file, what->str, note);
 		return -EIO;
 	}
-	g_message("%s: not in %s: %s", dev->name, rp->file, what->str);
+	if (say)
+		g_message("%s: not in %s: %s%s", dev->name, rp->file,
+			  what->str, note);
 	return err;
 }
 
@@ -850,44 +1026,232 @@ static const char *cmd_name(const struct replay *rp, unsigned int cmd)
 	return NULL;
 }
 
-/*
- * The first matching call not yet answered, in recorded order; when every
- * match has answered, the latest of them again. Calls of the caller's ABI
- * first, as in replay_fetch.
- */
-static struct replay_call *pick_abi(struct replay *rp, unsigned int cmd,
-				    unsigned long arg, bool compat)
+/* ---- the order of the calls, per open file ---- */
+
+static bool matches(const struct replay_call *c, const struct replay_live *l)
 {
-	struct replay_call *first = NULL, *latest = NULL;
+	struct replay_diff diff;
 
-	for (guint i = 0; i < rp->calls->len; i++) {
-		struct replay_call *c = rp->calls->pdata[i];
-		struct replay_diff diff;
-
-		if (!candidate(c, cmd) || c->compat != compat)
-			continue;
-		if (compare(c, arg, NULL, NULL, &diff) != REPLAY_MATCH)
-			continue;
-		latest = c;
-		if (!first && !c->used)
-			first = c;
+	if (c->op != l->op || c->unusable)
+		return false;
+	switch (l->op) {
+	case REPLAY_IOCTL:
+		if (c->compat != l->compat && l->own_abi)
+			return false;
+		return c->cmd == l->cmd &&
+		       compare(c, l->arg, NULL, NULL, &diff) == REPLAY_MATCH;
+	case REPLAY_WRITE:
+		return c->len == l->size && !memcmp(c->data, l->buf, l->size);
+	case REPLAY_READ:
+		return sequenced(c);
+	default:
+		return false;
 	}
-	return first ? first : latest;
 }
 
-static const struct replay_call *pick(struct replay *rp, unsigned int cmd,
-				      unsigned long arg)
+static struct replay_call *call_at(const struct replay *rp, guint i)
 {
-	bool compat = cusemu_in_compat_syscall();
-	struct replay_call *c = pick_abi(rp, cmd, arg, compat);
+	return rp->calls->pdata[i];
+}
 
-	if (!c)
-		c = pick_abi(rp, cmd, arg, !compat);
-	if (c) {
-		c->used++;
-		rp->answered++;
+/* The step at i, or its twin, where it matches l: the caller's ABI first. */
+static int match_step(const struct replay *rp, guint i,
+		      const struct replay_live *l)
+{
+	bool twin = i + 1 < rp->calls->len && call_at(rp, i + 1)->twin;
+
+	if (twin && call_at(rp, i + 1)->compat == l->compat &&
+	    matches(call_at(rp, i + 1), l))
+		return (int)i + 1;
+	if (matches(call_at(rp, i), l))
+		return (int)i;
+	if (twin && matches(call_at(rp, i + 1), l))
+		return (int)i + 1;
+	return -1;
+}
+
+/* The index of seq's next step at from or after, or calls->len. */
+static guint next_step(const struct replay *rp, unsigned int seq, guint from)
+{
+	for (guint i = from; i < rp->calls->len; i++)
+		if (call_at(rp, i)->seq == seq && sequenced(call_at(rp, i)))
+			return i;
+	return rp->calls->len;
+}
+
+/*
+ * A new file's first call: the first recorded file that began with it,
+ * one no live file follows yet first, the caller's ABI first, so that a
+ * recording of two runs answers two runs, each from its start.
+ */
+static int first_step(const struct replay *rp, const struct replay_live *l)
+{
+	for (unsigned int pass = 0; pass < 4; pass++) {
+		for (unsigned int s = 0; s < rp->seqs; s++) {
+			int i;
+
+			if ((pass < 2 && rp->taken[s]) ||
+			    rp->first[s] >= rp->calls->len)
+				continue;
+			i = match_step(rp, rp->first[s], l);
+			if (i >= 0 && (pass % 2 ||
+				       call_at(rp, (guint)i)->compat ==
+					       l->compat))
+				return i;
+		}
 	}
-	return c;
+	return -1;
+}
+
+/*
+ * The call that answers l in the order recorded: f's next step (a new
+ * file: the first step of a recorded file), or the call that answered it
+ * last, again (a call repeated more often than recorded). -1: none.
+ */
+static int in_order(const struct replay *rp, const struct replay_file *f,
+		    const struct replay_live *l)
+{
+	guint next;
+
+	if (f->seq < 0)
+		return first_step(rp, l);
+	next = next_step(rp, (unsigned int)f->seq, f->next);
+	if (next < rp->calls->len) {
+		int i = match_step(rp, next, l);
+
+		if (i >= 0)
+			return i;
+	}
+	if (f->last >= 0 && l->op != REPLAY_READ &&
+	    matches(call_at(rp, (guint)f->last), l))
+		return f->last;
+	return -1;
+}
+
+/*
+ * A call the recording holds, but not in this order: the first match
+ * after f's place in its recorded file, else the latest before it (not
+ * for reads: they are given once), else the first in the recording, the
+ * caller's ABI first. -1: the recording does not hold it.
+ */
+static int out_of_order(const struct replay *rp, const struct replay_file *f,
+			const struct replay_live *l)
+{
+	int latest = -1;
+
+	for (guint i = 0; f->seq >= 0 && i < rp->calls->len; i++) {
+		const struct replay_call *c = call_at(rp, i);
+
+		if (c->seq != (unsigned int)f->seq || !matches(c, l))
+			continue;
+		if (i >= f->next)
+			return (int)i;
+		if (l->op != REPLAY_READ)
+			latest = (int)i;
+	}
+	if (latest >= 0)
+		return latest;
+	for (int pass = 0; pass < 2; pass++)
+		for (guint i = 0; i < rp->calls->len; i++)
+			if ((pass || call_at(rp, i)->compat == l->compat) &&
+			    matches(call_at(rp, i), l) &&
+			    (l->op != REPLAY_READ || f->seq < 0))
+				return (int)i;
+	return -1;
+}
+
+/* f answered by call i: a new file follows i's recorded file from there. */
+static void take(struct replay *rp, struct replay_file *f, guint i)
+{
+	const struct replay_call *c = call_at(rp, i);
+
+	if (f->seq < 0) {
+		f->seq = (int)c->seq;
+		rp->taken[c->seq]++;
+	}
+	if (c->seq != (unsigned int)f->seq)
+		return;
+	if (i >= f->next)
+		f->next = i + 1;
+	f->last = (int)i;
+}
+
+/* The state of a live file, made at its first call. */
+static struct replay_file *file_state(struct replay *rp,
+				      struct cusemu_file *file)
+{
+	struct replay_file *f = file->private_data;
+
+	if (!f) {
+		f = g_new0(struct replay_file, 1);
+		f->seq = -1;
+		f->last = -1;
+		g_ptr_array_add(rp->files, f);
+		file->private_data = f;
+	}
+	return f;
+}
+
+/*
+ * The call that answers l on file, or NULL. Out of the recorded order, a
+ * strict replay answers nothing and says in why which line it expected;
+ * else the call answers and is counted.
+ */
+static const struct replay_call *pick(struct replay *rp,
+				      struct cusemu_file *file,
+				      struct replay_live *l, GString *why)
+{
+	struct replay_file *f;
+	int i;
+
+	g_mutex_lock(&rp->lock);
+	l->own_abi = false;
+	for (guint k = 0; l->op == REPLAY_IOCTL && k < rp->calls->len; k++) {
+		const struct replay_call *c = call_at(rp, k);
+
+		if (c->compat == l->compat && matches(c, l)) {
+			l->own_abi = true;
+			break;
+		}
+	}
+	f = file_state(rp, file);
+	i = in_order(rp, f, l);
+	if (i < 0) {
+		i = out_of_order(rp, f, l);
+		if (i >= 0 && rp->strict) {
+			guint next = f->seq < 0 ? rp->calls->len
+						: next_step(rp, (unsigned int)f->seq,
+							    f->next);
+
+			if (next < rp->calls->len)
+				g_string_append_printf(
+					why, "; line %u has it, out of the "
+					     "recorded order: line %u came next",
+					call_at(rp, (guint)i)->line,
+					call_at(rp, next)->line);
+			else
+				g_string_append_printf(
+					why, "; line %u has it, out of the "
+					     "recorded order: %s",
+					call_at(rp, (guint)i)->line,
+					f->seq < 0 ? "no recorded open file "
+						     "began with it"
+						   : "its recorded file had "
+						     "ended");
+			i = -1;
+		} else if (i >= 0) {
+			rp->out_of_order++;
+		}
+	}
+	if (i >= 0) {
+		take(rp, f, (guint)i);
+		if (l->op == REPLAY_READ)
+			rp->read_given++;
+		else
+			rp->answered++;
+	}
+	g_mutex_unlock(&rp->lock);
+	return i >= 0 ? call_at(rp, (guint)i) : NULL;
 }
 
 static long answer(const struct replay_call *c, unsigned long arg)
@@ -917,22 +1281,25 @@ static long replay_ioctl(struct cusemu_device *dev, struct cusemu_file *file,
 			 unsigned int cmd, unsigned long arg)
 {
 	struct replay *rp = dev->priv;
-	const struct replay_call *c;
+	struct replay_live l = { .op = REPLAY_IOCTL, .cmd = cmd,
+				       .arg = arg,
+				       .compat = cusemu_in_compat_syscall() };
+	g_autoptr(GString) why = g_string_new(NULL);
+	const struct replay_call *c = pick(rp, file, &l, why);
 	g_autoptr(GString) what = NULL;
 	const char *name;
 
-	g_mutex_lock(&rp->lock);
-	c = pick(rp, cmd, arg);
-	g_mutex_unlock(&rp->lock);
 	if (c)
 		return answer(c, arg);
 	name = cmd_name(rp, cmd);
 	what = g_string_new(NULL);
 	g_string_append_printf(what, "ioctl 0x%08x%s%s from %s, arg 0x%lx",
 			       cmd, name ? " " : "", name ? name : "",
-			       cusemu_in_compat_syscall() ? "i386" : "x86_64",
-			       arg);
-	describe_nearest(rp, cmd, arg, what);
+			       l.compat ? "i386" : "x86_64", arg);
+	if (why->len)
+		g_string_append(what, why->str);
+	else
+		describe_nearest(rp, cmd, arg, what);
 	return unmatched(dev, what, -ENOIOCTLCMD);
 }
 
@@ -942,35 +1309,30 @@ static ssize_t replay_read(struct cusemu_device *dev,
 			   struct cusemu_file *file, char *buf, size_t size)
 {
 	struct replay *rp = dev->priv;
+	/* Reads and writes have one layout: their ABI is not asked. */
+	struct replay_live l = { .op = REPLAY_READ };
+	g_autoptr(GString) why = g_string_new(NULL);
 	const struct replay_call *c;
 	ssize_t ret;
 
-	g_mutex_lock(&rp->lock);
-	while (rp->next_read >= rp->calls->len) {
-		if (file->flags & O_NONBLOCK) {
-			g_mutex_unlock(&rp->lock);
+	/* With no read left to give, wait until the caller gives up. */
+	while (!(c = pick(rp, file, &l, why)) && !why->len) {
+		if (file->flags & O_NONBLOCK)
 			return -EAGAIN;
-		}
-		if (cusemu_signal_pending()) {
-			g_mutex_unlock(&rp->lock);
+		if (cusemu_signal_pending())
 			return -EINTR;
-		}
+		g_mutex_lock(&rp->lock);
 		cusemu_cond_wait_until(&rp->more, &rp->lock,
 				       g_get_monotonic_time() +
 					       REPLAY_READ_RECHECK_US);
+		g_mutex_unlock(&rp->lock);
 	}
-	c = rp->calls->pdata[rp->next_read];
+	if (!c) {
+		g_string_prepend(why, "read");
+		return unmatched(dev, why, -EIO);
+	}
 	ret = (ssize_t)MIN(size, c->len);
 	memcpy(buf, c->data, (size_t)ret);
-	rp->read_given++;
-	for (rp->next_read++; rp->next_read < rp->calls->len;
-	     rp->next_read++) {
-		c = rp->calls->pdata[rp->next_read];
-		if (c->op == REPLAY_READ && !c->error && !c->unusable &&
-		    c->result > 0)
-			break;
-	}
-	g_mutex_unlock(&rp->lock);
 	return ret;
 }
 
@@ -979,32 +1341,30 @@ static ssize_t replay_write(struct cusemu_device *dev,
 			    size_t size)
 {
 	struct replay *rp = dev->priv;
-	struct replay_call *first = NULL, *latest = NULL;
+	struct replay_live l = { .op = REPLAY_WRITE, .buf = buf,
+				 .size = size };
+	g_autoptr(GString) why = g_string_new(NULL);
+	const struct replay_call *c = pick(rp, file, &l, why);
 	g_autoptr(GString) what = NULL;
 
-	g_mutex_lock(&rp->lock);
-	for (guint i = 0; i < rp->calls->len; i++) {
-		struct replay_call *c = rp->calls->pdata[i];
-
-		if (c->op != REPLAY_WRITE || c->unusable || c->len != size ||
-		    memcmp(c->data, buf, size))
-			continue;
-		latest = c;
-		if (!first && !c->used)
-			first = c;
-	}
-	if (!first)
-		first = latest;
-	if (first) {
-		first->used++;
-		rp->answered++;
-	}
-	g_mutex_unlock(&rp->lock);
-	if (first)
-		return first->error ? -first->error : first->result;
+	if (c)
+		return c->error ? -c->error : c->result;
 	what = g_string_new(NULL);
-	g_string_append_printf(what, "write of %zu bytes", size);
+	g_string_append_printf(what, "write of %zu bytes%s", size, why->str);
 	return unmatched(dev, what, -EINVAL);
+}
+
+/* Whether a recorded read is still to come for f. */
+static bool read_to_come(const struct replay *rp, const struct replay_file *f)
+{
+	if (!f || f->seq < 0)
+		return rp->reads;
+	for (guint i = next_step(rp, (unsigned int)f->seq, f->next);
+	     i < rp->calls->len;
+	     i = next_step(rp, (unsigned int)f->seq, i + 1))
+		if (call_at(rp, i)->op == REPLAY_READ)
+			return true;
+	return false;
 }
 
 static unsigned int replay_poll(struct cusemu_device *dev,
@@ -1014,10 +1374,22 @@ static unsigned int replay_poll(struct cusemu_device *dev,
 	unsigned int mask = rp->poll_rest;
 
 	g_mutex_lock(&rp->lock);
-	if (rp->next_read < rp->calls->len)
+	if (read_to_come(rp, file->private_data))
 		mask |= REPLAY_POLL_READ;
 	g_mutex_unlock(&rp->lock);
 	return mask;
+}
+
+static void replay_release(struct cusemu_device *dev,
+			   struct cusemu_file *file)
+{
+	struct replay *rp = dev->priv;
+
+	g_mutex_lock(&rp->lock);
+	if (file->private_data)
+		g_ptr_array_remove_fast(rp->files, file->private_data);
+	file->private_data = NULL;
+	g_mutex_unlock(&rp->lock);
 }
 
 /* ---- the device ---- */
@@ -1035,18 +1407,23 @@ static int replay_control(struct cusemu_device *dev, char **argv,
 	g_string_append_printf(out,
 			       "file: %s\nstrict: %s\nlines: %u\n"
 			       "answered: %u\nreads: %u of %u\n"
-			       "unmatched: %u\n",
+			       "unmatched: %u\nout of order: %u\n",
 			       rp->file, rp->strict ? "true" : "false",
 			       rp->calls->len, rp->answered, rp->read_given,
-			       rp->reads, rp->unmatched);
+			       rp->reads, rp->unmatched, rp->out_of_order);
 	g_mutex_unlock(&rp->lock);
 	return 0;
 }
 
+
 static void replay_free(struct replay *rp)
 {
 	g_ptr_array_unref(rp->calls);
+	g_ptr_array_unref(rp->files);
+	g_free(rp->first);
+	g_free(rp->taken);
 	g_mutex_clear(&rp->lock);
+
 	g_cond_clear(&rp->more);
 	g_free(rp->file);
 	g_free(rp);
@@ -1121,6 +1498,8 @@ static struct replay_call *twin_of(const struct replay_call *c,
 	w->cmd = to_native ? t.native_cmd : t.cmd32;
 	w->name = g_strdup(c->name);
 	w->compat = !c->compat;
+	w->seq = c->seq;
+	w->twin = true;
 	w->arg = c->arg;
 	w->in = ranges_new();
 	w->out = ranges_new();
@@ -1177,12 +1556,17 @@ static int replay_probe(struct cusemu_device *dev, char **why)
 	g_autoptr(GError) error = NULL;
 	g_autofree char *text = NULL;
 	g_autofree char *node = NULL;
+	bool ok;
 
 	g_mutex_init(&rp->lock);
 	g_cond_init(&rp->more);
+
 	rp->file = g_strdup(file);
 	rp->strict = cusemu_device_param_bool(dev, "strict");
 	rp->calls = g_ptr_array_new_with_free_func(call_free);
+	/* Freed at release, or here if a fenced device had none. */
+	rp->files = g_ptr_array_new_with_free_func(g_free);
+	rp->seqs = 1;
 	if (!*file) {
 		*why = g_strdup("replay needs file=RECORDING");
 		goto fail;
@@ -1191,15 +1575,21 @@ static int replay_probe(struct cusemu_device *dev, char **why)
 		*why = g_strdup(error->message);
 		goto fail;
 	}
-	if (!load_text(rp, text, &node, why))
+	rp->seq_of_pid = g_hash_table_new(NULL, NULL);
+	ok = load_text(rp, text, &node, why);
+	g_clear_pointer(&rp->seq_of_pid, g_hash_table_unref);
+	if (!ok)
 		goto fail;
+	say_unusable(rp);
 	if (*layouts && !add_twins(rp, layouts, why))
 		goto fail;
 	summarise(rp);
 	if (node && cusemu_device_default_name(dev, node)) {
-		*why = g_strdup_printf("%s: the recorded node name '%s' is "
-				       "not one cusemud can use: give name=",
-				       file, node);
+		*why = g_strdup_printf("%s:%u: the recorded node name is not "
+				       "one cusemud can use (letters, digits, "
+				       "'-', '_' and '.', at most 64): give "
+				       "name=",
+				       file, rp->node_line);
 		goto fail;
 	}
 	dev->priv = rp;
@@ -1239,6 +1629,7 @@ const struct cusemu_device_model cusemu_model_replay = {
 	.params = replay_params,
 	.probe = replay_probe,
 	.remove = replay_remove,
+	.release = replay_release,
 	.read = replay_read,
 	.write = replay_write,
 	.poll = replay_poll,

@@ -361,6 +361,8 @@ cusemu_device_alloc(const struct cusemu_device_model *m,
 					     g_free);
 	inst->stats = cusemu_stats_new(table_rows(m->native_table) +
 				       table_rows(m->compat_table));
+	cusemu_ratelimit_init(&inst->bad_result);
+	cusemu_ratelimit_init(&inst->model_said);
 	return dev;
 }
 
@@ -372,6 +374,8 @@ void cusemu_device_free_data(struct cusemu_device *dev)
 	cusemu_device_spec_free(inst->spec);
 	g_hash_table_unref(inst->params);
 	cusemu_stats_free(inst->stats);
+	cusemu_ratelimit_clear(&inst->bad_result);
+	cusemu_ratelimit_clear(&inst->model_said);
 	g_free((char *)dev->name);
 	g_free(inst);
 }

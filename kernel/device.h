@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "cusemu/device.h"
+#include "ratelimit.h"
 
 struct cusemu_kernel_model;
 struct cusemu_lock;
@@ -87,6 +88,11 @@ struct cusemu_instance {
 	struct cusemu_oops_part oops;
 	/* How the model broke the handler contract, each said once (call.c). */
 	guint contract_broken;
+	/* Results the kernel does not take, said at most as often as this
+	 * lets through (call.c): a client may cause one per call. */
+	struct cusemu_ratelimit bad_result;
+	/* The model's own lines of that kind (cusemu_device_ratelimit). */
+	struct cusemu_ratelimit model_said;
 };
 
 static inline struct cusemu_instance *

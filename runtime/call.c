@@ -14,6 +14,7 @@
 
 #include "call.h"
 #include "device.h"
+#include "ratelimit.h"
 #include "request.h"
 
 void cusemu_call_init(struct cusemu_call *call, struct cusemu_device *dev,
@@ -283,8 +284,11 @@ unsigned long cusemu_copy_to_user(cusemu_uptr_t to, const void *from,
 /* The largest errno fuse_dev_do_write() takes in a reply. */
 #define REPLY_ERRNO_MAX 511
 
-int cusemu_reply_errno(long result, const char *dev, const char *what)
+int cusemu_reply_errno(long result, struct cusemu_device *dev,
+		       const char *what)
 {
+	char note[CUSEMU_RATELIMIT_NOTE];
+
 	if (result < 0 && result >= -REPLY_ERRNO_MAX)
 		return (int)-result;
 	switch (result) {
@@ -302,9 +306,11 @@ int cusemu_reply_errno(long result, const char *dev, const char *what)
 		 */
 		return EINTR;
 	default:
-		g_warning("%s: %s returned %ld, not an errno the kernel "
-			  "takes; the caller gets EIO",
-			  dev, what, result);
+		/* A model may return it on every call a client makes. */
+		if (cusemu_ratelimit(&cusemu_instance(dev)->bad_result, note))
+			g_warning("%s: %s returned %ld, not an errno the "
+				  "kernel takes; the caller gets EIO%s",
+				  dev->name, what, result, note);
 		return EIO;
 	}
 }
@@ -323,6 +329,7 @@ static const char *command_name(const struct cusemu_call *call, char *buf,
 enum cusemu_call_outcome cusemu_call_outcome(struct cusemu_call *call,
 					     long *result)
 {
+	char note[CUSEMU_RATELIMIT_NOTE];
 	char name[32];
 
 	if (call->error) {
@@ -333,15 +340,18 @@ enum cusemu_call_outcome cusemu_call_outcome(struct cusemu_call *call,
 		return CUSEMU_CALL_RETRY;
 	if (*result < 0) {
 		*result = -cusemu_reply_errno(
-			*result, call->dev->name,
+			*result, call->dev,
 			command_name(call, name, sizeof(name)));
 		return CUSEMU_CALL_ERROR;
 	}
 	if (*result > INT_MAX) {
-		g_warning("%s: %s returned %ld, more than an ioctl's int "
-			  "result holds; the caller gets EIO",
-			  call->dev->name,
-			  command_name(call, name, sizeof(name)), *result);
+		if (cusemu_ratelimit(&cusemu_instance(call->dev)->bad_result,
+				     note))
+			g_warning("%s: %s returned %ld, more than an ioctl's "
+				  "int result holds; the caller gets EIO%s",
+				  call->dev->name,
+				  command_name(call, name, sizeof(name)),
+				  *result, note);
 		*result = -EIO;
 		return CUSEMU_CALL_ERROR;
 	}

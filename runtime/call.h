@@ -99,9 +99,10 @@ void cusemu_call_set_ioc_data(struct cusemu_call *call, const void *in_data,
  * but 1 to 511, and the client's request is then never answered (it waits
  * in D state, deaf to SIGKILL). ERESTARTSYS and its kin become EINTR; any
  * other value EIO, with a log line naming dev and what (the operation or
- * the command).
+ * the command), as many as the device's rate limit lets through.
  */
-int cusemu_reply_errno(long result, const char *dev, const char *what);
+int cusemu_reply_errno(long result, struct cusemu_device *dev,
+		       const char *what);
 
 /*
  * Decide the outcome from the handler's result; *result may change: an

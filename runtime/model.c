@@ -85,6 +85,11 @@ void cusemu_device_lost(struct cusemu_device *dev, const char *format, ...)
 	g_atomic_int_inc(&lost);
 }
 
+bool cusemu_device_ratelimit(struct cusemu_device *dev, char *note)
+{
+	return cusemu_ratelimit(&cusemu_instance(dev)->model_said, note);
+}
+
 unsigned int cusemu_device_lost_count(void)
 {
 	return (unsigned int)g_atomic_int_get(&lost);

@@ -26,6 +26,9 @@
 /* An _IOW command with 4 bytes in and none out, _IOWR with 4 each way. */
 #define TEST_SET _IOW('r', 1, __u32)
 #define TEST_XCHG _IOWR('r', 2, __u32)
+/* A device that must be started before it is read. */
+#define TEST_START _IO('r', 3)
+#define TEST_READ _IOR('r', 4, __u32)
 
 struct fixture {
 	char *dir;
@@ -711,23 +714,279 @@ static void test_refused(void)
 		"{\"trace\":\"cusemu\",\"version\":1,\"nodes\":[\"a/b\"]}", NULL
 	};
 
+	g_autofree char *deep = g_strnfill(100000, '[');
+	const char *too_deep[] = { HEADER, good, deep, NULL };
+	const char *comment[] = {
+		HEADER, "{\"node\":\"clock7\",/* \" */\"op\":\"poll\"}", NULL
+	};
+
 	expect_refused(not_json, NULL, ":3: not JSON: *");
+	/* Refused before json-glib's recursion would overflow the stack. */
+	expect_refused(too_deep, NULL, ":3: arrays and objects nested deeper "
+		       "than 64*");
+	expect_refused(comment, NULL, ":2: not JSON: a comment or a "
+		       "single-quoted string*");
 	expect_refused(no_header, NULL, ":1: not a cusemu recording*");
-	expect_refused(version, NULL, ":1: version 2 of the trace format*");
-	expect_refused(lost, NULL, ":3: the recording lost 3 lines here*");
+	expect_refused(version, NULL, ":1: a version of the trace format "
+		       "other than 1*");
+	expect_refused(lost, NULL, ":3: the recording lost lines here*");
 	expect_refused(bad_hex, NULL, ":2: \"data\" is not hex");
 	expect_refused(two_nodes, NULL,
-		       ":3: a call of node other, after calls of clock7*");
-	expect_refused(bad_errno, NULL, ":2: unknown error \"ENOTANERROR\"");
-	expect_refused(bad_name, NULL, ": the recorded node name 'a/b'*");
+		       ":3: a call of another node than line 2 names*");
+	expect_refused(bad_errno, NULL, ":2: \"error\" is neither an errno "
+		       "name*");
+	expect_refused(bad_name, NULL, ":1: the recorded node name is not one "
+		       "cusemud can use*");
 	expect_refused_arg("replay", "replay needs file=RECORDING");
 	expect_refused_arg("replay:file=/nonexistent/rec.json",
 			   "/nonexistent/rec.json*");
 }
 
+static char *read_ioctl_line(const char *pid, const char *answer)
+{
+	g_autofree char *out = g_strdup_printf(
+		"[{\"addr\":\"0x7ffc00000010\",\"len\":4,\"data\":\"%s\"}]",
+		answer);
+	g_autofree char *line = ioctl_line(
+		TEST_READ, "TEST_READ", "x86_64", "0x7ffc00000010", "[]", out,
+		"\"result\":0,\"error\":null");
+
+	g_auto(GStrv) parts = g_strsplit(line, "\"pid\":7", 2);
+
+	/* Its pid, for the open it belongs to. */
+	return g_strjoinv(pid, parts);
+}
+
+/* TEST_READ on file, its answer. */
+static uint32_t read_on(struct fixture *f, struct cusemu_file *file,
+			long want)
+{
+	uint32_t v = 0xAAAAAAAA;
+	unsigned int rt;
+
+	memcpy(mem(f, false, 0x100), &v, 4);
+	g_assert_cmpint(fake_ioctl(&f->native, f->dev, file, TEST_READ,
+				   at(f, false, 0x100), &rt), ==, want);
+	memcpy(&v, mem(f, false, 0x100), 4);
+	return v;
+}
+
+static long start_on(struct fixture *f, struct cusemu_file *file)
+{
+	unsigned int rt;
+
+	return fake_ioctl(&f->native, f->dev, file, TEST_START, 0, &rt);
+}
+
+/*
+ * Each open file follows a recorded open file in its order: a new client
+ * starts again from the first answer, not the latest; a call the
+ * recording made only after another (a READ before START, a read() before
+ * START) is flagged under strict, and answered but counted without it.
+ */
+static void test_sequence(void)
+{
+	struct fixture fx = { 0 }, *f = &fx;
+	g_autofree char *start_line = ioctl_line(
+		TEST_START, "TEST_START", "x86_64", "0x0", "[]", "[]",
+		"\"result\":0,\"error\":null");
+	g_autofree char *r1 = read_ioctl_line("\"pid\":7", "2a000000");
+	g_autofree char *r2 = read_ioctl_line("\"pid\":7", "2b000000");
+	const char *lines[] = {
+		HEADER,
+		"{\"node\":\"clock7\",\"pid\":7,\"op\":\"open\",\"result\":0,"
+		"\"error\":null}",
+		start_line, r1, r2, READ_LINE("0102", "2"),
+		"{\"node\":\"clock7\",\"pid\":0,\"op\":\"release\","
+		"\"result\":0,\"error\":null}",
+		NULL
+	};
+	struct cusemu_file a, b, c, d;
+	g_autoptr(GString) out = g_string_new(NULL);
+	char *argv[] = { "status", NULL };
+	char buf[8];
+
+	fixture_init(f);
+	start(f, lines, ",strict=true");
+	a = b = c = d = f->file;
+	g_test_expect_message("cusemu-model", G_LOG_LEVEL_CRITICAL,
+			      "*not in it: ioctl 0x80047204 TEST_READ from "
+			      "x86_64, arg *; line 4 has it, out of the "
+			      "recorded order: no recorded open file began "
+			      "with it");
+	read_on(f, &a, -EIO);
+	g_test_assert_expected_messages();
+	g_assert_cmpint(start_on(f, &c), ==, 0);
+	g_test_expect_message("cusemu-model", G_LOG_LEVEL_CRITICAL,
+			      "*not in it: read; line 6 has it, out of the "
+			      "recorded order: line 4 came next");
+	g_assert_cmpint(f->dev->model->read(f->dev, &c, buf, 8), ==, -EIO);
+	g_test_assert_expected_messages();
+
+	g_assert_cmpint(start_on(f, &b), ==, 0);
+	g_assert_cmphex(read_on(f, &b, 0), ==, 0x2a);
+	g_assert_cmphex(read_on(f, &b, 0), ==, 0x2b);
+	/* Repeated more often than recorded: the latest again. */
+	g_assert_cmphex(read_on(f, &b, 0), ==, 0x2b);
+	g_assert_cmpint(f->dev->model->read(f->dev, &b, buf, 8), ==, 2);
+	g_assert_cmpmem(buf, 2, "\x01\x02", 2);
+	f->dev->model->release(f->dev, &b);
+	/* A new client, from the start. */
+	g_assert_cmpint(start_on(f, &d), ==, 0);
+	g_assert_cmphex(read_on(f, &d, 0), ==, 0x2a);
+	fixture_clear(f);
+
+	fixture_init(f);
+	start(f, lines, NULL);
+	a = f->file;
+	g_assert_cmphex(read_on(f, &a, 0), ==, 0x2a);
+	g_assert_cmpint(f->dev->model->control(f->dev, argv, out), ==, 0);
+	g_assert_nonnull(strstr(out->str, "out of order: 1\n"));
+	fixture_clear(f);
+}
+
+/* Log lines of unmatched calls written (not expected by a test). */
+static unsigned int said_unmatched;
+
+/* Counts them; and no log line may quote a refused file (test_secret). */
+static GLogWriterOutput log_writer(GLogLevelFlags level,
+				   const GLogField *fields, gsize n,
+				   gpointer data)
+{
+	for (gsize i = 0; i < n; i++) {
+		if (strcmp(fields[i].key, "MESSAGE"))
+			continue;
+		if (strstr(fields[i].value, "ECRE"))
+			g_test_fail_printf("a log line quotes the "
+					   "recording: %s",
+					   (const char *)fields[i].value);
+		if (strstr(fields[i].value, ": not in "))
+			said_unmatched++;
+	}
+	return g_log_writer_default(level, fields, n, data);
+}
+
+/* A file refused at line, its error naming the file and the line and
+ * nothing of what the file holds. */
+static void expect_quiet(const char *const *lines, unsigned int line)
+{
+	struct fixture fx = { 0 }, *f = &fx;
+	g_autofree char *text = NULL;
+	g_autofree char *arg = NULL;
+	g_autofree char *want = NULL;
+	g_autoptr(GError) error = NULL;
+
+	fixture_init(f);
+	text = g_strjoinv("\n", (char **)lines);
+	g_assert_true(g_file_set_contents(f->path, text, -1, NULL));
+	arg = g_strdup_printf("replay:file=%s", f->path);
+	g_assert_null(fake_device_try(NULL, arg, &error));
+	g_assert_nonnull(error);
+	want = g_strdup_printf("*%s:%u: *", f->path, line);
+	if (!g_pattern_match_simple(want, error->message))
+		g_error("'%s' does not match '%s'", error->message, want);
+	if (strstr(error->message, "ECRE") || strstr(error->message, "31337"))
+		g_test_fail_printf("the error quotes the recording: %s",
+				   error->message);
+	fixture_clear(f);
+}
+
+/*
+ * The daemon may read a file its asker may not (cusemuctl add): its errors
+ * say where and what was expected, never what the file holds.
+ */
+static void test_secret(void)
+{
+	g_autofree char *good = rd_time("x86_64", 1);
+	g_autofree char *cut = ioctl_line(
+		TEST_SET, "SECRET_SET", "x86_64", "0x7ffc00000010",
+		"[{\"addr\":\"0x7ffc00000010\",\"len\":4,\"data\":\"01\","
+		"\"cut\":true}]",
+		"[]", "\"result\":0,\"error\":null");
+	const char *bare[] = { "SECRET:x:0:0:root:/root:/bin/sh", NULL };
+	const char *string[] = { HEADER, "{\"SECRET\" 1}", NULL };
+	const char *open_string[] = { HEADER, "\"SECRET", NULL };
+	const char *trailing[] = { HEADER, "{\"a\":1} SECRET", NULL };
+	const char *op[] = {
+		HEADER, "{\"node\":\"clock7\",\"op\":\"SECRET\"}", NULL
+	};
+	const char *error[] = {
+		HEADER,
+		"{\"node\":\"clock7\",\"op\":\"poll\",\"result\":null,"
+		"\"error\":\"SECRET\"}",
+		NULL
+	};
+	const char *node[] = {
+		HEADER, good, "{\"node\":\"SECRET\",\"op\":\"poll\"}", NULL
+	};
+	const char *name[] = {
+		"{\"trace\":\"cusemu\",\"version\":1,\"nodes\":[\"SE/CRET\"]}",
+		NULL
+	};
+	const char *version[] = {
+		"{\"trace\":\"cusemu\",\"version\":31337}", NULL
+	};
+	const char *lost[] = { HEADER, "{\"lost\":31337}", NULL };
+	const char *after_cut[] = { HEADER, cut, "{\"SECRET\"}", NULL };
+
+	expect_quiet(bare, 1);
+	expect_quiet(string, 2);
+	expect_quiet(open_string, 2);
+	expect_quiet(trailing, 2);
+	expect_quiet(op, 2);
+	expect_quiet(error, 2);
+	expect_quiet(node, 3);
+	expect_quiet(name, 1);
+	expect_quiet(version, 1);
+	expect_quiet(lost, 2);
+	expect_quiet(after_cut, 3);
+}
+
+/*
+ * 100,000 unmatched calls: 10 log lines, as the kernel's printk_ratelimit
+ * lets through, all counted in the status; under strict, each fails with
+ * EIO and the first makes the exit status.
+ */
+static void test_flood(void)
+{
+	struct fixture fx = { 0 }, *f = &fx;
+	g_autofree char *a = rd_time("x86_64", 1);
+	const char *lines[] = { HEADER, a, NULL };
+	g_autoptr(GString) out = g_string_new(NULL);
+	char *argv[] = { "status", NULL };
+	unsigned int before;
+
+	fixture_init(f);
+	start(f, lines, NULL);
+	said_unmatched = 0;
+	for (unsigned int i = 0; i < 100000; i++)
+		g_assert_cmpint(call(f, false, RTC_AIE_ON, 0, NULL), ==,
+				-ENOTTY);
+	g_assert_cmpuint(said_unmatched, ==, 10);
+	g_assert_cmpint(f->dev->model->control(f->dev, argv, out), ==, 0);
+	g_assert_nonnull(strstr(out->str, "unmatched: 100000\n"));
+	fixture_clear(f);
+
+	fixture_init(f);
+	start(f, lines, ",strict=true");
+	before = cusemu_device_lost_count();
+	/* An eleventh would be a fatal critical. */
+	for (unsigned int i = 0; i < 10; i++)
+		g_test_expect_message("cusemu-model", G_LOG_LEVEL_CRITICAL,
+				      "/dev/clock7 (replay) lost data: the "
+				      "replay of * failed: not in it: *");
+	for (unsigned int i = 0; i < 1000; i++)
+		g_assert_cmpint(call(f, false, RTC_AIE_ON, 0, NULL), ==,
+				-EIO);
+	g_test_assert_expected_messages();
+	g_assert_cmpuint(cusemu_device_lost_count(), >, before);
+	fixture_clear(f);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
+	g_log_set_writer_func(log_writer, NULL, NULL);
 	g_test_add_func("/replay/order", test_order);
 	g_test_add_func("/replay/name", test_name);
 	g_test_add_func("/replay/input", test_input);
@@ -741,5 +1000,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/replay/kept", test_kept);
 	g_test_add_func("/replay/other-abi", test_other_abi);
 	g_test_add_func("/replay/refused", test_refused);
+	g_test_add_func("/replay/secret", test_secret);
+	g_test_add_func("/replay/flood", test_flood);
+	g_test_add_func("/replay/sequence", test_sequence);
 	return g_test_run();
 }

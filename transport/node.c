@@ -154,7 +154,7 @@ static void put_instance(struct cusemu_node *n, struct cusemu_device *dev)
 /* The errno of rec's reply for result, one the kernel takes (call.h). */
 static int reply_errno(const struct cusemu_op_record *rec, long result)
 {
-	return cusemu_reply_errno(result, rec->dev->name,
+	return cusemu_reply_errno(result, rec->dev,
 				  cusemu_op_name(rec->op));
 }
 

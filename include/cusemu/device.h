@@ -353,6 +353,20 @@ void cusemu_device_count_event(struct cusemu_device *dev, const char *event);
 void cusemu_device_lost(struct cusemu_device *dev, const char *format, ...)
 	G_GNUC_PRINTF(2, 3);
 
+/* Room for the note of cusemu_device_ratelimit(). */
+#define CUSEMU_RATELIMIT_NOTE 64
+
+/*
+ * Whether a log line that a client can cause on every call (a call the
+ * model cannot answer, say) may go to the log now, as the kernel's
+ * printk_ratelimit() decides: 10 lines per 5 seconds of the device's, the
+ * rest held back and counted. note (CUSEMU_RATELIMIT_NOTE bytes) gets what
+ * to end the line with: "" or, when lines were held back since the last
+ * one let through, "; N lines like this suppressed". One budget for all
+ * of a model's lines of the device. Safe from any callback.
+ */
+bool cusemu_device_ratelimit(struct cusemu_device *dev, char *note);
+
 /* The parameters of an instance, already validated against model->params. */
 uint64_t cusemu_device_param_u64(const struct cusemu_device *dev,
 				 const char *key);
