@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Loading device models from plugins: the file's ownership and permissions
- * first (sshd's rule for what root runs), then GModule, the entry symbol,
- * the API version and the models' names.
+ * first (sshd's rule for what root runs), then a sealed copy of it in
+ * memory, which GModule loads: no later write to the file (cp over it
+ * keeps its inode) changes the code the daemon runs. Then the entry
+ * symbol, the API version and the models' names.
  */
 #define G_LOG_DOMAIN "cusemu-plugin"
 
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +17,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,10 +35,8 @@ const char *cusemu_models_dir = CUSEMU_MODELS_DIR;
 struct plugin_file {
 	char *origin;		/* its real path */
 	char *loaded_as;	/* the name the dynamic loader knows it by */
-	dev_t dev;
-	ino_t ino;
-	int fd;			/* the file as loaded, for oops backtraces */
-	unsigned int loads;	/* of the same origin so far, this one too */
+	char *sum;		/* SHA-256 of the content loaded */
+	int fd;			/* the sealed copy loaded: for backtraces */
 };
 
 struct loaded {
@@ -526,6 +529,100 @@ static int open_checked(const char *path, const char *real, struct stat *st,
 	return fd;
 }
 
+/* A plugin larger than this is refused before it is copied. */
+#define PLUGIN_MAX_BYTES (256u << 20)
+
+/*
+ * The content of fd, a checked plugin, copied into a sealed memory file
+ * that the dynamic loader maps instead of the plugin's own file: writes
+ * to the file after this (cp keeps its inode, and a mapping of it would
+ * change under the daemon) reach nothing the daemon runs. *sum is the
+ * content's SHA-256, by which a reload tells a rebuilt file. -1 with a
+ * message.
+ */
+static int image_of(const char *path, int fd, const struct stat *st,
+		    char **sum, GError **error)
+{
+	g_autoptr(GChecksum) hash = g_checksum_new(G_CHECKSUM_SHA256);
+	g_autofree char *base = g_path_get_basename(path);
+	char buf[64 * 1024];
+	int image;
+	ssize_t n;
+
+	if ((uint64_t)st->st_size > PLUGIN_MAX_BYTES) {
+		refuse(error, path, "it is %jd bytes, more than the %u a plugin "
+				    "may have",
+		       (intmax_t)st->st_size, PLUGIN_MAX_BYTES);
+		return -1;
+	}
+	image = memfd_create(base, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (image < 0 || lseek(fd, 0, SEEK_SET) != 0) {
+		refuse(error, path, "a copy to load: %s", g_strerror(errno));
+		goto fail;
+	}
+	for (uint64_t total = 0;; total += (uint64_t)n) {
+		do
+			n = read(fd, buf, sizeof(buf));
+		while (n < 0 && errno == EINTR);
+		if (n <= 0)
+			break;
+		if (total + (uint64_t)n > PLUGIN_MAX_BYTES) {
+			refuse(error, path, "it grew beyond %u bytes while it "
+					    "was read",
+			       PLUGIN_MAX_BYTES);
+			goto fail;
+		}
+		g_checksum_update(hash, (const guchar *)buf, (gsize)n);
+		for (ssize_t off = 0, w; off < n; off += w) {
+			w = write(image, buf + off, (size_t)(n - off));
+			if (w < 0 && errno == EINTR)
+				w = 0;
+			else if (w <= 0) {
+				refuse(error, path, "a copy to load: %s",
+				       g_strerror(w < 0 ? errno : EIO));
+				goto fail;
+			}
+		}
+	}
+	if (n < 0 || fcntl(image, F_ADD_SEALS,
+			   F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW |
+				   F_SEAL_SEAL) < 0) {
+		refuse(error, path, "%s: %s", n < 0 ? "reading it" : "sealing "
+				    "its copy", g_strerror(errno));
+		goto fail;
+	}
+	*sum = g_strdup(g_checksum_get_string(hash));
+	return image;
+fail:
+	if (image >= 0)
+		close(image);
+	return -1;
+}
+
+/* The name the dynamic loader is given for an image: its own inode. */
+static char *image_name(int image)
+{
+	return g_strdup_printf("/proc/self/fd/%d", image);
+}
+
+/*
+ * An image the dynamic loader refused or let go of is closed; one it still
+ * holds (a plugin that cannot be unloaded) stays open, so that its name is
+ * never another image's: the loader would take that name for the object
+ * it already has.
+ */
+static void forget_image(int image)
+{
+	g_autofree char *name = image_name(image);
+	void *held = dlopen(name, RTLD_NOW | RTLD_NOLOAD);
+
+	if (held) {
+		dlclose(held);
+		return;
+	}
+	close(image);
+}
+
 /*
  * The code of each plugin, for a fault in a thread of a model's own (a
  * timer): written at load, read by the oops handler, never shrinking.
@@ -615,63 +712,58 @@ static void keep(GModule *module, const struct cusemu_plugin *plugin,
 	}
 }
 
-static struct plugin_file *file_new(const char *real, const char *as,
-				    const struct stat *st, int fd,
-				    unsigned int loads)
+static struct plugin_file *file_new(const char *real, int image, char *sum)
 {
 	struct plugin_file *f = g_new0(struct plugin_file, 1);
 
 	f->origin = g_strdup(real);
-	f->loaded_as = g_strdup(as);
-	f->dev = st->st_dev;
-	f->ino = st->st_ino;
-	f->fd = fd;
-	f->loads = loads;
+	f->loaded_as = image_name(image);
+	f->sum = sum;
+	f->fd = image;
 	return f;
+}
+
+/* The plugin at real (path as given), checked and copied: its image. */
+static int checked_image(const char *path, const char *real, char **sum,
+			 GError **error)
+{
+	struct stat st;
+	int fd = open_checked(path, real, &st, error);
+	int image;
+
+	if (fd < 0)
+		return -1;
+	image = image_of(path, fd, &st, sum, error);
+	close(fd);
+	return image;
 }
 
 gboolean cusemu_plugin_load(const char *path, GError **error)
 {
 	char real[PATH_MAX];
 	const struct cusemu_plugin *plugin;
+	g_autofree char *as = NULL;
+	char *sum = NULL;
 	GModule *module;
 	struct stat st;
-	int fd;
+	int image;
 
 	if (!realpath(path, real))
 		return refuse(error, path, "%s", g_strerror(errno));
 	if (stat(real, &st) < 0 || !S_ISREG(st.st_mode))
 		return refuse(error, path, "not a regular file");
-	fd = open_checked(path, real, &st, error);
-	if (fd < 0)
+	image = checked_image(path, real, &sum, error);
+	if (image < 0)
 		return FALSE;
-	module = open_plugin(path, real, NULL, &plugin, error);
+	as = image_name(image);
+	module = open_plugin(path, as, NULL, &plugin, error);
 	if (!module) {
-		close(fd);
+		forget_image(image);
+		g_free(sum);
 		return FALSE;
 	}
-	keep(module, plugin, file_new(real, real, &st, fd, 1));
+	keep(module, plugin, file_new(real, image, sum));
 	return TRUE;
-}
-
-/*
- * The dynamic loader takes a name it has loaded for the same object, and
- * does not look at the file again: each load of one path gets a name of
- * its own, the same path with "./" repeated, so that a rebuilt file is
- * loaded anew. (A file not rebuilt is still the one object: the loader
- * knows it by device and inode too.)
- */
-static char *loader_name(const char *real, unsigned int loads)
-{
-	g_autofree char *dir = g_path_get_dirname(real);
-	g_autofree char *base = g_path_get_basename(real);
-	GString *as = g_string_new(dir);
-
-	g_string_append_c(as, '/');
-	for (unsigned int i = 0; i < loads; i++)
-		g_string_append(as, "./");
-	g_string_append(as, base);
-	return g_string_free(as, FALSE);
 }
 
 static const struct loaded *loaded_model(const struct cusemu_device_model *m)
@@ -688,42 +780,45 @@ static const struct loaded *loaded_model(const struct cusemu_device_model *m)
 const struct cusemu_device_model *
 cusemu_plugin_reload(const struct cusemu_device_model *m, GError **error)
 {
-	const struct loaded *l = loaded_model(m);
+	const struct loaded *l = loaded_model(m), *current;
 	const struct plugin_file *was;
 	const struct cusemu_plugin *plugin;
 	g_autofree char *as = NULL;
+	g_autofree char *sum = NULL;
 	GModule *module;
-	struct stat st;
-	int fd;
+	int image;
 
 	if (!l)
 		return m;	/* built in: a fresh instance of the same */
 	was = l->file;
-	fd = open_checked(was->origin, was->origin, &st, error);
-	if (fd < 0)
+	image = checked_image(was->origin, was->origin, &sum, error);
+	if (image < 0)
 		return NULL;
-	if (st.st_dev == was->dev && st.st_ino == was->ino) {
-		/* Not rebuilt: the same object, whatever its name. */
-		close(fd);
-		l = find_loaded(m->name);
-		return l ? l->model : m;
+	/*
+	 * Rebuilt or not, by content: cp over the file keeps its inode, and a
+	 * touch keeps its bytes. Not rebuilt: the model loaded last.
+	 */
+	current = find_loaded(m->name);
+	if (!strcmp(sum, current ? current->file->sum : was->sum)) {
+		close(image);
+		return current ? current->model : m;
 	}
-	as = loader_name(was->origin, was->loads);
+	as = image_name(image);
 	module = open_plugin(was->origin, as, was->origin, &plugin, error);
 	if (!module) {
-		close(fd);
+		forget_image(image);
 		return NULL;
 	}
 	for (unsigned int i = 0; plugin->models[i]; i++) {
 		if (!strcmp(plugin->models[i]->name, m->name)) {
 			keep(module, plugin,
-			     file_new(was->origin, as, &st, fd, was->loads + 1));
+			     file_new(was->origin, image, g_steal_pointer(&sum)));
 			return plugin->models[i];
 		}
 	}
-	/* Resident anyway: the loader ran its constructors. */
+	/* Resident anyway: the loader ran its constructors. Its image
+	 * stays open: the loader holds its name. */
 	g_module_make_resident(module);
-	close(fd);
 	refuse(error, was->origin, "it holds no model named '%s' any more",
 	       m->name);
 	return NULL;

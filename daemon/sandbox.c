@@ -117,7 +117,9 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 		     "wake-ups"),
 	ALLOW(writev, "FUSE replies and poll notifications to /dev/cuse"),
 	ALLOW(lseek, "fclose gives back what stdio read ahead (glib reading "
-		     "a /proc file)"),
+		     "a /proc file); a reload reads the rebuilt plugin"),
+	ALLOW(memfd_create, "a reload copies the rebuilt plugin into a "
+			    "sealed memory file, which the loader maps"),
 	ALLOW(newfstatat, "stdio sizes its buffers (fstat); lstat of the "
 			  "control socket at shutdown; lstat and fstat of "
 			  "the record= file of a device added at run time"),
