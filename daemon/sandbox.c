@@ -315,19 +315,25 @@ static int drop_own_caps(void)
 	};
 	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = { 0 };
 
-	/*
-	 * No execve could give any back (the filter allows none, and off
-	 * it, neither setuid bits nor file capabilities would count).
-	 */
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
-		return -errno;
+	/* The bounding set first: dropping from it takes CAP_SETPCAP. */
 	for (int cap = 0; privileged && cap <= last_cap; cap++)
 		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0))
 			return -errno;
 	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 	data[0].effective = data[0].permitted = (uint32_t)keep_caps;
 	data[1].effective = data[1].permitted = (uint32_t)(keep_caps >> 32);
-	return syscall(SYS_capset, &hdr, data) ? -errno : 0;
+	if (syscall(SYS_capset, &hdr, data))
+		return -errno;
+	/*
+	 * No execve could give any back (the filter allows none, and off
+	 * it, neither setuid bits nor file capabilities would count). Last:
+	 * the thread that waits for this one takes the flag in its status
+	 * for the whole drop done, and installs the filter, which has no
+	 * capset, once it sees it. (An ordinary user's threads hold no
+	 * capability to begin with: set first, the flag would let the
+	 * filter in before the capset.)
+	 */
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ? -errno : 0;
 }
 
 static void on_drop_signal(int sig)
