@@ -17,7 +17,6 @@
 #include <linux/ioctl.h>
 #include <linux/rtc.h>
 #include <linux/watchdog.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "abicheck.h"
@@ -334,18 +333,6 @@ static char *probed_key(char **absolute, char **commands)
 	return g_strdup_printf("%s|%s", h, c ? c : "");
 }
 
-/* A seccomp filter is installed in this process (the daemon's sandbox). */
-static bool filtered(void)
-{
-	g_autofree char *status = NULL;
-	const char *line;
-
-	if (!g_file_get_contents("/proc/self/status", &status, NULL, NULL))
-		return true;
-	line = strstr(status, "\nSeccomp:");
-	return line && atoi(line + strlen("\nSeccomp:")) == 2;
-}
-
 static bool probe_or_recall(const struct probe_options *o, char **absolute,
 			    char **commands, GPtrArray *given,
 			    GPtrArray **out, GPtrArray *notes, GError **error)
@@ -363,7 +350,7 @@ static bool probe_or_recall(const struct probe_options *o, char **absolute,
 	g_mutex_unlock(&probed_lock);
 	if (known)
 		return true;
-	if (filtered()) {
+	if (pt_filtered()) {
 		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
 			    "these headers were not read when the daemon "
 			    "started, and reading one runs the compiler, "

@@ -63,8 +63,7 @@ static bool probe_sys32(void)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-/* Under a seccomp filter (the daemon's sandbox), which forbids fork. */
-static bool filtered(void)
+bool pt_filtered(void)
 {
 	g_autofree char *status = NULL;
 	const char *line;
@@ -81,7 +80,7 @@ bool pt_sys32_available(void)
 	static bool available;
 
 	if (g_once_init_enter(&once)) {
-		if (filtered())
+		if (pt_filtered())
 			g_warning("passthrough: the first passthrough device "
 				  "came after the sandbox was in place: its "
 				  "32-bit callers get the compat shim only; "

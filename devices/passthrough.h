@@ -24,6 +24,9 @@
  * without it kills the caller with SIGSEGV.
  */
 bool pt_sys32_available(void);
+/* Under a seccomp filter (the daemon's sandbox), which forbids fork and
+ * exec: what runs a child (a probe, the compiler) must have run before. */
+bool pt_filtered(void);
 
 /*
  * ioctl, read and write through the 32-bit entry: the kernel runs the

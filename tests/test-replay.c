@@ -662,21 +662,29 @@ static void expect_refused_arg(const char *arg, const char *why)
 		g_error("'%s' does not match '%s'", error->message, want);
 }
 
-static void expect_refused(const char *const *lines, const char *extra,
-			   const char *why)
+/* A recording of lines (and keys extra) in f's file, refused: why. */
+static GError *refusal(struct fixture *f, const char *const *lines,
+		       const char *extra)
 {
-	struct fixture fx = { 0 }, *f = &fx;
-	g_autofree char *text = NULL;
+	g_autofree char *text = g_strjoinv("\n", (char **)lines);
 	g_autofree char *arg = NULL;
-	g_autofree char *want = NULL;
-	g_autoptr(GError) error = NULL;
+	GError *error = NULL;
 
 	fixture_init(f);
-	text = g_strjoinv("\n", (char **)lines);
 	g_assert_true(g_file_set_contents(f->path, text, -1, NULL));
 	arg = g_strdup_printf("replay:file=%s%s", f->path, extra ? extra : "");
 	g_assert_null(fake_device_try(NULL, arg, &error));
 	g_assert_nonnull(error);
+	return error;
+}
+
+static void expect_refused(const char *const *lines, const char *extra,
+			   const char *why)
+{
+	struct fixture fx = { 0 }, *f = &fx;
+	g_autoptr(GError) error = refusal(f, lines, extra);
+	g_autofree char *want = NULL;
+
 	want = g_strdup_printf("*%s%s", why[0] == ':' ? f->path : "", why);
 	if (!g_pattern_match_simple(want, error->message))
 		g_error("'%s' does not match '%s'", error->message, want);
@@ -871,17 +879,9 @@ static GLogWriterOutput log_writer(GLogLevelFlags level,
 static void expect_quiet(const char *const *lines, unsigned int line)
 {
 	struct fixture fx = { 0 }, *f = &fx;
-	g_autofree char *text = NULL;
-	g_autofree char *arg = NULL;
+	g_autoptr(GError) error = refusal(f, lines, NULL);
 	g_autofree char *want = NULL;
-	g_autoptr(GError) error = NULL;
 
-	fixture_init(f);
-	text = g_strjoinv("\n", (char **)lines);
-	g_assert_true(g_file_set_contents(f->path, text, -1, NULL));
-	arg = g_strdup_printf("replay:file=%s", f->path);
-	g_assert_null(fake_device_try(NULL, arg, &error));
-	g_assert_nonnull(error);
 	want = g_strdup_printf("*%s:%u: *", f->path, line);
 	if (!g_pattern_match_simple(want, error->message))
 		g_error("'%s' does not match '%s'", error->message, want);
