@@ -159,6 +159,10 @@ struct probe_options {
 	bool verbose;
 	/* --pointee: struct given_command *, NAME is "TAG.MEMBER". */
 	GPtrArray *pointees;
+	/* Where not NULL, gets what the probes put before the headers (a
+	 * uapi header may use _IOW or u_short without including them), for
+	 * code that includes the headers the same way; g_free it. */
+	char **prelude;
 };
 
 /* A --command NAME=TYPE: a payload type for a command whose number does
@@ -211,8 +215,10 @@ void uapi_index_free(struct uapi_index *u);
  * command of the installed headers (other than itself). */
 void uapi_check(struct uapi_index *u, GPtrArray *commands);
 
-/* --emit-compat: C for the commands that need a translation. */
-void emit_compat(GString *out, GPtrArray *commands, char **headers);
+/* --emit-compat: C for the commands that need a translation, after
+ * prelude (what the probes included before the headers). */
+void emit_compat(GString *out, GPtrArray *commands, char **headers,
+		 const char *prelude);
 
 /* --model: the model's tables against the headers, as findings of the
  * commands, and a row_only command for each row the headers lack; *name

@@ -678,7 +678,8 @@ static char *include_guard(char **headers)
 	return g_string_free(g, FALSE);
 }
 
-void emit_compat(GString *out, GPtrArray *commands, char **headers)
+void emit_compat(GString *out, GPtrArray *commands, char **headers,
+		 const char *prelude)
 {
 	g_autofree char *guard = include_guard(headers);
 	g_autoptr(GString) decls = g_string_new(NULL);
@@ -744,9 +745,12 @@ void emit_compat(GString *out, GPtrArray *commands, char **headers)
 		":\n * the i386 layouts of the commands that need a translation,"
 		"\n * for a model's compat rows.\n */\n");
 	g_string_append_printf(out, "#ifndef %s\n#define %s\n\n", guard, guard);
+	/* What the probes gave the headers, so that the file compiles
+	 * alone: a uapi header may use _IOW without linux/ioctl.h (as
+	 * sound/asound.h does), or struct timeval without sys/time.h. */
+	g_string_append_printf(out, "#include <string.h>\n\n%s\n", prelude);
 	g_string_append(out,
-		"#include <stddef.h>\n#include <stdint.h>\n#include <string.h>\n\n"
-		"#include <linux/types.h>\n\n#include <cusemu/uaccess.h>\n\n"
+		"#include <cusemu/uaccess.h>\n\n"
 		"#ifndef CUSEMU_COMPAT_MIN\n"
 		"#define CUSEMU_COMPAT_MIN(a, b) ((a) < (b) ? (a) : (b))\n"
 		"#define CUSEMU_COMPAT_COUNT(a) (sizeof(a) / sizeof((a)[0]))\n"

@@ -672,6 +672,7 @@ int main(int argc, char **argv)
 	g_auto(GStrv) headers = NULL;
 	g_auto(GStrv) cc = NULL;
 	g_autofree char *model_name = NULL;
+	g_autofree char *prelude = NULL;
 	struct probe_options o;
 	int status = EXIT_CLEAN;
 
@@ -716,7 +717,8 @@ int main(int argc, char **argv)
 		g_ptr_array_add(cflags, g_strconcat("-D", *d, NULL));
 	cc = compiler();
 	o = (struct probe_options){ .cc = cc, .cflags = cflags,
-				    .verbose = verbose, .pointees = pointees };
+				    .verbose = verbose, .pointees = pointees,
+				    .prelude = &prelude };
 
 	if (!probe_headers(&o, headers + 1, given, &commands, notes, &error)) {
 		fprintf(stderr, "cusemu-abicheck: %s\n", error->message);
@@ -740,7 +742,7 @@ int main(int argc, char **argv)
 	}
 
 	if (emit) {
-		emit_compat(out, commands, headers + 1);
+		emit_compat(out, commands, headers + 1, prelude);
 		if (!write_output(output_path, out, &error)) {
 			fprintf(stderr, "cusemu-abicheck: %s\n", error->message);
 			return EXIT_ERROR;

@@ -1750,6 +1750,10 @@ gboolean probe_headers(const struct probe_options *o, char **headers,
 
 		if (!g_file_set_contents(w.prelude, p, -1, error))
 			goto out;
+		if (o->prelude) {
+			g_free(*o->prelude);
+			*o->prelude = g_steal_pointer(&p);
+		}
 	}
 
 	/* Show each file as the command line named it. */
