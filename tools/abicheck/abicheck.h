@@ -216,9 +216,10 @@ void uapi_index_free(struct uapi_index *u);
 void uapi_check(struct uapi_index *u, GPtrArray *commands);
 
 /* --emit-compat: C for the commands that need a translation, after
- * prelude (what the probes included before the headers). */
+ * prelude (what the probes included before the headers). Each command
+ * it cannot write goes to left_out, "NAME: why". */
 void emit_compat(GString *out, GPtrArray *commands, char **headers,
-		 const char *prelude);
+		 const char *prelude, GPtrArray *left_out);
 
 /* --model: the model's tables against the headers, as findings of the
  * commands, and a row_only command for each row the headers lack; *name

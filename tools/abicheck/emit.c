@@ -678,8 +678,46 @@ static char *include_guard(char **headers)
 	return g_string_free(g, FALSE);
 }
 
+/* Whether c is the header's own NAME32 of another command: its i386
+ * number, whose kernel-only payload (usbdevice_fs.h's struct
+ * usbdevfs_urb32) the compat struct written for NAME stands for. */
+static bool own_name32(GPtrArray *commands, const struct command *c)
+{
+	size_t n = strlen(c->name);
+
+	if (n < 3 || strcmp(c->name + n - 2, "32"))
+		return false;
+	for (guint i = 0; i < commands->len; i++) {
+		const struct command *o = commands->pdata[i];
+
+		if (strlen(o->name) == n - 2 && !strncmp(o->name, c->name, n - 2))
+			return true;
+	}
+	return false;
+}
+
+/* The commands left out, in a comment of the file: no #warning, which
+ * -Werror would make an error of the whole file. */
+static void left_out_comment(GString *out, GPtrArray *left_out)
+{
+	if (!left_out->len)
+		return;
+	g_string_append(out, "\n/*\n * Not written: their translations are the "
+			"model's to write by hand,\n * or the headers lack "
+			"what they need.\n");
+	for (guint i = 0; i < left_out->len; i++) {
+		g_autofree char *line = g_strdup(left_out->pdata[i]);
+
+		/* A compiler's words must not end the comment. */
+		for (char *end; (end = strstr(line, "*/"));)
+			end[1] = '|';
+		g_string_append_printf(out, " *   %s\n", line);
+	}
+	g_string_append(out, " */\n");
+}
+
 void emit_compat(GString *out, GPtrArray *commands, char **headers,
-		 const char *prelude)
+		 const char *prelude, GPtrArray *left_out)
 {
 	g_autofree char *guard = include_guard(headers);
 	g_autoptr(GString) decls = g_string_new(NULL);
@@ -688,7 +726,7 @@ void emit_compat(GString *out, GPtrArray *commands, char **headers,
 	g_autoptr(GHashTable) done = g_hash_table_new_full(g_str_hash,
 							   g_str_equal, g_free,
 							   NULL);
-	g_autoptr(GPtrArray) problems = g_ptr_array_new_with_free_func(g_free);
+	GPtrArray *problems = left_out;
 
 	for (guint i = 0; i < commands->len; i++) {
 		const struct command *c = commands->pdata[i];
@@ -698,7 +736,18 @@ void emit_compat(GString *out, GPtrArray *commands, char **headers,
 		g_autofree char *ct = NULL;
 		bool named = false, converts;
 
-		if (c->row_only || !c->layout[ABI_X86_64].present ||
+		/* Whether it needs a translation is unknown: said, not
+		 * passed over as if it needed none. */
+		if (c->unresolved && !c->row_only &&
+		    !own_name32(commands, c)) {
+			g_ptr_array_add(problems, g_strdup_printf(
+				"%s: does not compile with the headers as "
+				"given (%s); give the header it needs first, "
+				"-I or -D", c->name, c->unresolved));
+			continue;
+		}
+		if (c->row_only || c->unresolved ||
+		    !c->layout[ABI_X86_64].present ||
 		    !c->layout[ABI_I386].present)
 			continue;
 		/* A pointee may differ where the payload does not (a __u64
@@ -764,9 +813,7 @@ void emit_compat(GString *out, GPtrArray *commands, char **headers,
 			g_string_append_printf(out, "#include <%s>\n", *h);
 		}
 	}
-	for (guint i = 0; i < problems->len; i++)
-		g_string_append_printf(out, "\n#warning \"%s\"\n",
-				       (char *)problems->pdata[i]);
+	left_out_comment(out, problems);
 	g_string_append(out, decls->str);
 	if (macros->len)
 		g_string_append_printf(out, "\n/* The i386 numbers. */\n%s",

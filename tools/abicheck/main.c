@@ -115,9 +115,11 @@ static const GOptionEntry entries[] = {
 	"whose number is not the command's i386 number.\n"                 \
 	"\n"                                                                 \
 	"Exit status: 0 when every command is compatible and has no\n"     \
-	"finding (with --model: when the model's tables have no error), 1\n" \
-	"when there are findings (an unresolved command too), 2 for a\n"  \
-	"usage error or a header that does not compile."
+	"finding (with --model: when the model's tables have no error;\n" \
+	"with --emit-compat: when every command that needs a translation\n" \
+	"was written), 1 when there are findings (an unresolved command\n" \
+	"too; with --emit-compat: a command it could not write, named),\n" \
+	"2 for a usage error or a header that does not compile."
 
 static int usage_error(GOptionContext *ctx, const char *format, ...)
 	G_GNUC_PRINTF(2, 3);
@@ -656,6 +658,27 @@ static gboolean write_output(const char *path, const GString *out,
 	return TRUE;
 }
 
+/* --emit-compat: the code goes out with what it could write; a command
+ * left out is a finding, named, since a build must not take the file
+ * for the whole translation. */
+static int emit_and_write(GPtrArray *commands, char **headers,
+			  const char *prelude)
+{
+	g_autoptr(GString) out = g_string_new(NULL);
+	g_autoptr(GPtrArray) left_out = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GError) error = NULL;
+
+	emit_compat(out, commands, headers, prelude, left_out);
+	if (!write_output(output_path, out, &error)) {
+		fprintf(stderr, "cusemu-abicheck: %s\n", error->message);
+		return EXIT_ERROR;
+	}
+	for (guint i = 0; i < left_out->len; i++)
+		fprintf(stderr, "cusemu-abicheck: --emit-compat: not written: "
+			"%s\n", (char *)left_out->pdata[i]);
+	return left_out->len ? EXIT_FINDINGS : EXIT_CLEAN;
+}
+
 int main(int argc, char **argv)
 {
 	g_autoptr(GOptionContext) ctx = NULL;
@@ -741,14 +764,8 @@ int main(int argc, char **argv)
 		uapi_index_free(u);
 	}
 
-	if (emit) {
-		emit_compat(out, commands, headers + 1, prelude);
-		if (!write_output(output_path, out, &error)) {
-			fprintf(stderr, "cusemu-abicheck: %s\n", error->message);
-			return EXIT_ERROR;
-		}
-		return EXIT_CLEAN;
-	}
+	if (emit)
+		return emit_and_write(commands, headers + 1, prelude);
 
 	if (model_arg) {
 		if (!model_check(model_arg, commands, notes, &model_name,
