@@ -113,6 +113,9 @@ struct finding {
 /* The _IOC direction of a command, from the macro that defines it. */
 enum ioc_dir { DIR_NONE, DIR_READ, DIR_WRITE, DIR_BOTH, DIR_UNKNOWN };
 
+/* _IOC's first argument for each: "_IOC_READ". */
+extern const char *const ioc_dir_names[];
+
 struct command {
 	char *name;
 	char *header;		/* as given on the command line */
@@ -174,7 +177,8 @@ struct given_command {
 };
 
 /*
- * Every command the headers define with _IO, _IOR, _IOW or _IOWR (macros
+ * Every command the headers define with _IO, _IOR, _IOW, _IOWR or _IOC
+ * (macros
  * and enumerators), and the given ones, with both numbers and layouts.
  * FALSE with the compiler's message when a probe does not compile.
  */

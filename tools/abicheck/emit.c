@@ -779,6 +779,13 @@ void emit_compat(GString *out, GPtrArray *commands, char **headers,
 			g_string_append_printf(macros, "/* %s: 0x%08x from i386 "
 					       "(%s) */\n", c->name,
 					       c->number[ABI_I386], ct);
+		else if (!strcmp(c->macro, "_IOC"))
+			g_string_append_printf(macros,
+				"#define %s32 _IOC(%s, %s, %s, sizeof(%s))\n"
+				"_Static_assert(%s32 == 0x%08xu, \"%s32\");\n",
+				c->name, ioc_dir_names[c->dir], c->type_arg,
+				c->nr_arg, ct, c->name, c->number[ABI_I386],
+				c->name);
 		else if (c->dir == DIR_NONE)
 			/* _IO takes no type: the number is the native one,
 			 * the payload --command gave only the row's. */

@@ -79,8 +79,9 @@ static const GOptionEntry entries[] = {
 };
 
 #define DESCRIPTION                                                          \
-	"Finds every command the headers define with _IO, _IOR, _IOW or\n"  \
-	"_IOWR (macros and enumerators), compiles a probe of them with\n"   \
+	"Finds every command the headers define with _IO, _IOR, _IOW,\n"   \
+	"_IOWR or _IOC(dir, type, nr, sizeof(T)) (macros and\n"          \
+	"enumerators), compiles a probe of them with\n"                   \
 	"gcc -m64 -g and -m32 -g, and reads both layouts from the debug\n"  \
 	"information. Findings, each on a member:\n"                        \
 	"  layout      an offset or size differs between x86_64 and i386\n" \
@@ -141,6 +142,13 @@ static const char *const dir_names[] = {
 	[DIR_BOTH] = "read-write", [DIR_UNKNOWN] = "unknown",
 };
 
+/* _IOC's first argument, as headers write it. */
+const char *const ioc_dir_names[] = {
+	[DIR_NONE] = "_IOC_NONE", [DIR_READ] = "_IOC_READ",
+	[DIR_WRITE] = "_IOC_WRITE", [DIR_BOTH] = "_IOC_READ | _IOC_WRITE",
+	[DIR_UNKNOWN] = "?",
+};
+
 static const struct member *payload(const struct command *c, enum abi abi)
 {
 	return c->layout[abi].present ? c->layout[abi].members->pdata[0] : NULL;
@@ -171,6 +179,12 @@ static char *invocation(const struct command *c)
 	if (!c->type_arg)
 		return g_strdup_printf("%s", c->payload_arg ? c->payload_arg
 							    : "");
+	if (!strcmp(c->macro, "_IOC"))
+		return g_strdup_printf("_IOC(%s, %s, %s, %s%s%s)",
+				       ioc_dir_names[c->dir], c->type_arg,
+				       c->nr_arg, c->payload_arg ? "sizeof(" : "",
+				       c->payload_arg ? c->payload_arg : "...",
+				       c->payload_arg ? ")" : "");
 	if (c->dir == DIR_NONE)
 		return g_strdup_printf("%s(%s, %s)%s%s", c->macro, c->type_arg,
 				       c->nr_arg, c->payload_arg ? ", payload " : "",
@@ -749,7 +763,7 @@ int main(int argc, char **argv)
 	}
 	if (!commands->len) {
 		fprintf(stderr, "cusemu-abicheck: no command defined with _IO, "
-				"_IOR, _IOW or _IOWR in %s; give plain-number "
+				"_IOR, _IOW, _IOWR or _IOC in %s; give plain-number "
 				"commands with --command NAME=TYPE\n",
 			headers[1]);
 		return EXIT_ERROR;

@@ -568,6 +568,7 @@ static const char *parse_mark(const char *s, enum ioc_dir *dir, char **args,
 		{ "R__", DIR_READ, 3 },
 		{ "W__", DIR_WRITE, 3 },
 		{ "WR__", DIR_BOTH, 3 },
+		{ "C__", DIR_UNKNOWN, 4 },
 	};
 	const char *p, *start;
 	unsigned int depth = 0, n = 0, want = 0;
@@ -619,16 +620,71 @@ static const char *parse_mark(const char *s, enum ioc_dir *dir, char **args,
 	return NULL;
 }
 
+/* _IOC's direction as the preprocessor left it, "0U" or "(2U|1U)"; its
+ * bits are _IOC_WRITE (1) and _IOC_READ (2) on every architecture this
+ * tool lays out. */
+static enum ioc_dir ioc_dir_of(const char *s)
+{
+	static const enum ioc_dir dirs[] = { DIR_NONE, DIR_WRITE, DIR_READ,
+					     DIR_BOTH };
+	unsigned long bits = 0;
+
+	for (;;) {
+		char *end;
+
+		while (*s == '(' || *s == ' ')
+			s++;
+		if (!g_ascii_isdigit(*s))
+			return DIR_UNKNOWN;
+		bits |= strtoul(s, &end, 0);
+		for (s = end; *s == 'u' || *s == 'U' || *s == ')' || *s == ' ';)
+			s++;
+		if (*s != '|')
+			break;
+		s++;
+	}
+	return *s || bits > 3 ? DIR_UNKNOWN : dirs[bits];
+}
+
+/*
+ * _IOC(dir, type, nr, sizeof(T)), as xen/evtchn.h writes its commands: the
+ * arguments of an _IOR(type, nr, T) and the like, T being the payload.
+ * A size that is no sizeof leaves the payload for --command to say.
+ */
+static enum ioc_dir ioc_args(char **args)
+{
+	const char *size = args[3];
+	size_t n = strlen(size);
+	enum ioc_dir dir = ioc_dir_of(args[0]);
+
+	g_free(args[0]);
+	args[0] = args[1];
+	args[1] = args[2];
+	args[2] = NULL;
+	args[3] = NULL;
+	if (g_str_has_prefix(size, "sizeof") && size[n - 1] == ')') {
+		const char *p = size + strlen("sizeof");
+
+		while (*p == ' ')
+			p++;
+		if (*p == '(')
+			args[2] = g_strndup(p + 1, size + n - 1 - (p + 1));
+	}
+	g_free((char *)size);
+	return dir;
+}
+
 /* A command from the marker call at s; NULL when s is something else. */
 static struct command *command_from_mark(const char *name, const char *s,
 					 bool whole)
 {
-	char *args[3] = { NULL, NULL, NULL };
+	char *args[4] = { NULL, NULL, NULL, NULL };
 	unsigned int n = 0;
 	enum ioc_dir dir = DIR_NONE;
 	const char *end;
 	struct command *c;
 	static const char *const macros[] = { "_IO", "_IOR", "_IOW", "_IOWR" };
+	const char *macro;
 
 	while (*s == '(' || *s == ' ')
 		s++;
@@ -643,10 +699,13 @@ static struct command *command_from_mark(const char *name, const char *s,
 			g_free(args[i]);
 		return NULL;
 	}
+	macro = n == 4 ? "_IOC" : macros[dir];
+	if (n == 4)
+		dir = ioc_args(args);
 	c = g_new0(struct command, 1);
 	c->name = g_strdup(name);
 	c->dir = dir;
-	c->macro = g_strdup(macros[dir]);
+	c->macro = g_strdup(macro);
 	c->type_arg = args[0];
 	c->nr_arg = args[1];
 	c->payload_arg = args[2];
@@ -656,7 +715,8 @@ static struct command *command_from_mark(const char *name, const char *s,
 
 		/* sizeof(T) as data_type: the probe lays out T, and the
 		 * rule says what the number really encodes. */
-		if (g_str_has_prefix(p, "sizeof") && !g_ascii_isalnum(p[6]) &&
+		if (n == 3 && g_str_has_prefix(p, "sizeof") &&
+		    !g_ascii_isalnum(p[6]) &&
 		    p[6] != '_') {
 			c->sizeof_arg = true;
 			p += 6;
@@ -1384,7 +1444,8 @@ static const char redefine[] =
 	"#define _IO(t, n) " MARK "N__(t, n)\n"
 	"#define _IOR(t, n, s) " MARK "R__(t, n, s)\n"
 	"#define _IOW(t, n, s) " MARK "W__(t, n, s)\n"
-	"#define _IOWR(t, n, s) " MARK "WR__(t, n, s)\n";
+	"#define _IOWR(t, n, s) " MARK "WR__(t, n, s)\n"
+	"#undef _IOC\n#define _IOC(d, t, n, s) " MARK "C__(d, t, n, s)\n";
 
 /* Pass 2: the commands among the headers' macros and enumerators. */
 static gboolean find_commands(const struct probe_options *o,
@@ -1476,7 +1537,10 @@ static gboolean find_commands(const struct probe_options *o,
 		}
 		c->file = g_strdup(d->file);
 		c->line = d->line;
-		c->payload_per_abi = c->payload_arg && !c->sizeof_arg;
+		/* _IOC's payload is T of its sizeof(T): no macro of the
+		 * probe gives it back. */
+		c->payload_per_abi = c->payload_arg && !c->sizeof_arg &&
+				     strcmp(c->macro, "_IOC");
 		g_hash_table_add(seen, g_strdup(d->name));
 		g_ptr_array_add(commands, c);
 	}

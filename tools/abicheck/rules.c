@@ -342,7 +342,7 @@ static void check_padding(struct command *c)
 bool command_unsized(const struct command *c)
 {
 	return !c->unresolved && !c->payload_expr && !c->by_value &&
-	       (c->plain || c->dir == DIR_NONE);
+	       (c->plain || c->dir == DIR_NONE || !strcmp(c->macro, "_IOC"));
 }
 
 bool command_judged(const struct command *c)
