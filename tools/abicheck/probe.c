@@ -1401,12 +1401,27 @@ static struct command *number_command(const struct define *d)
 	return c;
 }
 
+/* Whether another plain number of d's header has d's type byte. */
+static bool type_shared(GPtrArray *plain, const struct define *d)
+{
+	for (guint i = 0; i < plain->len; i++) {
+		const struct define *o = plain->pdata[i];
+
+		if (o != d && !g_strcmp0(o->file, d->file) &&
+		    ((o->plain ^ d->plain) & 0xff00) == 0)
+			return true;
+	}
+	return false;
+}
+
 /*
- * The plain numbers that look like commands of their header: every one
- * of a header without _IO commands (cdrom.h, kd.h, i2c-dev.h), else those
- * whose type byte one of its commands has (fb.h's 0x46xx beside
- * FBIO_CURSOR's 'F'), so that flags such as WDIOF_KEEPALIVEPING are not
- * taken for commands.
+ * The plain numbers that look like commands of their header: in a header
+ * without _IO commands (cdrom.h, kd.h, i2c-dev.h), those whose type byte
+ * another plain number shares, as a driver's commands share theirs, so
+ * that flags of one bit each (cdrom.h's CDC_DVD, 0x8000) and masks (kd.h's
+ * UNI_DIRECT_MASK, 0x01ff) are not taken for commands; else those whose
+ * type byte one of its commands has (fb.h's 0x46xx beside FBIO_CURSOR's
+ * 'F'), so that flags such as WDIOF_KEEPALIVEPING are not either.
  */
 static void add_plain_numbers(GPtrArray *plain, GHashTable *seen,
 			      GPtrArray *commands)
@@ -1427,7 +1442,7 @@ static void add_plain_numbers(GPtrArray *plain, GHashTable *seen,
 			anchored = true;
 			matches = matches || type_byte(o->type_arg) == type;
 		}
-		if ((anchored && !matches) ||
+		if ((anchored ? !matches : !type_shared(plain, d)) ||
 		    g_hash_table_contains(seen, d->name))
 			continue;
 		c = number_command(d);
