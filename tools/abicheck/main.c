@@ -94,6 +94,8 @@ static const GOptionEntry entries[] = {
 	"  bitfield, enum, char\n"                                          \
 	"              layout or signedness left to the implementation\n" \
 	"  sizeof      data_type written sizeof(T): encodes sizeof(size_t)\n" \
+	"  number      another number on i386 for the same payload (a\n"  \
+	"              macro that picks a command by sizeof(time_t))\n"  \
 	"  size-limit  a payload over the 14-bit size field\n"             \
 	"  collision   the number of another command, of these headers or\n" \
 	"              of the installed uapi headers\n"                    \
