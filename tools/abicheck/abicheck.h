@@ -187,6 +187,12 @@ gboolean probe_headers(const struct probe_options *o, char **headers,
 		       GPtrArray *given, GPtrArray **commands,
 		       GPtrArray *notes, GError **error);
 
+/* Whether code (a generated header) compiles alone for both ABIs with
+ * -Wall -Wextra -Werror, after the headers it was made from; FALSE with
+ * the compiler's words. */
+gboolean probe_check_code(const struct probe_options *o, char **headers,
+			  const char *code, GError **error);
+
 void command_free(struct command *c);
 void finding_add(struct command *c, enum finding_kind kind,
 		 const char *member, bool error, const char *format, ...)
@@ -220,11 +226,20 @@ void uapi_index_free(struct uapi_index *u);
  * command of the installed headers (other than itself). */
 void uapi_check(struct uapi_index *u, GPtrArray *commands);
 
-/* --emit-compat: C for the commands that need a translation, after
- * prelude (what the probes included before the headers). Each command
+/* How --emit-compat writes. */
+struct emit_options {
+	const char *prelude;	/* what the probes put before the headers */
+	/* Where not NULL, the one command to write code for (the others
+	 * are still looked up: a header's NAME32). */
+	const struct command *only;
+	/* Where not NULL, commands to leave out: name to why. */
+	GHashTable *leave;
+};
+
+/* --emit-compat: C for the commands that need a translation. Each command
  * it cannot write goes to left_out, "NAME: why". */
 void emit_compat(GString *out, GPtrArray *commands, char **headers,
-		 const char *prelude, GPtrArray *left_out);
+		 const struct emit_options *eo, GPtrArray *left_out);
 
 /* --model: the model's tables against the headers, as findings of the
  * commands, and a row_only command for each row the headers lack; *name

@@ -12,7 +12,9 @@
 
 struct emitter {
 	GString *decls, *funcs;
-	GHashTable *done;		/* compat struct names written */
+	/* Compat struct names written (value NULL), and each written
+	 * layout, "NAME@SIZE.ALIGN", to the name it was written under. */
+	GHashTable *done;
 	const struct layout *l64, *l32;
 	const struct command *c;
 	GPtrArray *problems;		/* what could not be generated */
@@ -243,9 +245,15 @@ static void convert_array(struct emitter *e, GString *to, GString *from,
 	     "CUSEMU_COMPAT_COUNT(dst->%s), CUSEMU_COMPAT_COUNT(src->%s)); "
 	     "i++)\n\t", f, f);
 	if (elem_of(e, i64) >= 0) {
+		/* The native element by offsetof: in a header's own packed
+		 * struct (dvb/frontend.h's dtv_property) its address is a
+		 * warning (-Waddress-of-packed-member), even through void *. */
 		g_string_append_printf(to, "\t%s_to_compat(&dst->%s[i], "
-				       "&src->%s[i]);\n", tag_in(ctype), f, f);
-		g_string_append_printf(from, "\t%s_from_compat(&dst->%s[i], "
+				       "(const void *)((const char *)src + "
+				       "offsetof(__typeof__(*src), %s[i])));\n",
+				       tag_in(ctype), f, f);
+		g_string_append_printf(from, "\t%s_from_compat((void *)((char *)"
+				       "dst + offsetof(__typeof__(*dst), %s[i])), "
 				       "&src->%s[i]);\n", tag_in(ctype), f, f);
 	} else if (m->flags & MEMBER_POINTER) {
 		g_string_append_printf(to, "\tdst->%s[i] = (__u32)(uintptr_t)"
@@ -279,9 +287,13 @@ static void convert_member(struct emitter *e, GString *to, GString *from,
 		if (m->flags & MEMBER_UNION)
 			both(to, from, "\t/* A union: its bytes; %s's comment "
 			     "says which members differ. */\n", ctype);
-		g_string_append_printf(to, "\t%s_to_compat(&dst->%s, &src->%s);\n",
+		/* The native member by offsetof, as convert_array says. */
+		g_string_append_printf(to, "\t%s_to_compat(&dst->%s, "
+				       "(const void *)((const char *)src + "
+				       "offsetof(__typeof__(*src), %s)));\n",
 				       tag_in(ctype), f, f);
-		g_string_append_printf(from, "\t%s_from_compat(&dst->%s, "
+		g_string_append_printf(from, "\t%s_from_compat((void *)((char *)"
+				       "dst + offsetof(__typeof__(*dst), %s)), "
 				       "&src->%s);\n", tag_in(ctype), f, f);
 	} else if (m->flags & (MEMBER_STRUCT | MEMBER_UNION)) {
 		both(to, from, "\tmemcpy(&dst->%s, &src->%s, sizeof(dst->%s));\n",
@@ -391,8 +403,10 @@ static void emit_anonymous(struct emitter *e, int i, struct body *b)
 	g_string_append_printf(b->decl, "%s%s {\n", b->indent,
 			       is_union ? "union" : "struct");
 	emit_body(e, i, &inner);
-	g_string_append_printf(b->decl, "%s} __attribute__((packed));\n",
-			       b->indent);
+	/* Its i386 alignment: packed alone, a member of an aligned compat
+	 * type inside would be misaligned (-Wpacked-not-aligned). */
+	g_string_append_printf(b->decl, "%s} __attribute__((packed, "
+			       "aligned(%u)));\n", b->indent, n->align);
 }
 
 /* A member that is an array: its declaration and its copies. */
@@ -584,6 +598,7 @@ static const char *emit_aggregate(struct emitter *e, int i64)
 	const struct member *an = layout_find(e->l32, a->path);
 	bool is_union = a->flags & MEMBER_UNION;
 	g_autofree char *tag = tag_of(e, a);
+	g_autofree char *key = NULL;
 	g_autoptr(GString) decl = g_string_new(NULL);
 	g_autoptr(GString) to = g_string_new(NULL);
 	g_autoptr(GString) from = g_string_new(NULL);
@@ -594,16 +609,29 @@ static const char *emit_aggregate(struct emitter *e, int i64)
 				     is_union ? "union" : "struct", tag);
 	g_autofree char *guard = NULL;
 	unsigned int pad = 0;
-	struct body b = { decl, to, from, asserts, name, an->offset, &pad,
+	struct body b = { decl, to, from, asserts, NULL, an->offset, &pad,
 			  "\t" };
 
-	if (g_hash_table_contains(e->done, name)) {
-		const char *kept = g_hash_table_lookup(e->done, name);
-
+	key = g_strdup_printf("%s@%" PRIu64 ".%u", name, an->size, an->align);
+	if (g_hash_table_contains(e->done, key)) {
 		g_free(name);
-		return kept;
+		return g_hash_table_lookup(e->done, key);
 	}
-	g_hash_table_insert(e->done, name, name);
+	/* One tag that i386 lays out two ways in one run (struct timespec
+	 * where each ABI's preprocessor picks a payload under _TIME_BITS=64):
+	 * the second gets a name of its own, with its size. */
+	if (g_hash_table_contains(e->done, name)) {
+		char *sized = g_strdup_printf("%s_%" PRIu64, tag, an->size);
+
+		g_free(tag);
+		tag = sized;
+		g_free(name);
+		name = g_strdup_printf("%s compat_%s",
+				       is_union ? "union" : "struct", tag);
+	}
+	b.name = name;
+	g_hash_table_insert(e->done, g_strdup(name), NULL);
+	g_hash_table_insert(e->done, g_steal_pointer(&key), name);
 	if (is_union) {
 		/* Which member is live is the driver's to say. */
 		b.to = b.from = NULL;
@@ -717,7 +745,7 @@ static void left_out_comment(GString *out, GPtrArray *left_out)
 }
 
 void emit_compat(GString *out, GPtrArray *commands, char **headers,
-		 const char *prelude, GPtrArray *left_out)
+		 const struct emit_options *eo, GPtrArray *left_out)
 {
 	g_autofree char *guard = include_guard(headers);
 	g_autoptr(GString) decls = g_string_new(NULL);
@@ -725,7 +753,7 @@ void emit_compat(GString *out, GPtrArray *commands, char **headers,
 	g_autoptr(GString) macros = g_string_new(NULL);
 	g_autoptr(GHashTable) done = g_hash_table_new_full(g_str_hash,
 							   g_str_equal, g_free,
-							   NULL);
+							   g_free);
 	GPtrArray *problems = left_out;
 
 	for (guint i = 0; i < commands->len; i++) {
@@ -735,7 +763,17 @@ void emit_compat(GString *out, GPtrArray *commands, char **headers,
 		const struct member *p;
 		g_autofree char *ct = NULL;
 		bool named = false, converts;
+		const char *why = eo->leave ? g_hash_table_lookup(eo->leave,
+								  c->name)
+					    : NULL;
 
+		if (eo->only && eo->only != c)
+			continue;
+		if (why) {
+			g_ptr_array_add(problems, g_strdup_printf("%s: %s",
+								  c->name, why));
+			continue;
+		}
 		/* Whether it needs a translation is unknown: said, not
 		 * passed over as if it needed none. */
 		if (c->unresolved && !c->row_only &&
@@ -813,7 +851,8 @@ void emit_compat(GString *out, GPtrArray *commands, char **headers,
 	/* What the probes gave the headers, so that the file compiles
 	 * alone: a uapi header may use _IOW without linux/ioctl.h (as
 	 * sound/asound.h does), or struct timeval without sys/time.h. */
-	g_string_append_printf(out, "#include <string.h>\n\n%s\n", prelude);
+	g_string_append_printf(out, "#include <string.h>\n\n%s\n",
+			       eo->prelude);
 	g_string_append(out,
 		"#include <cusemu/uaccess.h>\n\n"
 		"#ifndef CUSEMU_COMPAT_MIN\n"

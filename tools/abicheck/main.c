@@ -674,17 +674,83 @@ static gboolean write_output(const char *path, const GString *out,
 	return TRUE;
 }
 
-/* --emit-compat: the code goes out with what it could write; a command
- * left out is a finding, named, since a build must not take the file
- * for the whole translation. */
-static int emit_and_write(GPtrArray *commands, char **headers,
-			  const char *prelude)
+/* The compiler's first error, for a line of its own. */
+static char *first_error(const char *message)
+{
+	const char *e = strstr(message, "error: ");
+	const char *end;
+
+	if (!e)
+		return g_strdup("it does not compile");
+	e += strlen("error: ");
+	end = strchr(e, '\n');
+	return g_strndup(e, end ? (size_t)(end - e) : strlen(e));
+}
+
+/*
+ * The commands whose code alone does not compile (a static assertion of
+ * the emitter's own that fails, a warning), each with the compiler's
+ * words: they are left out rather than written wrong.
+ */
+static void find_uncompilable(const struct probe_options *o,
+			      GPtrArray *commands, char **headers,
+			      const char *prelude, GHashTable *leave)
+{
+	struct emit_options eo = { .prelude = prelude };
+	g_autoptr(GString) none = g_string_new(NULL);
+	g_autoptr(GPtrArray) scratch = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GPtrArray) empty = g_ptr_array_new();
+
+	emit_compat(none, empty, headers, &eo, scratch);
+	for (guint i = 0; i < commands->len; i++) {
+		g_autoptr(GString) one = g_string_new(NULL);
+		g_autoptr(GError) failed = NULL;
+		g_autofree char *words = NULL;
+
+		eo.only = commands->pdata[i];
+		emit_compat(one, commands, headers, &eo, scratch);
+		/* Most write nothing: no compiler run for them. */
+		if (g_string_equal(one, none) ||
+		    probe_check_code(o, headers, one->str, &failed))
+			continue;
+		words = first_error(failed->message);
+		g_hash_table_insert(leave, eo.only->name, g_strdup_printf(
+			"the code written for it does not compile, a fault of "
+			"cusemu-abicheck's (%s)", words));
+	}
+}
+
+/*
+ * --emit-compat: the code goes out with what it could write, once the
+ * compiler has taken it for both ABIs; a command left out is a finding,
+ * named, since a build must not take the file for the whole translation.
+ */
+static int emit_and_write(const struct probe_options *o, GPtrArray *commands,
+			  char **headers, const char *prelude)
 {
 	g_autoptr(GString) out = g_string_new(NULL);
 	g_autoptr(GPtrArray) left_out = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GHashTable) leave = g_hash_table_new_full(g_str_hash,
+							    g_str_equal, NULL,
+							    g_free);
+	struct emit_options eo = { .prelude = prelude, .leave = leave };
 	g_autoptr(GError) error = NULL;
 
-	emit_compat(out, commands, headers, prelude, left_out);
+	emit_compat(out, commands, headers, &eo, left_out);
+	if (!probe_check_code(o, headers, out->str, &error)) {
+		g_clear_error(&error);
+		find_uncompilable(o, commands, headers, prelude, leave);
+		g_string_truncate(out, 0);
+		g_ptr_array_set_size(left_out, 0);
+		emit_compat(out, commands, headers, &eo, left_out);
+		if (!probe_check_code(o, headers, out->str, &error)) {
+			fprintf(stderr, "cusemu-abicheck: --emit-compat: the "
+				"code does not compile, a fault of "
+				"cusemu-abicheck's; nothing written:\n%s\n",
+				error->message);
+			return EXIT_ERROR;
+		}
+	}
 	if (!write_output(output_path, out, &error)) {
 		fprintf(stderr, "cusemu-abicheck: %s\n", error->message);
 		return EXIT_ERROR;
@@ -781,7 +847,7 @@ int main(int argc, char **argv)
 	}
 
 	if (emit)
-		return emit_and_write(commands, headers + 1, prelude);
+		return emit_and_write(&o, commands, headers + 1, prelude);
 
 	if (model_arg) {
 		if (!model_check(model_arg, commands, notes, &model_name,

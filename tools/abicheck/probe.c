@@ -167,7 +167,7 @@ static void workdir_clear(struct workdir *w)
 		return;
 	block_fatal_signals(&old);
 	for (guint i = 0; i < w->files->len; i++)
-		g_unlink(w->files->pdata[i]);
+		g_remove(w->files->pdata[i]);
 	g_rmdir(w->path);
 	if (cleanup_dir[0]) {
 		for (guint i = 0; i < G_N_ELEMENTS(fatal_signals); i++)
@@ -921,12 +921,28 @@ static void walk(enum abi abi, Dwarf_Die *type, const char *path,
 		 const char *name, uint64_t offset, int parent,
 		 GPtrArray *members, unsigned int depth, bool follow);
 
+/*
+ * The next number of an anonymous member named from prefix. Members of an
+ * anonymous struct or union are named from the enclosing one, so its own
+ * anonymous members share the enclosing one's numbers: btrfs.h's second
+ * union's struct is not the first union's struct.
+ */
+static unsigned int next_anonymous(GPtrArray *members, const char *prefix)
+{
+	g_autofree char *start = g_strconcat(prefix, "(anonymous ", NULL);
+	unsigned int n = 0;
+
+	for (guint i = 0; i < members->len; i++)
+		n += g_str_has_prefix(((struct member *)members->pdata[i])->path,
+				      start);
+	return n;
+}
+
 static void walk_children(enum abi abi, Dwarf_Die *agg, struct member *m,
 			  const char *prefix, uint64_t offset, int self,
 			  GPtrArray *members, unsigned int depth, bool follow)
 {
 	Dwarf_Die child;
-	unsigned int anon = 0;
 
 	if (dwarf_child(agg, &child))
 		return;
@@ -943,8 +959,8 @@ static void walk_children(enum abi abi, Dwarf_Die *agg, struct member *m,
 		cname = dwarf_diename(&child);
 		unnamed = !cname;
 		if (unnamed)
-			cpath = g_strdup_printf("%s%s(anonymous %u)", prefix,
-						*prefix ? "" : "", anon++);
+			cpath = g_strdup_printf("%s(anonymous %u)", prefix,
+						next_anonymous(members, prefix));
 		else
 			cpath = g_strconcat(prefix, cname, NULL);
 		loc = die_udata(&child, DW_AT_data_member_location, 0);
@@ -1873,4 +1889,92 @@ out:
 	}
 	*commands_out = commands;
 	return TRUE;
+}
+
+/*
+ * What <cusemu/uaccess.h> gives generated code, for a check that needs no
+ * installed SDK: the same signature, so that a call that does not fit it
+ * fails here too.
+ */
+static const char uaccess_stub[] =
+	"#include <stdint.h>\n"
+	"typedef uint64_t cusemu_uptr_t;\n"
+	"static inline cusemu_uptr_t cusemu_compat_ptr(uint32_t uptr)\n"
+	"{\n\treturn uptr;\n}\n";
+
+/* -I for the directories of the headers given as files, which generated
+ * code includes by their base names. */
+static void add_header_dirs(GPtrArray *args, char **headers)
+{
+	for (char **h = headers; *h; h++) {
+		if (!g_file_test(*h, G_FILE_TEST_EXISTS))
+			continue;
+		g_autofree char *abs = g_canonicalize_filename(*h, NULL);
+		g_autofree char *dir = g_path_get_dirname(abs);
+
+		g_ptr_array_add(args, g_strconcat("-I", dir, NULL));
+	}
+}
+
+gboolean probe_check_code(const struct probe_options *o, char **headers,
+			  const char *code, GError **error)
+{
+	struct workdir w = { 0 };
+	g_autoptr(GPtrArray) args = g_ptr_array_new_with_free_func(g_free);
+	g_autofree char *header = NULL, *unit = NULL, *sdk = NULL, *stub = NULL;
+	g_autofree char *drm = NULL;
+	gboolean ok = FALSE;
+
+	w.path = g_dir_make_tmp("cusemu-abicheck-XXXXXX", error);
+	if (!w.path)
+		return FALSE;
+	w.files = g_ptr_array_new_with_free_func(g_free);
+	workdir_guard(&w);
+	header = workdir_file(&w, "compat.h");
+	unit = workdir_file(&w, "check.c");
+	/* The file before its directory: they go in this order. */
+	stub = workdir_file(&w, "cusemu/uaccess.h");
+	sdk = workdir_file(&w, "cusemu");
+	drm = workdir_file(&w, "drm");
+	if (!g_file_set_contents(header, code, -1, error) ||
+	    !g_file_set_contents(unit, "#include \"compat.h\"\n", -1, error))
+		goto out;
+	if (g_mkdir(sdk, 0700) < 0) {
+		g_set_error(error, ABICHECK_ERROR, 0, "%s: %s", sdk,
+			    g_strerror(errno));
+		goto out;
+	}
+	if (!g_file_set_contents(stub, uaccess_stub, -1, error))
+		goto out;
+	/* The stub's directory first, then what the probes had. */
+	g_ptr_array_add(args, g_strconcat("-I", w.path, NULL));
+	add_header_dirs(args, headers);
+	if (g_file_test(LIBDRM_DIR "/drm.h", G_FILE_TEST_IS_REGULAR) &&
+	    symlink(LIBDRM_DIR, drm) == 0) {
+		g_ptr_array_add(args, g_strdup("-idirafter"));
+		g_ptr_array_add(args, g_strdup(w.path));
+	}
+	for (int abi = 0; abi < ABI_COUNT; abi++) {
+		g_autoptr(GPtrArray) argv = g_ptr_array_new();
+		g_autoptr(GError) failed = NULL;
+
+		g_ptr_array_add(argv, (char *)abi_flags[abi]);
+		for (guint i = 0; i < args->len; i++)
+			g_ptr_array_add(argv, args->pdata[i]);
+		g_ptr_array_add(argv, "-fsyntax-only");
+		g_ptr_array_add(argv, "-Wall");
+		g_ptr_array_add(argv, "-Wextra");
+		g_ptr_array_add(argv, "-Werror");
+		g_ptr_array_add(argv, unit);
+		g_ptr_array_add(argv, NULL);
+		if (!run_cc(o, (const char *const *)argv->pdata, NULL, &failed)) {
+			g_propagate_prefixed_error(error, g_steal_pointer(&failed),
+						   "%s: ", abi_names[abi]);
+			goto out;
+		}
+	}
+	ok = TRUE;
+out:
+	workdir_clear(&w);
+	return ok;
 }
