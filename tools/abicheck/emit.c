@@ -178,6 +178,23 @@ static const char *tag_in(const char *ctype)
 	return strstr(ctype, "compat_") + strlen("compat_");
 }
 
+/*
+ * A long narrowed to i386's 32 bits: the conversion to i386 fails with
+ * -EOVERFLOW where the value does not fit, as the kernel's compat code
+ * does (put_compat_* and the like), instead of cutting it. what is the
+ * C of the native value, indent the statement's.
+ */
+static void overflow_check(GString *to, const struct member *m,
+			   const char *what, const char *indent)
+{
+	if (!(m->flags & MEMBER_LONG) || (m->flags & MEMBER_POINTER))
+		return;
+	g_string_append_printf(to, "%sif (!cusemu_compat_fits_%s(%s))\n"
+			       "%s\treturn -EOVERFLOW;\n", indent,
+			       m->flags & MEMBER_SIGNED ? "s32" : "u32", what,
+			       indent);
+}
+
 static void both(GString *to, GString *from, const char *format, ...)
 	G_GNUC_PRINTF(3, 4);
 
@@ -243,14 +260,15 @@ static void convert_array(struct emitter *e, GString *to, GString *from,
 	}
 	both(to, from, "\tfor (size_t i = 0; i < CUSEMU_COMPAT_MIN("
 	     "CUSEMU_COMPAT_COUNT(dst->%s), CUSEMU_COMPAT_COUNT(src->%s)); "
-	     "i++)\n\t", f, f);
+	     "i++)%s\n\t", f, f, (m->flags & MEMBER_LONG) ? " {" : "");
 	if (elem_of(e, i64) >= 0) {
 		/* The native element by offsetof: in a header's own packed
 		 * struct (dvb/frontend.h's dtv_property) its address is a
 		 * warning (-Waddress-of-packed-member), even through void *. */
-		g_string_append_printf(to, "\t%s_to_compat(&dst->%s[i], "
+		g_string_append_printf(to, "\tif (%s_to_compat(&dst->%s[i], "
 				       "(const void *)((const char *)src + "
-				       "offsetof(__typeof__(*src), %s[i])));\n",
+				       "offsetof(__typeof__(*src), %s[i]))))\n"
+				       "\t\t\treturn -EOVERFLOW;\n",
 				       tag_in(ctype), f, f);
 		g_string_append_printf(from, "\t%s_from_compat((void *)((char *)"
 				       "dst + offsetof(__typeof__(*dst), %s[i])), "
@@ -262,6 +280,14 @@ static void convert_array(struct emitter *e, GString *to, GString *from,
 				       "dst->%s[i]))(uintptr_t)"
 				       "cusemu_compat_ptr(src->%s[i]);\n",
 				       f, f, f);
+	} else if (m->flags & MEMBER_LONG) {
+		g_autofree char *what = g_strdup_printf("src->%s[i]", f);
+
+		overflow_check(to, m, what, "\t\t");
+		g_string_append_printf(to, "\t\tdst->%s[i] = (%s)src->%s[i];\n"
+				       "\t}\n", f, ctype, f);
+		g_string_append_printf(from, "\tdst->%s[i] = src->%s[i];\n"
+				       "\t}\n", f, f);
 	} else {
 		g_string_append_printf(to, "\tdst->%s[i] = (%s)src->%s[i];\n",
 				       f, ctype, f);
@@ -288,9 +314,10 @@ static void convert_member(struct emitter *e, GString *to, GString *from,
 			both(to, from, "\t/* A union: its bytes; %s's comment "
 			     "says which members differ. */\n", ctype);
 		/* The native member by offsetof, as convert_array says. */
-		g_string_append_printf(to, "\t%s_to_compat(&dst->%s, "
+		g_string_append_printf(to, "\tif (%s_to_compat(&dst->%s, "
 				       "(const void *)((const char *)src + "
-				       "offsetof(__typeof__(*src), %s)));\n",
+				       "offsetof(__typeof__(*src), %s))))\n"
+				       "\t\treturn -EOVERFLOW;\n",
 				       tag_in(ctype), f, f);
 		g_string_append_printf(from, "\t%s_from_compat((void *)((char *)"
 				       "dst + offsetof(__typeof__(*dst), %s)), "
@@ -299,6 +326,9 @@ static void convert_member(struct emitter *e, GString *to, GString *from,
 		both(to, from, "\tmemcpy(&dst->%s, &src->%s, sizeof(dst->%s));\n",
 		     f, f, f);
 	} else {
+		g_autofree char *what = g_strdup_printf("src->%s", f);
+
+		overflow_check(to, m, what, "\t");
 		g_string_append_printf(to, "\tdst->%s = %s%s%ssrc->%s;\n", f,
 				       converts ? "(" : "", converts ? ctype : "",
 				       converts ? ")" : "", f);
@@ -566,17 +596,19 @@ static void emit_functions(struct emitter *e, const struct member *a,
 	g_string_append_printf(e->funcs,
 		"\n#ifndef CUSEMU_COMPAT_CONVERT_%s\n"
 		"#define CUSEMU_COMPAT_CONVERT_%s\n"
-		"/* For an i386 caller: %s to the layout it reads. */\n"
-		"static inline void %s_to_compat(%s *dst,\n\t\tconst %s *src)\n"
-		"{\n\tmemset(dst, 0, sizeof(*dst));\n%s%s}\n"
+		"/* For an i386 caller: %s to the layout it reads; 0, or\n"
+		" * -EOVERFLOW where a long does not fit i386's. */\n"
+		"static inline int %s_to_compat(%s *dst,\n\t\tconst %s *src)\n"
+		"{\n\tmemset(dst, 0, sizeof(*dst));\n%s%s\treturn 0;\n}\n"
 		"\n/* From an i386 caller: what it wrote, as %s. */\n"
 		"static inline void %s_from_compat(%s *dst,\n\t\tconst %s *src)\n"
 		"{\n\tmemset(dst, 0, sizeof(*dst));\n%s%s}\n"
 		"\n/* n of them, as an array that a pointer points to. */\n"
-		"static inline void %s_array_to_compat(%s *dst,\n"
+		"static inline int %s_array_to_compat(%s *dst,\n"
 		"\t\tconst %s *src, size_t n)\n{\n"
 		"\tfor (size_t i = 0; i < n; i++)\n"
-		"\t\t%s_to_compat(&dst[i], &src[i]);\n}\n"
+		"\t\tif (%s_to_compat(&dst[i], &src[i]))\n"
+		"\t\t\treturn -EOVERFLOW;\n\treturn 0;\n}\n"
 		"\nstatic inline void %s_array_from_compat(%s *dst,\n"
 		"\t\tconst %s *src, size_t n)\n{\n"
 		"\tfor (size_t i = 0; i < n; i++)\n"
@@ -851,13 +883,18 @@ void emit_compat(GString *out, GPtrArray *commands, char **headers,
 	/* What the probes gave the headers, so that the file compiles
 	 * alone: a uapi header may use _IOW without linux/ioctl.h (as
 	 * sound/asound.h does), or struct timeval without sys/time.h. */
-	g_string_append_printf(out, "#include <string.h>\n\n%s\n",
-			       eo->prelude);
+	g_string_append_printf(out, "#include <errno.h>\n#include <string.h>\n\n"
+			       "%s\n", eo->prelude);
 	g_string_append(out,
 		"#include <cusemu/uaccess.h>\n\n"
 		"#ifndef CUSEMU_COMPAT_MIN\n"
 		"#define CUSEMU_COMPAT_MIN(a, b) ((a) < (b) ? (a) : (b))\n"
 		"#define CUSEMU_COMPAT_COUNT(a) (sizeof(a) / sizeof((a)[0]))\n"
+		"\n/* Whether a native long fits i386's. */\n"
+		"static inline int cusemu_compat_fits_s32(__s64 v)\n{\n"
+		"\treturn v >= INT32_MIN && v <= INT32_MAX;\n}\n\n"
+		"static inline int cusemu_compat_fits_u32(__u64 v)\n{\n"
+		"\treturn v <= UINT32_MAX;\n}\n"
 		"#endif\n\n");
 	for (char **h = headers; *h; h++) {
 		if (g_file_test(*h, G_FILE_TEST_EXISTS)) {
