@@ -131,7 +131,8 @@ static long hub_info32(struct cusemu_device *dev, struct cusemu_file *file,
 	struct compat_sensorhub_info info32;
 
 	info_fill(dev->priv, &info);
-	sensorhub_info_to_compat(&info32, &info);
+	if (sensorhub_info_to_compat(&info32, &info))
+		return -EOVERFLOW;
 	return cusemu_copy_to_user(arg, &info32, sizeof(info32)) ? -EFAULT : 0;
 }
 

@@ -82,6 +82,7 @@ enum finding_kind {
 	FINDING_ENUM,
 	FINDING_CHAR,
 	FINDING_SIZEOF,
+	FINDING_NUMBER,
 	FINDING_SIZE_LIMIT,
 	FINDING_COLLISION,
 	FINDING_UNRESOLVED,
@@ -112,6 +113,9 @@ struct finding {
 
 /* The _IOC direction of a command, from the macro that defines it. */
 enum ioc_dir { DIR_NONE, DIR_READ, DIR_WRITE, DIR_BOTH, DIR_UNKNOWN };
+
+/* _IOC's first argument for each: "_IOC_READ". */
+extern const char *const ioc_dir_names[];
 
 struct command {
 	char *name;
@@ -159,6 +163,10 @@ struct probe_options {
 	bool verbose;
 	/* --pointee: struct given_command *, NAME is "TAG.MEMBER". */
 	GPtrArray *pointees;
+	/* Where not NULL, gets what the probes put before the headers (a
+	 * uapi header may use _IOW or u_short without including them), for
+	 * code that includes the headers the same way; g_free it. */
+	char **prelude;
 };
 
 /* A --command NAME=TYPE: a payload type for a command whose number does
@@ -170,13 +178,20 @@ struct given_command {
 };
 
 /*
- * Every command the headers define with _IO, _IOR, _IOW or _IOWR (macros
+ * Every command the headers define with _IO, _IOR, _IOW, _IOWR or _IOC
+ * (macros
  * and enumerators), and the given ones, with both numbers and layouts.
  * FALSE with the compiler's message when a probe does not compile.
  */
 gboolean probe_headers(const struct probe_options *o, char **headers,
 		       GPtrArray *given, GPtrArray **commands,
 		       GPtrArray *notes, GError **error);
+
+/* Whether code (a generated header) compiles alone for both ABIs with
+ * -Wall -Wextra -Werror, after the headers it was made from; FALSE with
+ * the compiler's words. */
+gboolean probe_check_code(const struct probe_options *o, char **headers,
+			  const char *code, GError **error);
 
 void command_free(struct command *c);
 void finding_add(struct command *c, enum finding_kind kind,
@@ -211,8 +226,20 @@ void uapi_index_free(struct uapi_index *u);
  * command of the installed headers (other than itself). */
 void uapi_check(struct uapi_index *u, GPtrArray *commands);
 
-/* --emit-compat: C for the commands that need a translation. */
-void emit_compat(GString *out, GPtrArray *commands, char **headers);
+/* How --emit-compat writes. */
+struct emit_options {
+	const char *prelude;	/* what the probes put before the headers */
+	/* Where not NULL, the one command to write code for (the others
+	 * are still looked up: a header's NAME32). */
+	const struct command *only;
+	/* Where not NULL, commands to leave out: name to why. */
+	GHashTable *leave;
+};
+
+/* --emit-compat: C for the commands that need a translation. Each command
+ * it cannot write goes to left_out, "NAME: why". */
+void emit_compat(GString *out, GPtrArray *commands, char **headers,
+		 const struct emit_options *eo, GPtrArray *left_out);
 
 /* --model: the model's tables against the headers, as findings of the
  * commands, and a row_only command for each row the headers lack; *name

@@ -12,7 +12,9 @@
 
 struct emitter {
 	GString *decls, *funcs;
-	GHashTable *done;		/* compat struct names written */
+	/* Compat struct names written (value NULL), and each written
+	 * layout, "NAME@SIZE.ALIGN", to the name it was written under. */
+	GHashTable *done;
 	const struct layout *l64, *l32;
 	const struct command *c;
 	GPtrArray *problems;		/* what could not be generated */
@@ -176,6 +178,23 @@ static const char *tag_in(const char *ctype)
 	return strstr(ctype, "compat_") + strlen("compat_");
 }
 
+/*
+ * A long narrowed to i386's 32 bits: the conversion to i386 fails with
+ * -EOVERFLOW where the value does not fit, as the kernel's compat code
+ * does (put_compat_* and the like), instead of cutting it. what is the
+ * C of the native value, indent the statement's.
+ */
+static void overflow_check(GString *to, const struct member *m,
+			   const char *what, const char *indent)
+{
+	if (!(m->flags & MEMBER_LONG) || (m->flags & MEMBER_POINTER))
+		return;
+	g_string_append_printf(to, "%sif (!cusemu_compat_fits_%s(%s))\n"
+			       "%s\treturn -EOVERFLOW;\n", indent,
+			       m->flags & MEMBER_SIGNED ? "s32" : "u32", what,
+			       indent);
+}
+
 static void both(GString *to, GString *from, const char *format, ...)
 	G_GNUC_PRINTF(3, 4);
 
@@ -241,11 +260,18 @@ static void convert_array(struct emitter *e, GString *to, GString *from,
 	}
 	both(to, from, "\tfor (size_t i = 0; i < CUSEMU_COMPAT_MIN("
 	     "CUSEMU_COMPAT_COUNT(dst->%s), CUSEMU_COMPAT_COUNT(src->%s)); "
-	     "i++)\n\t", f, f);
+	     "i++)%s\n\t", f, f, (m->flags & MEMBER_LONG) ? " {" : "");
 	if (elem_of(e, i64) >= 0) {
-		g_string_append_printf(to, "\t%s_to_compat(&dst->%s[i], "
-				       "&src->%s[i]);\n", tag_in(ctype), f, f);
-		g_string_append_printf(from, "\t%s_from_compat(&dst->%s[i], "
+		/* The native element by offsetof: in a header's own packed
+		 * struct (dvb/frontend.h's dtv_property) its address is a
+		 * warning (-Waddress-of-packed-member), even through void *. */
+		g_string_append_printf(to, "\tif (%s_to_compat(&dst->%s[i], "
+				       "(const void *)((const char *)src + "
+				       "offsetof(__typeof__(*src), %s[i]))))\n"
+				       "\t\t\treturn -EOVERFLOW;\n",
+				       tag_in(ctype), f, f);
+		g_string_append_printf(from, "\t%s_from_compat((void *)((char *)"
+				       "dst + offsetof(__typeof__(*dst), %s[i])), "
 				       "&src->%s[i]);\n", tag_in(ctype), f, f);
 	} else if (m->flags & MEMBER_POINTER) {
 		g_string_append_printf(to, "\tdst->%s[i] = (__u32)(uintptr_t)"
@@ -254,6 +280,14 @@ static void convert_array(struct emitter *e, GString *to, GString *from,
 				       "dst->%s[i]))(uintptr_t)"
 				       "cusemu_compat_ptr(src->%s[i]);\n",
 				       f, f, f);
+	} else if (m->flags & MEMBER_LONG) {
+		g_autofree char *what = g_strdup_printf("src->%s[i]", f);
+
+		overflow_check(to, m, what, "\t\t");
+		g_string_append_printf(to, "\t\tdst->%s[i] = (%s)src->%s[i];\n"
+				       "\t}\n", f, ctype, f);
+		g_string_append_printf(from, "\tdst->%s[i] = src->%s[i];\n"
+				       "\t}\n", f, f);
 	} else {
 		g_string_append_printf(to, "\tdst->%s[i] = (%s)src->%s[i];\n",
 				       f, ctype, f);
@@ -279,14 +313,22 @@ static void convert_member(struct emitter *e, GString *to, GString *from,
 		if (m->flags & MEMBER_UNION)
 			both(to, from, "\t/* A union: its bytes; %s's comment "
 			     "says which members differ. */\n", ctype);
-		g_string_append_printf(to, "\t%s_to_compat(&dst->%s, &src->%s);\n",
+		/* The native member by offsetof, as convert_array says. */
+		g_string_append_printf(to, "\tif (%s_to_compat(&dst->%s, "
+				       "(const void *)((const char *)src + "
+				       "offsetof(__typeof__(*src), %s))))\n"
+				       "\t\treturn -EOVERFLOW;\n",
 				       tag_in(ctype), f, f);
-		g_string_append_printf(from, "\t%s_from_compat(&dst->%s, "
+		g_string_append_printf(from, "\t%s_from_compat((void *)((char *)"
+				       "dst + offsetof(__typeof__(*dst), %s)), "
 				       "&src->%s);\n", tag_in(ctype), f, f);
 	} else if (m->flags & (MEMBER_STRUCT | MEMBER_UNION)) {
 		both(to, from, "\tmemcpy(&dst->%s, &src->%s, sizeof(dst->%s));\n",
 		     f, f, f);
 	} else {
+		g_autofree char *what = g_strdup_printf("src->%s", f);
+
+		overflow_check(to, m, what, "\t");
 		g_string_append_printf(to, "\tdst->%s = %s%s%ssrc->%s;\n", f,
 				       converts ? "(" : "", converts ? ctype : "",
 				       converts ? ")" : "", f);
@@ -391,8 +433,10 @@ static void emit_anonymous(struct emitter *e, int i, struct body *b)
 	g_string_append_printf(b->decl, "%s%s {\n", b->indent,
 			       is_union ? "union" : "struct");
 	emit_body(e, i, &inner);
-	g_string_append_printf(b->decl, "%s} __attribute__((packed));\n",
-			       b->indent);
+	/* Its i386 alignment: packed alone, a member of an aligned compat
+	 * type inside would be misaligned (-Wpacked-not-aligned). */
+	g_string_append_printf(b->decl, "%s} __attribute__((packed, "
+			       "aligned(%u)));\n", b->indent, n->align);
 }
 
 /* A member that is an array: its declaration and its copies. */
@@ -552,17 +596,19 @@ static void emit_functions(struct emitter *e, const struct member *a,
 	g_string_append_printf(e->funcs,
 		"\n#ifndef CUSEMU_COMPAT_CONVERT_%s\n"
 		"#define CUSEMU_COMPAT_CONVERT_%s\n"
-		"/* For an i386 caller: %s to the layout it reads. */\n"
-		"static inline void %s_to_compat(%s *dst,\n\t\tconst %s *src)\n"
-		"{\n\tmemset(dst, 0, sizeof(*dst));\n%s%s}\n"
+		"/* For an i386 caller: %s to the layout it reads; 0, or\n"
+		" * -EOVERFLOW where a long does not fit i386's. */\n"
+		"static inline int %s_to_compat(%s *dst,\n\t\tconst %s *src)\n"
+		"{\n\tmemset(dst, 0, sizeof(*dst));\n%s%s\treturn 0;\n}\n"
 		"\n/* From an i386 caller: what it wrote, as %s. */\n"
 		"static inline void %s_from_compat(%s *dst,\n\t\tconst %s *src)\n"
 		"{\n\tmemset(dst, 0, sizeof(*dst));\n%s%s}\n"
 		"\n/* n of them, as an array that a pointer points to. */\n"
-		"static inline void %s_array_to_compat(%s *dst,\n"
+		"static inline int %s_array_to_compat(%s *dst,\n"
 		"\t\tconst %s *src, size_t n)\n{\n"
 		"\tfor (size_t i = 0; i < n; i++)\n"
-		"\t\t%s_to_compat(&dst[i], &src[i]);\n}\n"
+		"\t\tif (%s_to_compat(&dst[i], &src[i]))\n"
+		"\t\t\treturn -EOVERFLOW;\n\treturn 0;\n}\n"
 		"\nstatic inline void %s_array_from_compat(%s *dst,\n"
 		"\t\tconst %s *src, size_t n)\n{\n"
 		"\tfor (size_t i = 0; i < n; i++)\n"
@@ -584,6 +630,7 @@ static const char *emit_aggregate(struct emitter *e, int i64)
 	const struct member *an = layout_find(e->l32, a->path);
 	bool is_union = a->flags & MEMBER_UNION;
 	g_autofree char *tag = tag_of(e, a);
+	g_autofree char *key = NULL;
 	g_autoptr(GString) decl = g_string_new(NULL);
 	g_autoptr(GString) to = g_string_new(NULL);
 	g_autoptr(GString) from = g_string_new(NULL);
@@ -594,16 +641,29 @@ static const char *emit_aggregate(struct emitter *e, int i64)
 				     is_union ? "union" : "struct", tag);
 	g_autofree char *guard = NULL;
 	unsigned int pad = 0;
-	struct body b = { decl, to, from, asserts, name, an->offset, &pad,
+	struct body b = { decl, to, from, asserts, NULL, an->offset, &pad,
 			  "\t" };
 
-	if (g_hash_table_contains(e->done, name)) {
-		const char *kept = g_hash_table_lookup(e->done, name);
-
+	key = g_strdup_printf("%s@%" PRIu64 ".%u", name, an->size, an->align);
+	if (g_hash_table_contains(e->done, key)) {
 		g_free(name);
-		return kept;
+		return g_hash_table_lookup(e->done, key);
 	}
-	g_hash_table_insert(e->done, name, name);
+	/* One tag that i386 lays out two ways in one run (struct timespec
+	 * where each ABI's preprocessor picks a payload under _TIME_BITS=64):
+	 * the second gets a name of its own, with its size. */
+	if (g_hash_table_contains(e->done, name)) {
+		char *sized = g_strdup_printf("%s_%" PRIu64, tag, an->size);
+
+		g_free(tag);
+		tag = sized;
+		g_free(name);
+		name = g_strdup_printf("%s compat_%s",
+				       is_union ? "union" : "struct", tag);
+	}
+	b.name = name;
+	g_hash_table_insert(e->done, g_strdup(name), NULL);
+	g_hash_table_insert(e->done, g_steal_pointer(&key), name);
 	if (is_union) {
 		/* Which member is live is the driver's to say. */
 		b.to = b.from = NULL;
@@ -678,7 +738,46 @@ static char *include_guard(char **headers)
 	return g_string_free(g, FALSE);
 }
 
-void emit_compat(GString *out, GPtrArray *commands, char **headers)
+/* Whether c is the header's own NAME32 of another command: its i386
+ * number, whose kernel-only payload (usbdevice_fs.h's struct
+ * usbdevfs_urb32) the compat struct written for NAME stands for. */
+static bool own_name32(GPtrArray *commands, const struct command *c)
+{
+	size_t n = strlen(c->name);
+
+	if (n < 3 || strcmp(c->name + n - 2, "32"))
+		return false;
+	for (guint i = 0; i < commands->len; i++) {
+		const struct command *o = commands->pdata[i];
+
+		if (strlen(o->name) == n - 2 && !strncmp(o->name, c->name, n - 2))
+			return true;
+	}
+	return false;
+}
+
+/* The commands left out, in a comment of the file: no #warning, which
+ * -Werror would make an error of the whole file. */
+static void left_out_comment(GString *out, GPtrArray *left_out)
+{
+	if (!left_out->len)
+		return;
+	g_string_append(out, "\n/*\n * Not written: their translations are the "
+			"model's to write by hand,\n * or the headers lack "
+			"what they need.\n");
+	for (guint i = 0; i < left_out->len; i++) {
+		g_autofree char *line = g_strdup(left_out->pdata[i]);
+
+		/* A compiler's words must not end the comment. */
+		for (char *end; (end = strstr(line, "*/"));)
+			end[1] = '|';
+		g_string_append_printf(out, " *   %s\n", line);
+	}
+	g_string_append(out, " */\n");
+}
+
+void emit_compat(GString *out, GPtrArray *commands, char **headers,
+		 const struct emit_options *eo, GPtrArray *left_out)
 {
 	g_autofree char *guard = include_guard(headers);
 	g_autoptr(GString) decls = g_string_new(NULL);
@@ -686,8 +785,8 @@ void emit_compat(GString *out, GPtrArray *commands, char **headers)
 	g_autoptr(GString) macros = g_string_new(NULL);
 	g_autoptr(GHashTable) done = g_hash_table_new_full(g_str_hash,
 							   g_str_equal, g_free,
-							   NULL);
-	g_autoptr(GPtrArray) problems = g_ptr_array_new_with_free_func(g_free);
+							   g_free);
+	GPtrArray *problems = left_out;
 
 	for (guint i = 0; i < commands->len; i++) {
 		const struct command *c = commands->pdata[i];
@@ -696,8 +795,29 @@ void emit_compat(GString *out, GPtrArray *commands, char **headers)
 		const struct member *p;
 		g_autofree char *ct = NULL;
 		bool named = false, converts;
+		const char *why = eo->leave ? g_hash_table_lookup(eo->leave,
+								  c->name)
+					    : NULL;
 
-		if (c->row_only || !c->layout[ABI_X86_64].present ||
+		if (eo->only && eo->only != c)
+			continue;
+		if (why) {
+			g_ptr_array_add(problems, g_strdup_printf("%s: %s",
+								  c->name, why));
+			continue;
+		}
+		/* Whether it needs a translation is unknown: said, not
+		 * passed over as if it needed none. */
+		if (c->unresolved && !c->row_only &&
+		    !own_name32(commands, c)) {
+			g_ptr_array_add(problems, g_strdup_printf(
+				"%s: does not compile with the headers as "
+				"given (%s); give the header it needs first, "
+				"-I or -D", c->name, c->unresolved));
+			continue;
+		}
+		if (c->row_only || c->unresolved ||
+		    !c->layout[ABI_X86_64].present ||
 		    !c->layout[ABI_I386].present)
 			continue;
 		/* A pointee may differ where the payload does not (a __u64
@@ -729,6 +849,22 @@ void emit_compat(GString *out, GPtrArray *commands, char **headers)
 			g_string_append_printf(macros, "/* %s: 0x%08x from i386 "
 					       "(%s) */\n", c->name,
 					       c->number[ABI_I386], ct);
+		else if (!strcmp(c->macro, "_IOC"))
+			g_string_append_printf(macros,
+				"#define %s32 _IOC(%s, %s, %s, sizeof(%s))\n"
+				"_Static_assert(%s32 == 0x%08xu, \"%s32\");\n",
+				c->name, ioc_dir_names[c->dir], c->type_arg,
+				c->nr_arg, ct, c->name, c->number[ABI_I386],
+				c->name);
+		else if (c->dir == DIR_NONE)
+			/* _IO takes no type: the number is the native one,
+			 * the payload --command gave only the row's. */
+			g_string_append_printf(macros,
+				"#define %s32 _IO(%s, %s)\t/* i386's payload: "
+				"%s */\n"
+				"_Static_assert(%s32 == 0x%08xu, \"%s32\");\n",
+				c->name, c->type_arg, c->nr_arg, ct,
+				c->name, c->number[ABI_I386], c->name);
 		else
 			g_string_append_printf(macros,
 				"#define %s32 %s(%s, %s, %s)\n"
@@ -744,12 +880,21 @@ void emit_compat(GString *out, GPtrArray *commands, char **headers)
 		":\n * the i386 layouts of the commands that need a translation,"
 		"\n * for a model's compat rows.\n */\n");
 	g_string_append_printf(out, "#ifndef %s\n#define %s\n\n", guard, guard);
+	/* What the probes gave the headers, so that the file compiles
+	 * alone: a uapi header may use _IOW without linux/ioctl.h (as
+	 * sound/asound.h does), or struct timeval without sys/time.h. */
+	g_string_append_printf(out, "#include <errno.h>\n#include <string.h>\n\n"
+			       "%s\n", eo->prelude);
 	g_string_append(out,
-		"#include <stddef.h>\n#include <stdint.h>\n#include <string.h>\n\n"
-		"#include <linux/types.h>\n\n#include <cusemu/uaccess.h>\n\n"
+		"#include <cusemu/uaccess.h>\n\n"
 		"#ifndef CUSEMU_COMPAT_MIN\n"
 		"#define CUSEMU_COMPAT_MIN(a, b) ((a) < (b) ? (a) : (b))\n"
 		"#define CUSEMU_COMPAT_COUNT(a) (sizeof(a) / sizeof((a)[0]))\n"
+		"\n/* Whether a native long fits i386's. */\n"
+		"static inline int cusemu_compat_fits_s32(__s64 v)\n{\n"
+		"\treturn v >= INT32_MIN && v <= INT32_MAX;\n}\n\n"
+		"static inline int cusemu_compat_fits_u32(__u64 v)\n{\n"
+		"\treturn v <= UINT32_MAX;\n}\n"
 		"#endif\n\n");
 	for (char **h = headers; *h; h++) {
 		if (g_file_test(*h, G_FILE_TEST_EXISTS)) {
@@ -760,9 +905,7 @@ void emit_compat(GString *out, GPtrArray *commands, char **headers)
 			g_string_append_printf(out, "#include <%s>\n", *h);
 		}
 	}
-	for (guint i = 0; i < problems->len; i++)
-		g_string_append_printf(out, "\n#warning \"%s\"\n",
-				       (char *)problems->pdata[i]);
+	left_out_comment(out, problems);
 	g_string_append(out, decls->str);
 	if (macros->len)
 		g_string_append_printf(out, "\n/* The i386 numbers. */\n%s",

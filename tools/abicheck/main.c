@@ -79,8 +79,9 @@ static const GOptionEntry entries[] = {
 };
 
 #define DESCRIPTION                                                          \
-	"Finds every command the headers define with _IO, _IOR, _IOW or\n"  \
-	"_IOWR (macros and enumerators), compiles a probe of them with\n"   \
+	"Finds every command the headers define with _IO, _IOR, _IOW,\n"   \
+	"_IOWR or _IOC(dir, type, nr, sizeof(T)) (macros and\n"          \
+	"enumerators), compiles a probe of them with\n"                   \
 	"gcc -m64 -g and -m32 -g, and reads both layouts from the debug\n"  \
 	"information. Findings, each on a member:\n"                        \
 	"  layout      an offset or size differs between x86_64 and i386\n" \
@@ -93,6 +94,8 @@ static const GOptionEntry entries[] = {
 	"  bitfield, enum, char\n"                                          \
 	"              layout or signedness left to the implementation\n" \
 	"  sizeof      data_type written sizeof(T): encodes sizeof(size_t)\n" \
+	"  number      another number on i386 for the same payload (a\n"  \
+	"              macro that picks a command by sizeof(time_t))\n"  \
 	"  size-limit  a payload over the 14-bit size field\n"             \
 	"  collision   the number of another command, of these headers or\n" \
 	"              of the installed uapi headers\n"                    \
@@ -115,9 +118,11 @@ static const GOptionEntry entries[] = {
 	"whose number is not the command's i386 number.\n"                 \
 	"\n"                                                                 \
 	"Exit status: 0 when every command is compatible and has no\n"     \
-	"finding (with --model: when the model's tables have no error), 1\n" \
-	"when there are findings (an unresolved command too), 2 for a\n"  \
-	"usage error or a header that does not compile."
+	"finding (with --model: when the model's tables have no error;\n" \
+	"with --emit-compat: when every command that needs a translation\n" \
+	"was written), 1 when there are findings (an unresolved command\n" \
+	"too; with --emit-compat: a command it could not write, named),\n" \
+	"2 for a usage error or a header that does not compile."
 
 static int usage_error(GOptionContext *ctx, const char *format, ...)
 	G_GNUC_PRINTF(2, 3);
@@ -137,6 +142,13 @@ static int usage_error(GOptionContext *ctx, const char *format, ...)
 static const char *const dir_names[] = {
 	[DIR_NONE] = "none", [DIR_READ] = "read", [DIR_WRITE] = "write",
 	[DIR_BOTH] = "read-write", [DIR_UNKNOWN] = "unknown",
+};
+
+/* _IOC's first argument, as headers write it. */
+const char *const ioc_dir_names[] = {
+	[DIR_NONE] = "_IOC_NONE", [DIR_READ] = "_IOC_READ",
+	[DIR_WRITE] = "_IOC_WRITE", [DIR_BOTH] = "_IOC_READ | _IOC_WRITE",
+	[DIR_UNKNOWN] = "?",
 };
 
 static const struct member *payload(const struct command *c, enum abi abi)
@@ -169,6 +181,12 @@ static char *invocation(const struct command *c)
 	if (!c->type_arg)
 		return g_strdup_printf("%s", c->payload_arg ? c->payload_arg
 							    : "");
+	if (!strcmp(c->macro, "_IOC"))
+		return g_strdup_printf("_IOC(%s, %s, %s, %s%s%s)",
+				       ioc_dir_names[c->dir], c->type_arg,
+				       c->nr_arg, c->payload_arg ? "sizeof(" : "",
+				       c->payload_arg ? c->payload_arg : "...",
+				       c->payload_arg ? ")" : "");
 	if (c->dir == DIR_NONE)
 		return g_strdup_printf("%s(%s, %s)%s%s", c->macro, c->type_arg,
 				       c->nr_arg, c->payload_arg ? ", payload " : "",
@@ -656,6 +674,93 @@ static gboolean write_output(const char *path, const GString *out,
 	return TRUE;
 }
 
+/* The compiler's first error, for a line of its own. */
+static char *first_error(const char *message)
+{
+	const char *e = strstr(message, "error: ");
+	const char *end;
+
+	if (!e)
+		return g_strdup("it does not compile");
+	e += strlen("error: ");
+	end = strchr(e, '\n');
+	return g_strndup(e, end ? (size_t)(end - e) : strlen(e));
+}
+
+/*
+ * The commands whose code alone does not compile (a static assertion of
+ * the emitter's own that fails, a warning), each with the compiler's
+ * words: they are left out rather than written wrong.
+ */
+static void find_uncompilable(const struct probe_options *o,
+			      GPtrArray *commands, char **headers,
+			      const char *prelude, GHashTable *leave)
+{
+	struct emit_options eo = { .prelude = prelude };
+	g_autoptr(GString) none = g_string_new(NULL);
+	g_autoptr(GPtrArray) scratch = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GPtrArray) empty = g_ptr_array_new();
+
+	emit_compat(none, empty, headers, &eo, scratch);
+	for (guint i = 0; i < commands->len; i++) {
+		g_autoptr(GString) one = g_string_new(NULL);
+		g_autoptr(GError) failed = NULL;
+		g_autofree char *words = NULL;
+
+		eo.only = commands->pdata[i];
+		emit_compat(one, commands, headers, &eo, scratch);
+		/* Most write nothing: no compiler run for them. */
+		if (g_string_equal(one, none) ||
+		    probe_check_code(o, headers, one->str, &failed))
+			continue;
+		words = first_error(failed->message);
+		g_hash_table_insert(leave, eo.only->name, g_strdup_printf(
+			"the code written for it does not compile, a fault of "
+			"cusemu-abicheck's (%s)", words));
+	}
+}
+
+/*
+ * --emit-compat: the code goes out with what it could write, once the
+ * compiler has taken it for both ABIs; a command left out is a finding,
+ * named, since a build must not take the file for the whole translation.
+ */
+static int emit_and_write(const struct probe_options *o, GPtrArray *commands,
+			  char **headers, const char *prelude)
+{
+	g_autoptr(GString) out = g_string_new(NULL);
+	g_autoptr(GPtrArray) left_out = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GHashTable) leave = g_hash_table_new_full(g_str_hash,
+							    g_str_equal, NULL,
+							    g_free);
+	struct emit_options eo = { .prelude = prelude, .leave = leave };
+	g_autoptr(GError) error = NULL;
+
+	emit_compat(out, commands, headers, &eo, left_out);
+	if (!probe_check_code(o, headers, out->str, &error)) {
+		g_clear_error(&error);
+		find_uncompilable(o, commands, headers, prelude, leave);
+		g_string_truncate(out, 0);
+		g_ptr_array_set_size(left_out, 0);
+		emit_compat(out, commands, headers, &eo, left_out);
+		if (!probe_check_code(o, headers, out->str, &error)) {
+			fprintf(stderr, "cusemu-abicheck: --emit-compat: the "
+				"code does not compile, a fault of "
+				"cusemu-abicheck's; nothing written:\n%s\n",
+				error->message);
+			return EXIT_ERROR;
+		}
+	}
+	if (!write_output(output_path, out, &error)) {
+		fprintf(stderr, "cusemu-abicheck: %s\n", error->message);
+		return EXIT_ERROR;
+	}
+	for (guint i = 0; i < left_out->len; i++)
+		fprintf(stderr, "cusemu-abicheck: --emit-compat: not written: "
+			"%s\n", (char *)left_out->pdata[i]);
+	return left_out->len ? EXIT_FINDINGS : EXIT_CLEAN;
+}
+
 int main(int argc, char **argv)
 {
 	g_autoptr(GOptionContext) ctx = NULL;
@@ -672,6 +777,7 @@ int main(int argc, char **argv)
 	g_auto(GStrv) headers = NULL;
 	g_auto(GStrv) cc = NULL;
 	g_autofree char *model_name = NULL;
+	g_autofree char *prelude = NULL;
 	struct probe_options o;
 	int status = EXIT_CLEAN;
 
@@ -716,7 +822,8 @@ int main(int argc, char **argv)
 		g_ptr_array_add(cflags, g_strconcat("-D", *d, NULL));
 	cc = compiler();
 	o = (struct probe_options){ .cc = cc, .cflags = cflags,
-				    .verbose = verbose, .pointees = pointees };
+				    .verbose = verbose, .pointees = pointees,
+				    .prelude = &prelude };
 
 	if (!probe_headers(&o, headers + 1, given, &commands, notes, &error)) {
 		fprintf(stderr, "cusemu-abicheck: %s\n", error->message);
@@ -724,7 +831,7 @@ int main(int argc, char **argv)
 	}
 	if (!commands->len) {
 		fprintf(stderr, "cusemu-abicheck: no command defined with _IO, "
-				"_IOR, _IOW or _IOWR in %s; give plain-number "
+				"_IOR, _IOW, _IOWR or _IOC in %s; give plain-number "
 				"commands with --command NAME=TYPE\n",
 			headers[1]);
 		return EXIT_ERROR;
@@ -739,14 +846,8 @@ int main(int argc, char **argv)
 		uapi_index_free(u);
 	}
 
-	if (emit) {
-		emit_compat(out, commands, headers + 1);
-		if (!write_output(output_path, out, &error)) {
-			fprintf(stderr, "cusemu-abicheck: %s\n", error->message);
-			return EXIT_ERROR;
-		}
-		return EXIT_CLEAN;
-	}
+	if (emit)
+		return emit_and_write(&o, commands, headers + 1, prelude);
 
 	if (model_arg) {
 		if (!model_check(model_arg, commands, notes, &model_name,

@@ -167,7 +167,7 @@ static void workdir_clear(struct workdir *w)
 		return;
 	block_fatal_signals(&old);
 	for (guint i = 0; i < w->files->len; i++)
-		g_unlink(w->files->pdata[i]);
+		g_remove(w->files->pdata[i]);
 	g_rmdir(w->path);
 	if (cleanup_dir[0]) {
 		for (guint i = 0; i < G_N_ELEMENTS(fatal_signals); i++)
@@ -568,6 +568,7 @@ static const char *parse_mark(const char *s, enum ioc_dir *dir, char **args,
 		{ "R__", DIR_READ, 3 },
 		{ "W__", DIR_WRITE, 3 },
 		{ "WR__", DIR_BOTH, 3 },
+		{ "C__", DIR_UNKNOWN, 4 },
 	};
 	const char *p, *start;
 	unsigned int depth = 0, n = 0, want = 0;
@@ -619,16 +620,71 @@ static const char *parse_mark(const char *s, enum ioc_dir *dir, char **args,
 	return NULL;
 }
 
+/* _IOC's direction as the preprocessor left it, "0U" or "(2U|1U)"; its
+ * bits are _IOC_WRITE (1) and _IOC_READ (2) on every architecture this
+ * tool lays out. */
+static enum ioc_dir ioc_dir_of(const char *s)
+{
+	static const enum ioc_dir dirs[] = { DIR_NONE, DIR_WRITE, DIR_READ,
+					     DIR_BOTH };
+	unsigned long bits = 0;
+
+	for (;;) {
+		char *end;
+
+		while (*s == '(' || *s == ' ')
+			s++;
+		if (!g_ascii_isdigit(*s))
+			return DIR_UNKNOWN;
+		bits |= strtoul(s, &end, 0);
+		for (s = end; *s == 'u' || *s == 'U' || *s == ')' || *s == ' ';)
+			s++;
+		if (*s != '|')
+			break;
+		s++;
+	}
+	return *s || bits > 3 ? DIR_UNKNOWN : dirs[bits];
+}
+
+/*
+ * _IOC(dir, type, nr, sizeof(T)), as xen/evtchn.h writes its commands: the
+ * arguments of an _IOR(type, nr, T) and the like, T being the payload.
+ * A size that is no sizeof leaves the payload for --command to say.
+ */
+static enum ioc_dir ioc_args(char **args)
+{
+	const char *size = args[3];
+	size_t n = strlen(size);
+	enum ioc_dir dir = ioc_dir_of(args[0]);
+
+	g_free(args[0]);
+	args[0] = args[1];
+	args[1] = args[2];
+	args[2] = NULL;
+	args[3] = NULL;
+	if (g_str_has_prefix(size, "sizeof") && size[n - 1] == ')') {
+		const char *p = size + strlen("sizeof");
+
+		while (*p == ' ')
+			p++;
+		if (*p == '(')
+			args[2] = g_strndup(p + 1, size + n - 1 - (p + 1));
+	}
+	g_free((char *)size);
+	return dir;
+}
+
 /* A command from the marker call at s; NULL when s is something else. */
 static struct command *command_from_mark(const char *name, const char *s,
 					 bool whole)
 {
-	char *args[3] = { NULL, NULL, NULL };
+	char *args[4] = { NULL, NULL, NULL, NULL };
 	unsigned int n = 0;
 	enum ioc_dir dir = DIR_NONE;
 	const char *end;
 	struct command *c;
 	static const char *const macros[] = { "_IO", "_IOR", "_IOW", "_IOWR" };
+	const char *macro;
 
 	while (*s == '(' || *s == ' ')
 		s++;
@@ -643,10 +699,13 @@ static struct command *command_from_mark(const char *name, const char *s,
 			g_free(args[i]);
 		return NULL;
 	}
+	macro = n == 4 ? "_IOC" : macros[dir];
+	if (n == 4)
+		dir = ioc_args(args);
 	c = g_new0(struct command, 1);
 	c->name = g_strdup(name);
 	c->dir = dir;
-	c->macro = g_strdup(macros[dir]);
+	c->macro = g_strdup(macro);
 	c->type_arg = args[0];
 	c->nr_arg = args[1];
 	c->payload_arg = args[2];
@@ -656,7 +715,8 @@ static struct command *command_from_mark(const char *name, const char *s,
 
 		/* sizeof(T) as data_type: the probe lays out T, and the
 		 * rule says what the number really encodes. */
-		if (g_str_has_prefix(p, "sizeof") && !g_ascii_isalnum(p[6]) &&
+		if (n == 3 && g_str_has_prefix(p, "sizeof") &&
+		    !g_ascii_isalnum(p[6]) &&
 		    p[6] != '_') {
 			c->sizeof_arg = true;
 			p += 6;
@@ -861,12 +921,28 @@ static void walk(enum abi abi, Dwarf_Die *type, const char *path,
 		 const char *name, uint64_t offset, int parent,
 		 GPtrArray *members, unsigned int depth, bool follow);
 
+/*
+ * The next number of an anonymous member named from prefix. Members of an
+ * anonymous struct or union are named from the enclosing one, so its own
+ * anonymous members share the enclosing one's numbers: btrfs.h's second
+ * union's struct is not the first union's struct.
+ */
+static unsigned int next_anonymous(GPtrArray *members, const char *prefix)
+{
+	g_autofree char *start = g_strconcat(prefix, "(anonymous ", NULL);
+	unsigned int n = 0;
+
+	for (guint i = 0; i < members->len; i++)
+		n += g_str_has_prefix(((struct member *)members->pdata[i])->path,
+				      start);
+	return n;
+}
+
 static void walk_children(enum abi abi, Dwarf_Die *agg, struct member *m,
 			  const char *prefix, uint64_t offset, int self,
 			  GPtrArray *members, unsigned int depth, bool follow)
 {
 	Dwarf_Die child;
-	unsigned int anon = 0;
 
 	if (dwarf_child(agg, &child))
 		return;
@@ -883,8 +959,8 @@ static void walk_children(enum abi abi, Dwarf_Die *agg, struct member *m,
 		cname = dwarf_diename(&child);
 		unnamed = !cname;
 		if (unnamed)
-			cpath = g_strdup_printf("%s%s(anonymous %u)", prefix,
-						*prefix ? "" : "", anon++);
+			cpath = g_strdup_printf("%s(anonymous %u)", prefix,
+						next_anonymous(members, prefix));
 		else
 			cpath = g_strconcat(prefix, cname, NULL);
 		loc = die_udata(&child, DW_AT_data_member_location, 0);
@@ -1344,12 +1420,27 @@ static struct command *number_command(const struct define *d)
 	return c;
 }
 
+/* Whether another plain number of d's header has d's type byte. */
+static bool type_shared(GPtrArray *plain, const struct define *d)
+{
+	for (guint i = 0; i < plain->len; i++) {
+		const struct define *o = plain->pdata[i];
+
+		if (o != d && !g_strcmp0(o->file, d->file) &&
+		    ((o->plain ^ d->plain) & 0xff00) == 0)
+			return true;
+	}
+	return false;
+}
+
 /*
- * The plain numbers that look like commands of their header: every one
- * of a header without _IO commands (cdrom.h, kd.h, i2c-dev.h), else those
- * whose type byte one of its commands has (fb.h's 0x46xx beside
- * FBIO_CURSOR's 'F'), so that flags such as WDIOF_KEEPALIVEPING are not
- * taken for commands.
+ * The plain numbers that look like commands of their header: in a header
+ * without _IO commands (cdrom.h, kd.h, i2c-dev.h), those whose type byte
+ * another plain number shares, as a driver's commands share theirs, so
+ * that flags of one bit each (cdrom.h's CDC_DVD, 0x8000) and masks (kd.h's
+ * UNI_DIRECT_MASK, 0x01ff) are not taken for commands; else those whose
+ * type byte one of its commands has (fb.h's 0x46xx beside FBIO_CURSOR's
+ * 'F'), so that flags such as WDIOF_KEEPALIVEPING are not either.
  */
 static void add_plain_numbers(GPtrArray *plain, GHashTable *seen,
 			      GPtrArray *commands)
@@ -1370,7 +1461,7 @@ static void add_plain_numbers(GPtrArray *plain, GHashTable *seen,
 			anchored = true;
 			matches = matches || type_byte(o->type_arg) == type;
 		}
-		if ((anchored && !matches) ||
+		if ((anchored ? !matches : !type_shared(plain, d)) ||
 		    g_hash_table_contains(seen, d->name))
 			continue;
 		c = number_command(d);
@@ -1387,7 +1478,8 @@ static const char redefine[] =
 	"#define _IO(t, n) " MARK "N__(t, n)\n"
 	"#define _IOR(t, n, s) " MARK "R__(t, n, s)\n"
 	"#define _IOW(t, n, s) " MARK "W__(t, n, s)\n"
-	"#define _IOWR(t, n, s) " MARK "WR__(t, n, s)\n";
+	"#define _IOWR(t, n, s) " MARK "WR__(t, n, s)\n"
+	"#undef _IOC\n#define _IOC(d, t, n, s) " MARK "C__(d, t, n, s)\n";
 
 /* Pass 2: the commands among the headers' macros and enumerators. */
 static gboolean find_commands(const struct probe_options *o,
@@ -1479,7 +1571,10 @@ static gboolean find_commands(const struct probe_options *o,
 		}
 		c->file = g_strdup(d->file);
 		c->line = d->line;
-		c->payload_per_abi = c->payload_arg && !c->sizeof_arg;
+		/* _IOC's payload is T of its sizeof(T): no macro of the
+		 * probe gives it back. */
+		c->payload_per_abi = c->payload_arg && !c->sizeof_arg &&
+				     strcmp(c->macro, "_IOC");
 		g_hash_table_add(seen, g_strdup(d->name));
 		g_ptr_array_add(commands, c);
 	}
@@ -1753,6 +1848,10 @@ gboolean probe_headers(const struct probe_options *o, char **headers,
 
 		if (!g_file_set_contents(w.prelude, p, -1, error))
 			goto out;
+		if (o->prelude) {
+			g_free(*o->prelude);
+			*o->prelude = g_steal_pointer(&p);
+		}
 	}
 
 	/* Show each file as the command line named it. */
@@ -1793,4 +1892,92 @@ out:
 	}
 	*commands_out = commands;
 	return TRUE;
+}
+
+/*
+ * What <cusemu/uaccess.h> gives generated code, for a check that needs no
+ * installed SDK: the same signature, so that a call that does not fit it
+ * fails here too.
+ */
+static const char uaccess_stub[] =
+	"#include <stdint.h>\n"
+	"typedef uint64_t cusemu_uptr_t;\n"
+	"static inline cusemu_uptr_t cusemu_compat_ptr(uint32_t uptr)\n"
+	"{\n\treturn uptr;\n}\n";
+
+/* -I for the directories of the headers given as files, which generated
+ * code includes by their base names. */
+static void add_header_dirs(GPtrArray *args, char **headers)
+{
+	for (char **h = headers; *h; h++) {
+		if (!g_file_test(*h, G_FILE_TEST_EXISTS))
+			continue;
+		g_autofree char *abs = g_canonicalize_filename(*h, NULL);
+		g_autofree char *dir = g_path_get_dirname(abs);
+
+		g_ptr_array_add(args, g_strconcat("-I", dir, NULL));
+	}
+}
+
+gboolean probe_check_code(const struct probe_options *o, char **headers,
+			  const char *code, GError **error)
+{
+	struct workdir w = { 0 };
+	g_autoptr(GPtrArray) args = g_ptr_array_new_with_free_func(g_free);
+	g_autofree char *header = NULL, *unit = NULL, *sdk = NULL, *stub = NULL;
+	g_autofree char *drm = NULL;
+	gboolean ok = FALSE;
+
+	w.path = g_dir_make_tmp("cusemu-abicheck-XXXXXX", error);
+	if (!w.path)
+		return FALSE;
+	w.files = g_ptr_array_new_with_free_func(g_free);
+	workdir_guard(&w);
+	header = workdir_file(&w, "compat.h");
+	unit = workdir_file(&w, "check.c");
+	/* The file before its directory: they go in this order. */
+	stub = workdir_file(&w, "cusemu/uaccess.h");
+	sdk = workdir_file(&w, "cusemu");
+	drm = workdir_file(&w, "drm");
+	if (!g_file_set_contents(header, code, -1, error) ||
+	    !g_file_set_contents(unit, "#include \"compat.h\"\n", -1, error))
+		goto out;
+	if (g_mkdir(sdk, 0700) < 0) {
+		g_set_error(error, ABICHECK_ERROR, 0, "%s: %s", sdk,
+			    g_strerror(errno));
+		goto out;
+	}
+	if (!g_file_set_contents(stub, uaccess_stub, -1, error))
+		goto out;
+	/* The stub's directory first, then what the probes had. */
+	g_ptr_array_add(args, g_strconcat("-I", w.path, NULL));
+	add_header_dirs(args, headers);
+	if (g_file_test(LIBDRM_DIR "/drm.h", G_FILE_TEST_IS_REGULAR) &&
+	    symlink(LIBDRM_DIR, drm) == 0) {
+		g_ptr_array_add(args, g_strdup("-idirafter"));
+		g_ptr_array_add(args, g_strdup(w.path));
+	}
+	for (int abi = 0; abi < ABI_COUNT; abi++) {
+		g_autoptr(GPtrArray) argv = g_ptr_array_new();
+		g_autoptr(GError) failed = NULL;
+
+		g_ptr_array_add(argv, (char *)abi_flags[abi]);
+		for (guint i = 0; i < args->len; i++)
+			g_ptr_array_add(argv, args->pdata[i]);
+		g_ptr_array_add(argv, "-fsyntax-only");
+		g_ptr_array_add(argv, "-Wall");
+		g_ptr_array_add(argv, "-Wextra");
+		g_ptr_array_add(argv, "-Werror");
+		g_ptr_array_add(argv, unit);
+		g_ptr_array_add(argv, NULL);
+		if (!run_cc(o, (const char *const *)argv->pdata, NULL, &failed)) {
+			g_propagate_prefixed_error(error, g_steal_pointer(&failed),
+						   "%s: ", abi_names[abi]);
+			goto out;
+		}
+	}
+	ok = TRUE;
+out:
+	workdir_clear(&w);
+	return ok;
 }

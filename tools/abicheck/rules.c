@@ -46,6 +46,10 @@ static const struct {
 	[FINDING_SIZEOF] = { "sizeof", true,
 		"the data_type argument is a type: sizeof(T) there encodes "
 		"sizeof(size_t), 8 on x86_64 and 4 on i386" },
+	[FINDING_NUMBER] = { "number", true,
+		"the macro gives each ABI another number for the same payload "
+		"(it picks a command by sizeof(time_t) or the like): the i386 "
+		"number needs a row of its own" },
 	[FINDING_SIZE_LIMIT] = { "size-limit", false,
 		"the size field is 14 bits on x86 (13 on powerpc, mips and "
 		"sparc): pass larger data through a pointer in a __u64" },
@@ -339,10 +343,21 @@ static void check_padding(struct command *c)
 		g_ptr_array_unref(found[abi]);
 }
 
+/* Whether a finding says why c needs a translation: a verdict always
+ * says why. */
+static bool translates(const struct command *c)
+{
+	for (guint i = 0; i < c->findings->len; i++)
+		if (finding_kind_translates(
+			    ((struct finding *)c->findings->pdata[i])->kind))
+			return true;
+	return false;
+}
+
 bool command_unsized(const struct command *c)
 {
 	return !c->unresolved && !c->payload_expr && !c->by_value &&
-	       (c->plain || c->dir == DIR_NONE);
+	       (c->plain || c->dir == DIR_NONE || !strcmp(c->macro, "_IOC"));
 }
 
 bool command_judged(const struct command *c)
@@ -423,6 +438,12 @@ void rules_check(struct command *c)
 		if (f->kind == FINDING_LAYOUT || f->kind == FINDING_SIZEOF)
 			c->compatible = false;
 	}
+	if (!c->compatible && !translates(c))
+		finding_add(c, FINDING_NUMBER, c->name, false,
+			    "0x%08x on x86_64, 0x%08x on i386, for a payload "
+			    "laid out alike: the macro picks another command "
+			    "for i386", c->number[ABI_X86_64],
+			    c->number[ABI_I386]);
 }
 
 /*

@@ -893,6 +893,7 @@ static GPtrArray *probe_file(struct uapi_index *u, const char *file)
 		struct probe_options quiet = *u->o;
 
 		quiet.verbose = false;
+		quiet.prelude = NULL;
 		if (!probe_headers(&quiet, (char **)alone, NULL, &commands, NULL,
 				   NULL) &&
 		    !probe_headers(&quiet, (char **)with_libc, NULL, &commands,
