@@ -210,17 +210,36 @@ static int chase_evdev_mask(struct pt_graph *g, unsigned int cmd,
 				8);
 }
 
+/*
+ * EVIOCGMTSLOTS(len): struct input_mt_request_layout { __u32 code; __s32
+ * values[]; }. The code is read, the values written.
+ */
+static int chase_evdev_mtslots(struct pt_graph *g, unsigned int cmd,
+			       cusemu_uptr_t arg)
+{
+	uint32_t size = _IOC_SIZE(cmd);
+	int r = pt_graph_range(g, arg, MIN(size, 4u), size);
+
+	return r < 0 ? r : 0;
+}
+
 /* ---- the built-in models' ABIs ---- */
 
-/* A command whose row the model's tables lack, or get differently. */
+/*
+ * A command whose row the model's tables lack, or get differently. A row
+ * of a variable-length command holds the commands its number takes with
+ * any size (and, for EVIOCGBIT, any type): those bits are out of mask.
+ */
 struct pt_row {
 	unsigned int cmd;
+	unsigned int mask;
 	const char *name;
 	enum pt_kind kind;
 	pt_chase_fn chase;
 };
 
-#define ROW(c, k, fn) { (c), #c, (k), (fn) }
+#define ROW(c, k, fn) { (c), ~0u, #c, (k), (fn) }
+#define ROW_SIZED(c, name, k, fn) { (c), ~IOCSIZE_MASK, (name), (k), (fn) }
 
 static const struct pt_row rtc_rows[] = {
 	/* _IOW, but dev.c writes the struct back. */
@@ -242,8 +261,26 @@ static const struct pt_row i2c_rows[] = {
 	{ 0 }
 };
 
-/* evdev's methods are written by hand: every other 'E' command is _IOC. */
+/*
+ * evdev's methods are written by hand: every other 'E' command is _IOC.
+ * Its strings and bitmaps are copied out as long as they are, up to the
+ * size, and the call returns the bytes it copied (str_to_user(),
+ * bits_to_user() in drivers/input/evdev.c).
+ */
 static const struct pt_row evdev_rows[] = {
+	ROW_SIZED(EVIOCGNAME(0), "EVIOCGNAME", PT_IOC_LEN, NULL),
+	ROW_SIZED(EVIOCGPHYS(0), "EVIOCGPHYS", PT_IOC_LEN, NULL),
+	ROW_SIZED(EVIOCGUNIQ(0), "EVIOCGUNIQ", PT_IOC_LEN, NULL),
+	ROW_SIZED(EVIOCGPROP(0), "EVIOCGPROP", PT_IOC_LEN, NULL),
+	ROW_SIZED(EVIOCGKEY(0), "EVIOCGKEY", PT_IOC_LEN, NULL),
+	ROW_SIZED(EVIOCGLED(0), "EVIOCGLED", PT_IOC_LEN, NULL),
+	ROW_SIZED(EVIOCGSND(0), "EVIOCGSND", PT_IOC_LEN, NULL),
+	ROW_SIZED(EVIOCGSW(0), "EVIOCGSW", PT_IOC_LEN, NULL),
+	{ EVIOCGBIT(0, 0), ~(IOCSIZE_MASK | EV_MAX << _IOC_NRSHIFT),
+	  "EVIOCGBIT", PT_IOC_LEN, NULL },
+	/* _IOR, but the code at its start is read. */
+	ROW_SIZED(EVIOCGMTSLOTS(0), "EVIOCGMTSLOTS", PT_CHASE,
+		  chase_evdev_mtslots),
 	ROW(EVIOCGRAB, PT_VALUE, NULL),
 	ROW(EVIOCREVOKE, PT_VALUE, NULL),
 	ROW(EVIOCRMFF, PT_VALUE, NULL),
@@ -471,7 +508,7 @@ static struct pt_cmd model_lookup(const struct pt_model *m, unsigned int cmd,
 	const struct cusemu_ioctl *row = NULL;
 
 	for (const struct pt_row *r = m->rows; r->name; r++)
-		if (r->cmd == cmd)
+		if ((cmd & r->mask) == r->cmd)
 			return (struct pt_cmd){ .kind = r->kind, .name = r->name,
 						.chase = r->chase };
 	if (compat)
@@ -613,6 +650,10 @@ int pt_layout_chase(const struct pt_cmd *c, struct pt_graph *g,
 							      : 0,
 				   _IOC_DIR(cmd) & _IOC_READ ? _IOC_SIZE(cmd)
 							     : 0);
+		return r < 0 ? r : 0;
+	case PT_IOC_LEN:
+		g->out_is_result = true;
+		r = pt_graph_range(g, arg, 0, _IOC_SIZE(cmd));
 		return r < 0 ? r : 0;
 	case PT_BOTH:
 		return chase_both(g, cmd, arg);

@@ -252,6 +252,18 @@ static void put_pointer(uint8_t *slot, unsigned int width, uint64_t value)
 }
 
 /*
+ * What goes back of range i: what the driver wrote. Where its result is
+ * that count, the bytes past it were never written, and need not even be
+ * writable: a buffer that ends early works as it does on the device.
+ */
+static uint32_t out_bytes(const struct pt_graph *g, unsigned int i, long ret)
+{
+	if (i == 0 && g->out_is_result)
+		return (uint32_t)MIN((unsigned long)ret, g->r[0].out);
+	return g->r[i].out;
+}
+
+/*
  * Copy the caller's memory in, point its pointers at the copies, make the
  * call, copy back what the driver wrote, with the caller's own pointers
  * put back where they were.
@@ -305,7 +317,7 @@ static long call_graph(struct pt_file *f, const struct pt_graph *g,
 	for (unsigned int i = 0; i < g->nr; i++)
 		if (g->r[i].out &&
 		    cusemu_copy_to_user(g->r[i].addr, buf + off[i],
-					g->r[i].out))
+					out_bytes(g, i, ret)))
 			return -EFAULT;
 	return ret;
 }

@@ -68,6 +68,9 @@ struct pt_graph {
 	/* The fetch step: each range is named as it is found, before any
 	 * of it is read, so that the call's ranges are the graph's. */
 	bool naming;
+	/* The driver's result is how many bytes it wrote at range 0's
+	 * start (evdev's strings and bitmaps): those alone go back. */
+	bool out_is_result;
 	unsigned int nr, np;
 	struct pt_range r[PT_RANGES_MAX];
 	struct pt_pointer p[PT_RANGES_MAX];
@@ -91,6 +94,7 @@ enum pt_kind {
 	PT_VALUE,	/* a value, passed as it is */
 	PT_IOC,		/* the payload its _IOC bits describe */
 	PT_BOTH,	/* _IOC size, read and written whatever the bits say */
+	PT_IOC_LEN,	/* PT_IOC, the result the bytes written (out_is_result) */
 	PT_CHASE,	/* pointers inside: a chase function */
 	PT_HEADER,	/* a layout read from a header */
 };

@@ -4,11 +4,16 @@
  * kernel (no FUSE): a pseudo-terminal master's _IOC-encoded ioctls, native
  * and through the 32-bit entry; a command no layout names; the probe's
  * refusals. And the compat shim's conversion of a header's i386 payload to
- * the x86_64 one and back, member by member.
+ * the x86_64 one and back, member by member. What evdev and i2c-dev copy in
+ * and out, with a driver of the test's behind /dev/null.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/i2c-dev.h>
+#include <linux/i2c.h>
+#include <linux/input.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -431,6 +436,170 @@ static void test_header_rules(void)
 	pt_layouts_free(lv);
 }
 
+/* ---- a driver of the test's, behind /dev/null ---- */
+
+/*
+ * The binary is linked with --wrap=ioctl: the passthrough's calls on
+ * /dev/null reach driver, which does with the daemon's copy what the real
+ * driver does with the caller's memory.
+ */
+typedef long (*fake_driver_fn)(unsigned long cmd, void *arg);
+static fake_driver_fn driver;
+static unsigned int driver_calls;
+
+int __real_ioctl(int fd, unsigned long cmd, ...);
+int __wrap_ioctl(int fd, unsigned long cmd, ...);
+
+int __wrap_ioctl(int fd, unsigned long cmd, ...)
+{
+	struct stat st;
+	va_list ap;
+	void *arg;
+	long ret;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (!driver || fstat(fd, &st) || !S_ISCHR(st.st_mode) ||
+	    st.st_rdev != makedev(1, 3))
+		return __real_ioctl(fd, cmd, arg);
+	driver_calls++;
+	ret = driver(cmd, arg);
+	if (ret < 0) {
+		errno = (int)-ret;
+		return -1;
+	}
+	return (int)ret;
+}
+
+#define DRIVER_CLIENT_SIZE (64 * 1024)
+
+struct driver_fixture {
+	struct cusemu_device *dev;
+	struct cusemu_file file;
+	struct fake_client c;
+};
+
+static void driver_setup(struct driver_fixture *f, const char *like,
+			 fake_driver_fn fn)
+{
+	g_autofree char *spec =
+		g_strdup_printf("passthrough:path=/dev/null,like=%s", like);
+
+	f->dev = fake_device_new(spec);
+	f->file = (struct cusemu_file){ .dev = f->dev, .flags = O_RDWR,
+					.opener = getpid() };
+	g_assert_cmpint(f->dev->model->open(f->dev, &f->file), ==, 0);
+	fake_client_init(&f->c, false, DRIVER_CLIENT_SIZE);
+	driver = fn;
+	driver_calls = 0;
+}
+
+static void driver_teardown(struct driver_fixture *f)
+{
+	driver = NULL;
+	f->dev->model->release(f->dev, &f->file);
+	fake_device_free(f->dev);
+	g_free(f->c.mem);
+}
+
+static long driver_call(struct driver_fixture *f, unsigned int cmd,
+			uint32_t at)
+{
+	unsigned int rt;
+
+	return fake_ioctl(&f->c, f->dev, &f->file, cmd, f->c.base + at, &rt);
+}
+
+/* ---- evdev ---- */
+
+static const char evdev_name[] = "Fake keyboard";
+/* BITS_TO_LONGS(KEY_MAX) longs: what EVIOCGBIT(EV_KEY) copies at most. */
+#define EVDEV_KEY_BYTES 96
+
+/* str_to_user() and bits_to_user(): as much as there is, its length. */
+static long fake_evdev(unsigned long cmd, void *arg)
+{
+	uint32_t size = _IOC_SIZE(cmd), len;
+
+	if ((cmd & ~IOCSIZE_MASK) == EVIOCGNAME(0)) {
+		len = MIN((uint32_t)sizeof(evdev_name), size);
+		memcpy(arg, evdev_name, len);
+		return len;
+	}
+	if ((cmd & ~IOCSIZE_MASK) == EVIOCGBIT(EV_KEY, 0)) {
+		len = MIN((uint32_t)EVDEV_KEY_BYTES, size);
+		memset(arg, 0x3c, len);
+		return len;
+	}
+	if ((cmd & ~IOCSIZE_MASK) == EVIOCGMTSLOTS(0)) {
+		int32_t *ip = arg, slots[2] = { 11, 22 };
+
+		/* evdev_handle_mt_request(): the code first. */
+		if (ip[0] != ABS_MT_POSITION_X)
+			return -EINVAL;
+		memcpy(ip + 1, slots, MIN(sizeof(slots), size - 4));
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static void assert_untouched(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != 0xa5)
+			g_error("byte %zu the driver never wrote is 0x%02x",
+				i, p[i]);
+}
+
+/*
+ * A string or a bitmap goes back as long as the driver's result says: the
+ * rest of the caller's buffer keeps its bytes, and a buffer that ends
+ * before its size works as it does on the device.
+ */
+static void test_evdev_result_length(void)
+{
+	struct driver_fixture f;
+	uint32_t end = DRIVER_CLIENT_SIZE - 16;
+
+	driver_setup(&f, "evdev", fake_evdev);
+	memset(f.c.mem, 0xa5, DRIVER_CLIENT_SIZE);
+	g_assert_cmpint(driver_call(&f, EVIOCGNAME(256), 64), ==,
+			sizeof(evdev_name));
+	g_assert_cmpstr((char *)f.c.mem + 64, ==, evdev_name);
+	assert_untouched(f.c.mem + 64 + sizeof(evdev_name),
+			 256 - sizeof(evdev_name));
+
+	g_assert_cmpint(driver_call(&f, EVIOCGBIT(EV_KEY, 16383), 1024), ==,
+			EVDEV_KEY_BYTES);
+	g_assert_cmphex(f.c.mem[1024 + EVDEV_KEY_BYTES - 1], ==, 0x3c);
+	assert_untouched(f.c.mem + 1024 + EVDEV_KEY_BYTES,
+			 16383 - EVDEV_KEY_BYTES);
+
+	/* 16 bytes of the caller's memory, 16383 asked for. */
+	g_assert_cmpint(driver_call(&f, EVIOCGNAME(16383), end), ==,
+			sizeof(evdev_name));
+	g_assert_cmpstr((char *)f.c.mem + end, ==, evdev_name);
+	driver_teardown(&f);
+}
+
+/* EVIOCGMTSLOTS is _IOR, and the driver reads the code at its start. */
+static void test_evdev_mtslots(void)
+{
+	struct driver_fixture f;
+	int32_t req[3] = { ABS_MT_POSITION_X, 0, 0 };
+
+	driver_setup(&f, "evdev", fake_evdev);
+	memcpy(f.c.mem + 64, req, sizeof(req));
+	g_assert_cmpint(driver_call(&f, EVIOCGMTSLOTS(sizeof(req)), 64), ==,
+			0);
+	memcpy(req, f.c.mem + 64, sizeof(req));
+	g_assert_cmpint(req[0], ==, ABS_MT_POSITION_X);
+	g_assert_cmpint(req[1], ==, 11);
+	g_assert_cmpint(req[2], ==, 22);
+	driver_teardown(&f);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -446,6 +615,9 @@ int main(int argc, char **argv)
 			     GINT_TO_POINTER(0), test_pointer_array);
 	g_test_add_data_func("/passthrough/pointer-array/i386",
 			     GINT_TO_POINTER(1), test_pointer_array);
+	g_test_add_func("/passthrough/evdev/result-length",
+			test_evdev_result_length);
+	g_test_add_func("/passthrough/evdev/mtslots", test_evdev_mtslots);
 	g_test_add_func("/passthrough/shim/translate", test_translate);
 	g_test_add_func("/passthrough/shim/header-rules", test_header_rules);
 	return g_test_run();
