@@ -36,7 +36,7 @@ int pt_graph_range(struct pt_graph *g, cusemu_uptr_t addr, uint32_t in,
 {
 	if (g->nr == PT_RANGES_MAX)
 		return -E2BIG;
-	if (g->naming) {
+	if (g->naming && !g->deferred) {
 		int err = cusemu_fetch_range(addr, in, out);
 
 		if (err)
@@ -56,6 +56,56 @@ int pt_graph_pointer(struct pt_graph *g, int from, uint32_t off, int to,
 	g->p[g->np++] = (struct pt_pointer){ (uint16_t)from, (uint16_t)to,
 					     off, (uint8_t)width };
 	return 0;
+}
+
+static uint32_t range_len(const struct pt_range *r, bool reading)
+{
+	return reading ? r->in : r->out;
+}
+
+/*
+ * Names what ranges [first, nr) reach one way: each run of ranges that
+ * overlap or touch, once. Parts of a call that share a buffer (I2C_RDWR's
+ * messages) then move it once, not once per part.
+ */
+static int name_runs(const struct pt_graph *g, unsigned int first,
+		     bool reading)
+{
+	unsigned int idx[PT_RANGES_MAX], n = 0;
+	cusemu_uptr_t start = 0, end = 0;
+	int err = 0;
+
+	for (unsigned int i = first; i < g->nr; i++) {
+		unsigned int j = n++;
+
+		if (!range_len(&g->r[i], reading)) {
+			n--;
+			continue;
+		}
+		for (; j > 0 && g->r[idx[j - 1]].addr > g->r[i].addr; j--)
+			idx[j] = idx[j - 1];
+		idx[j] = i;
+	}
+	for (unsigned int k = 0; !err && k <= n; k++) {
+		const struct pt_range *r = k < n ? &g->r[idx[k]] : NULL;
+
+		if (k > 0 && (!r || r->addr > end))
+			err = cusemu_fetch_range(start, reading ? end - start : 0,
+						 reading ? 0 : end - start);
+		if (!r)
+			break;
+		if (k == 0 || r->addr > end)
+			start = end = r->addr;
+		end = MAX(end, r->addr + range_len(r, reading));
+	}
+	return err;
+}
+
+int pt_graph_name_runs(struct pt_graph *g, unsigned int first)
+{
+	if (!g->naming)
+		return 0;
+	return name_runs(g, first, true) ?: name_runs(g, first, false);
 }
 
 /* A pointer of width bytes at addr, read from the caller. */
@@ -96,30 +146,14 @@ static int chase_i2c_funcs(struct pt_graph *g, unsigned int cmd,
 	return r < 0 ? r : 0;
 }
 
-/*
- * struct i2c_rdwr_ioctl_data { struct i2c_msg *msgs; __u32 nmsgs; }: 16
- * bytes, or 8 on i386; each struct i2c_msg { __u16 addr, flags, len;
- * __u8 *buf; }: 16 bytes with buf at 8, or 12 on i386 with buf at 8.
- */
-static int chase_i2c_rdwr(struct pt_graph *g, unsigned int cmd,
-			  cusemu_uptr_t arg)
+/* The buffer of each of n messages of I2C_RDWR's array, at msgs. */
+static int chase_i2c_bufs(struct pt_graph *g, int array, cusemu_uptr_t msgs,
+			  uint32_t n)
 {
 	unsigned int width = g->compat ? 4 : 8;
 	unsigned int msize = g->compat ? 12 : 16;
-	int root = pt_graph_range(g, arg, g->compat ? 8 : 16, 0);
-	cusemu_uptr_t msgs;
-	uint32_t n;
-	int array, err;
+	int err = 0;
 
-	if (root < 0)
-		return root;
-	err = read_pointer(arg, width, &msgs);
-	if (err || cusemu_copy_from_user(&n, arg + width, 4))
-		return err ? err : -EFAULT;
-	if (!msgs || !n || n > I2C_RDWR_IOCTL_MAX_MSGS)
-		return -EINVAL;
-	array = pt_graph_range(g, msgs, n * msize, 0);
-	err = pt_graph_pointer(g, root, 0, array, width);
 	for (uint32_t i = 0; !err && i < n; i++) {
 		uint16_t hdr[3];
 		cusemu_uptr_t buf;
@@ -139,6 +173,41 @@ static int chase_i2c_rdwr(struct pt_graph *g, unsigned int cmd,
 				       width);
 	}
 	return err;
+}
+
+/*
+ * struct i2c_rdwr_ioctl_data { struct i2c_msg *msgs; __u32 nmsgs; }: 16
+ * bytes, or 8 on i386; each struct i2c_msg { __u16 addr, flags, len;
+ * __u8 *buf; }: 16 bytes with buf at 8, or 12 on i386 with buf at 8.
+ */
+static int chase_i2c_rdwr(struct pt_graph *g, unsigned int cmd,
+			  cusemu_uptr_t arg)
+{
+	unsigned int width = g->compat ? 4 : 8;
+	unsigned int msize = g->compat ? 12 : 16;
+	int root = pt_graph_range(g, arg, g->compat ? 8 : 16, 0);
+	cusemu_uptr_t msgs;
+	unsigned int first;
+	uint32_t n;
+	int array, err;
+
+	if (root < 0)
+		return root;
+	err = read_pointer(arg, width, &msgs);
+	if (err || cusemu_copy_from_user(&n, arg + width, 4))
+		return err ? err : -EFAULT;
+	if (!msgs || !n || n > I2C_RDWR_IOCTL_MAX_MSGS)
+		return -EINVAL;
+	array = pt_graph_range(g, msgs, n * msize, 0);
+	err = pt_graph_pointer(g, root, 0, array, width);
+	if (err)
+		return err;
+	/* Buffers shared by messages are named once, below. */
+	first = g->nr;
+	g->deferred = true;
+	err = chase_i2c_bufs(g, array, msgs, n);
+	g->deferred = false;
+	return err ?: pt_graph_name_runs(g, first);
 }
 
 /*

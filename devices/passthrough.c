@@ -229,16 +229,48 @@ static int pt_fetch(struct cusemu_device *dev, struct cusemu_file *file,
 
 /* ---- the call ---- */
 
-/* Where each range's copy sits in buf, 8-byte aligned; the total. */
+static uint64_t range_end(const struct pt_range *r)
+{
+	return r->addr + MAX(r->in, r->out);
+}
+
+/*
+ * Where each range's copy sits in buf; the total. Ranges that overlap in
+ * the caller's memory overlap the same way in the copy (two I2C_RDWR
+ * messages on one buffer), so that the driver, which copies each part in
+ * and out in its own order, leaves there what it leaves in the caller's
+ * memory when called directly, and a buffer shared by several parts is
+ * held once. Each run of overlapping ranges starts 8-byte aligned.
+ */
 static size_t lay_out(const struct pt_graph *g, uint32_t *off)
 {
-	size_t total = 0;
+	g_autofree unsigned int *by_addr = g_new(unsigned int, MAX(g->nr, 1));
+	size_t total = 0, run_off = 0;
+	uint64_t run_start = 0, run_end = 0;
 
 	for (unsigned int i = 0; i < g->nr; i++) {
-		off[i] = (uint32_t)total;
-		total += (MAX(g->r[i].in, g->r[i].out) + 7u) & ~(size_t)7;
+		unsigned int j = i;
+
+		for (; j > 0 && g->r[by_addr[j - 1]].addr > g->r[i].addr; j--)
+			by_addr[j] = by_addr[j - 1];
+		by_addr[j] = i;
 	}
-	return total;
+	for (unsigned int k = 0; k < g->nr; k++) {
+		const struct pt_range *r = &g->r[by_addr[k]];
+
+		if (k == 0 || r->addr >= run_end) {
+			total = (total + 7u) & ~(size_t)7;
+			run_off = total;
+			run_start = r->addr;
+			run_end = r->addr;
+		}
+		off[by_addr[k]] = (uint32_t)(run_off + (r->addr - run_start));
+		if (range_end(r) > run_end) {
+			run_end = range_end(r);
+			total = run_off + (size_t)(run_end - run_start);
+		}
+	}
+	return (total + 7u) & ~(size_t)7;
 }
 
 static void put_pointer(uint8_t *slot, unsigned int width, uint64_t value)

@@ -68,6 +68,8 @@ struct pt_graph {
 	/* The fetch step: each range is named as it is found, before any
 	 * of it is read, so that the call's ranges are the graph's. */
 	bool naming;
+	/* Ranges are named later, together (pt_graph_name_runs). */
+	bool deferred;
 	/* The driver's result is how many bytes it wrote at range 0's
 	 * start (evdev's strings and bitmaps): those alone go back. */
 	bool out_is_result;
@@ -79,6 +81,11 @@ struct pt_graph {
 /* A range of the caller's memory; its index, or -errno. */
 int pt_graph_range(struct pt_graph *g, cusemu_uptr_t addr, uint32_t in,
 		   uint32_t out);
+/*
+ * In the fetch step, names what ranges [first, nr), added while deferred,
+ * reach: each run of them that overlap, once, each way. 0 or -errno.
+ */
+int pt_graph_name_runs(struct pt_graph *g, unsigned int first);
 /* A pointer of range from, at off, to range to. 0 or -errno. */
 int pt_graph_pointer(struct pt_graph *g, int from, uint32_t off, int to,
 		     unsigned int width);

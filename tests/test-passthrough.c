@@ -600,6 +600,94 @@ static void test_evdev_mtslots(void)
 	driver_teardown(&f);
 }
 
+/* ---- i2c-dev ---- */
+
+/*
+ * i2cdev_ioctl_rdwr(): every message's buffer copied in, the transfer
+ * (message i reads bytes of 0x10 + i), the read ones copied back from the
+ * last to the first.
+ */
+static long fake_i2c(unsigned long cmd, void *arg)
+{
+	struct i2c_rdwr_ioctl_data *d = arg;
+	uint8_t *copies[I2C_RDWR_IOCTL_MAX_MSGS];
+
+	if (cmd != I2C_RDWR)
+		return -ENOTTY;
+	if (d->nmsgs > I2C_RDWR_IOCTL_MAX_MSGS)
+		return -EINVAL;
+	for (uint32_t i = 0; i < d->nmsgs; i++) {
+		if (d->msgs[i].len > 8192)
+			return -EINVAL;
+		copies[i] = g_memdup2(d->msgs[i].buf, d->msgs[i].len);
+		if (d->msgs[i].flags & I2C_M_RD)
+			memset(copies[i], 0x10 + i, d->msgs[i].len);
+	}
+	for (uint32_t i = d->nmsgs; i-- > 0;) {
+		if (d->msgs[i].flags & I2C_M_RD)
+			memcpy(d->msgs[i].buf, copies[i], d->msgs[i].len);
+		g_free(copies[i]);
+	}
+	return d->nmsgs;
+}
+
+/* The messages at 64, their struct at 0. */
+static long i2c_rdwr(struct driver_fixture *f, const struct i2c_msg *msgs,
+		     uint32_t n)
+{
+	struct i2c_rdwr_ioctl_data d = {
+		.msgs = (void *)(uintptr_t)(f->c.base + 64), .nmsgs = n
+	};
+
+	memcpy(f->c.mem, &d, sizeof(d));
+	memcpy(f->c.mem + 64, msgs, n * sizeof(*msgs));
+	return driver_call(f, I2C_RDWR, 0);
+}
+
+static struct i2c_msg read_msg(struct driver_fixture *f, uint32_t at,
+			       uint16_t len)
+{
+	return (struct i2c_msg){ .addr = 0x50, .flags = I2C_M_RD, .len = len,
+				 .buf = (void *)(uintptr_t)(f->c.base + at) };
+}
+
+/*
+ * Messages that share a buffer share it in the driver's hands too: two
+ * reads into one buffer leave the first one's bytes, as i2c-dev copies
+ * them back from the last; sixteen reads of nearly 8 KiB into four buffers
+ * move four buffers' bytes, not sixteen.
+ */
+static void test_i2c_shared_buffers(void)
+{
+	struct driver_fixture f;
+	struct i2c_msg msgs[16];
+
+	driver_setup(&f, "i2c", fake_i2c);
+	msgs[0] = read_msg(&f, 1024, 4);
+	msgs[1] = read_msg(&f, 1024, 8);
+	msgs[2] = read_msg(&f, 1024, 4);
+	g_assert_cmpint(i2c_rdwr(&f, msgs, 3), ==, 3);
+	for (int i = 0; i < 8; i++)
+		g_assert_cmphex(f.c.mem[1024 + i], ==, i < 4 ? 0x10 : 0x11);
+
+	/* Each buffer read four times, each time a byte longer: counted
+	 * once per message, more than a call can carry. */
+	for (uint32_t i = 0; i < 16; i++)
+		msgs[i] = read_msg(&f, 4096 + (i % 4) * 8192,
+				   (uint16_t)(8192 - (3 - i / 4)));
+	g_assert_cmpint(i2c_rdwr(&f, msgs, 16), ==, 16);
+	for (uint32_t k = 0; k < 4; k++) {
+		const uint8_t *b = f.c.mem + 4096 + k * 8192;
+
+		g_assert_cmphex(b[0], ==, 0x10 + k);
+		g_assert_cmphex(b[8188], ==, 0x10 + k);
+		g_assert_cmphex(b[8189], ==, 0x10 + k + 4);
+		g_assert_cmphex(b[8190], ==, 0x10 + k + 8);
+		g_assert_cmphex(b[8191], ==, 0x10 + k + 12);
+	}
+	driver_teardown(&f);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -618,6 +706,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/passthrough/evdev/result-length",
 			test_evdev_result_length);
 	g_test_add_func("/passthrough/evdev/mtslots", test_evdev_mtslots);
+	g_test_add_func("/passthrough/i2c/shared-buffers",
+			test_i2c_shared_buffers);
 	g_test_add_func("/passthrough/shim/translate", test_translate);
 	g_test_add_func("/passthrough/shim/header-rules", test_header_rules);
 	return g_test_run();
