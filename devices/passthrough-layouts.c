@@ -254,27 +254,75 @@ static int chase_i2c_smbus(struct pt_graph *g, unsigned int cmd,
 				width);
 }
 
-/* struct input_mask { __u32 type, codes_size; __u64 codes_ptr; }. */
+/*
+ * The codes of an event type's mask, as evdev_get_mask_cnt() counts them;
+ * 0 for a type it has no mask for.
+ */
+static uint32_t evdev_mask_count(uint32_t type)
+{
+	static const uint16_t counts[EV_CNT] = {
+		[EV_SYN] = EV_CNT, [EV_KEY] = KEY_CNT, [EV_REL] = REL_CNT,
+		[EV_ABS] = ABS_CNT, [EV_MSC] = MSC_CNT, [EV_SW] = SW_CNT,
+		[EV_LED] = LED_CNT, [EV_SND] = SND_CNT, [EV_FF] = FF_CNT,
+	};
+
+	return type < EV_CNT ? counts[type] : 0;
+}
+
+/*
+ * What EVIOCSMASK reads of the codes, as evdev_set_mask() and
+ * bits_from_user() decide before they read any: nothing for a type
+ * without a mask, EINVAL for a size that is not a whole number of the
+ * caller's longs, else no more than the mask's longs hold.
+ */
+static int evdev_smask_bytes(const struct pt_graph *g, uint32_t type,
+			     uint32_t size, uint32_t *bytes)
+{
+	uint32_t cnt = evdev_mask_count(type);
+	uint32_t chunk = g->compat ? 4 : 8;
+
+	*bytes = 0;
+	if (!cnt)
+		return 0;
+	if (size % chunk)
+		return -EINVAL;
+	/* bits_from_user(mask, cnt - 1, ...): cnt - 1 bits, rounded up. */
+	*bytes = MIN(size, (cnt - 1 + chunk * 8 - 1) / (chunk * 8) * chunk);
+	return 0;
+}
+
+/*
+ * struct input_mask { __u32 type, codes_size; __u64 codes_ptr; }.
+ * EVIOCGMASK writes all of codes_size; EVIOCSMASK reads what
+ * evdev_smask_bytes() says, so that the driver's EINVAL comes before any
+ * fetch that would fault.
+ */
 static int chase_evdev_mask(struct pt_graph *g, unsigned int cmd,
 			    cusemu_uptr_t arg)
 {
 	int root = pt_graph_range(g, arg, 16, 0);
-	uint32_t size;
+	uint32_t type, size, in = 0;
 	cusemu_uptr_t codes;
 	int err;
 
 	if (root < 0)
 		return root;
-	if (cusemu_copy_from_user(&size, arg + 4, 4))
+	if (cusemu_copy_from_user(&type, arg, 4) ||
+	    cusemu_copy_from_user(&size, arg + 4, 4))
 		return -EFAULT;
 	err = read_pointer(arg + 8, 8, &codes);
 	if (err || !size)
 		return err;
-	if (size > CUSEMU_USER_MAX_BYTES)
+	if (cmd == EVIOCSMASK) {
+		err = evdev_smask_bytes(g, type, size, &in);
+		/* Nothing read: the driver does not follow the pointer. */
+		if (err || !in)
+			return err;
+	} else if (size > CUSEMU_USER_MAX_BYTES) {
 		return -EINVAL;
+	}
 	return pt_graph_pointer(g, root, 8,
-				pt_graph_range(g, codes,
-					       cmd == EVIOCSMASK ? size : 0,
+				pt_graph_range(g, codes, in,
 					       cmd == EVIOCGMASK ? size : 0),
 				8);
 }

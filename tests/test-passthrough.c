@@ -517,6 +517,9 @@ static const char evdev_name[] = "Fake keyboard";
 /* BITS_TO_LONGS(KEY_MAX) longs: what EVIOCGBIT(EV_KEY) copies at most. */
 #define EVDEV_KEY_BYTES 96
 
+/* What EVIOCSMASK read last. */
+static uint8_t evdev_mask[EVDEV_KEY_BYTES];
+
 /* str_to_user() and bits_to_user(): as much as there is, its length. */
 static long fake_evdev(unsigned long cmd, void *arg)
 {
@@ -531,6 +534,19 @@ static long fake_evdev(unsigned long cmd, void *arg)
 		len = MIN((uint32_t)EVDEV_KEY_BYTES, size);
 		memset(arg, 0x3c, len);
 		return len;
+	}
+	if (cmd == EVIOCSMASK) {
+		const struct input_mask *m = arg;
+
+		/* evdev_set_mask() and bits_from_user() for EV_KEY, or a
+		 * type it has no mask for. */
+		if (m->type != EV_KEY)
+			return 0;
+		if (m->codes_size % sizeof(long))
+			return -EINVAL;
+		memcpy(evdev_mask, (void *)(uintptr_t)m->codes_ptr,
+		       MIN(m->codes_size, EVDEV_KEY_BYTES));
+		return 0;
 	}
 	if ((cmd & ~IOCSIZE_MASK) == EVIOCGMTSLOTS(0)) {
 		int32_t *ip = arg, slots[2] = { 11, 22 };
@@ -580,6 +596,40 @@ static void test_evdev_result_length(void)
 	g_assert_cmpint(driver_call(&f, EVIOCGNAME(16383), end), ==,
 			sizeof(evdev_name));
 	g_assert_cmpstr((char *)f.c.mem + end, ==, evdev_name);
+	driver_teardown(&f);
+}
+
+/* EVIOCSMASK with the mask at 64, its codes at codes. */
+static long set_mask(struct driver_fixture *f, uint32_t type, uint32_t size,
+		     uint32_t codes)
+{
+	struct input_mask m = { .type = type, .codes_size = size,
+				.codes_ptr = f->c.base + codes };
+
+	memcpy(f->c.mem + 64, &m, sizeof(m));
+	return driver_call(f, EVIOCSMASK, 64);
+}
+
+/*
+ * EVIOCSMASK's codes are fetched as far as the driver reads them, and
+ * not before it has checked what it checks first: a size that is not
+ * whole longs is EINVAL, a type without a mask reads nothing, and a size
+ * larger than the mask reads the mask's bytes alone.
+ */
+static void test_evdev_set_mask(void)
+{
+	struct driver_fixture f;
+	uint32_t unmapped = DRIVER_CLIENT_SIZE + 4096;
+	uint32_t last = DRIVER_CLIENT_SIZE - EVDEV_KEY_BYTES;
+
+	driver_setup(&f, "evdev", fake_evdev);
+	g_assert_cmpint(set_mask(&f, EV_KEY, 10, unmapped), ==, -EINVAL);
+	g_assert_cmpint(set_mask(&f, EV_CNT - 1, 4096, unmapped), ==, 0);
+	memset(f.c.mem + last, 0x77, EVDEV_KEY_BYTES);
+	g_assert_cmpint(set_mask(&f, EV_KEY, 4096, last), ==, 0);
+	g_assert_cmphex(evdev_mask[0], ==, 0x77);
+	g_assert_cmphex(evdev_mask[EVDEV_KEY_BYTES - 1], ==, 0x77);
+	g_assert_cmpint(set_mask(&f, EV_KEY, 8, unmapped), ==, -EFAULT);
 	driver_teardown(&f);
 }
 
@@ -706,6 +756,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/passthrough/evdev/result-length",
 			test_evdev_result_length);
 	g_test_add_func("/passthrough/evdev/mtslots", test_evdev_mtslots);
+	g_test_add_func("/passthrough/evdev/set-mask", test_evdev_set_mask);
 	g_test_add_func("/passthrough/i2c/shared-buffers",
 			test_i2c_shared_buffers);
 	g_test_add_func("/passthrough/shim/translate", test_translate);
