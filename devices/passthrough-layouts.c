@@ -601,6 +601,11 @@ struct pt_layouts *pt_layouts_new(const char *like, char **headers,
 	return l;
 }
 
+bool pt_layouts_have_model(const struct pt_layouts *l)
+{
+	return l->model != NULL;
+}
+
 void pt_layouts_free(struct pt_layouts *l)
 {
 	if (!l)

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -212,17 +213,122 @@ static int graph_of(struct cusemu_device *dev, unsigned int cmd,
 	return pt_layout_chase(c, g, cmd, arg);
 }
 
+/* ---- commands no layout names: asking the driver first ---- */
+
+/*
+ * A command no layout names is fetched as its _IOC bits say, and the
+ * kernel reads that memory before the daemon sees the call: where it is
+ * not there, the caller gets EFAULT, where the driver, which does not know
+ * the command, answers without touching it (ENOTTY; evdev's EINVAL).
+ * The built-in models' drivers (rtc, watchdog core, i2c-dev, evdev) answer
+ * a command they do not know before they read anything, and read a known
+ * command's argument before they act on it. So in front of one of them
+ * (like=), such a command is first made with an argument that points at
+ * memory no one maps: any answer but EFAULT is the driver's, and ends the
+ * call with nothing fetched; EFAULT says the driver reads the argument,
+ * and the command is fetched and made as its bits say, with no such probe
+ * again. In front of another driver nothing is probed: one could act on a
+ * command before reading its argument, and would act twice.
+ */
+#define PT_GUARD_BYTES (64u * 1024u)
+
+/* Mapped with no access, below 2 GiB, where the 32-bit entry reaches. */
+static void *guard_area(void)
+{
+	static gsize once;
+	static void *area;
+
+	if (g_once_init_enter(&once)) {
+		void *m = mmap(NULL, PT_GUARD_BYTES, PROT_NONE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT |
+				       MAP_NORESERVE,
+			       -1, 0);
+
+		area = m == MAP_FAILED ? NULL : m;
+		g_once_init_leave(&once, 1);
+	}
+	return area;
+}
+
+/*
+ * A probe that answered with a result, not an error, was the call: the
+ * handler, which runs right after the fetch step on the same thread (the
+ * handler contract), returns it. The model API gives the two steps no
+ * shared record of the call.
+ */
+static __thread bool probe_done;
+static __thread long probe_result;
+
+/* Whether the driver is known to read cmd's argument (in this ABI); mark: it is. */
+static bool reads_argument(struct pt_dev *p, unsigned int cmd, bool compat,
+			   bool mark)
+{
+	gint64 key = (gint64)cmd << 8 | (compat ? 0x20 : 0x21);
+	bool known;
+
+	g_mutex_lock(&p->lock);
+	known = g_hash_table_contains(p->said, &key);
+	if (!known && mark && g_hash_table_size(p->said) < PT_SAID_MAX)
+		g_hash_table_add(p->said, g_memdup2(&key, sizeof(key)));
+	g_mutex_unlock(&p->lock);
+	return known;
+}
+
+/* Whether cmd is made first with an argument no one maps (above). */
+static bool probes_first(struct pt_dev *p, unsigned int cmd, bool compat)
+{
+	struct pt_cmd c = lookup(p, cmd, compat);
+	struct pt_translation t;
+	const char *why;
+
+	if (!pt_layouts_have_model(p->layouts) || c.kind != PT_IOC || c.name)
+		return false;
+	/* An i386 call goes to compat_ioctl, unless a header converts it. */
+	if (compat && (!p->sys32 || p->compat == PT_COMPAT_TRANSLATE ||
+		       pt_translation_find(p->layouts, cmd, &t, &why)))
+		return false;
+	return !reads_argument(p, cmd, compat, false);
+}
+
+/* The driver's answer to cmd with an argument it cannot reach. */
+static long probe(struct pt_file *f, unsigned int cmd, bool compat)
+{
+	void *area = guard_area();
+	long ret;
+
+	if (!area)
+		return -EFAULT;
+	if (compat)
+		return pt_sys32_ioctl(f->fd, cmd, (uint32_t)(uintptr_t)area);
+	ret = ioctl(f->fd, cmd, area);
+	return ret < 0 ? -errno : ret;
+}
+
 static int pt_fetch(struct cusemu_device *dev, struct cusemu_file *file,
 		    unsigned int cmd, unsigned long arg)
 {
 	g_autofree struct pt_graph *g = g_new0(struct pt_graph, 1);
+	struct pt_dev *p = dev->priv;
 	struct pt_translation t;
 	struct pt_cmd c;
 	int route;
-	cusemu_uptr_t uptr = cusemu_in_compat_syscall()
-				     ? cusemu_compat_ptr((uint32_t)arg)
-				     : arg;
+	bool compat = cusemu_in_compat_syscall();
+	cusemu_uptr_t uptr = compat ? cusemu_compat_ptr((uint32_t)arg) : arg;
 
+	probe_done = false;
+	if (probes_first(p, cmd, compat)) {
+		long ret = probe(file->private_data, cmd, compat);
+
+		if (ret == -EFAULT) {
+			reads_argument(p, cmd, compat, true);
+		} else if (ret < 0) {
+			return (int)ret;
+		} else {
+			probe_done = true;
+			probe_result = ret;
+			return 0;
+		}
+	}
 	g->naming = true;
 	return graph_of(dev, cmd, uptr, g, &c, &route, &t);
 }
@@ -395,6 +501,10 @@ static long pt_ioctl(struct cusemu_device *dev, struct cusemu_file *file,
 	bool compat = cusemu_in_compat_syscall();
 	cusemu_uptr_t uptr = compat ? cusemu_compat_ptr((uint32_t)arg) : arg;
 
+	if (probe_done) {
+		probe_done = false;
+		return probe_result;
+	}
 	ret = graph_of(dev, cmd, uptr, g, &c, &route, &t);
 	if (ret)
 		return ret;
@@ -749,6 +859,9 @@ static int pt_probe(struct cusemu_device *dev, char **why)
 		g_free(p);
 		return -EOPNOTSUPP;
 	}
+	/* Mapped before the sandbox, which may forbid it later. */
+	if (pt_layouts_have_model(p->layouts))
+		guard_area();
 	g_mutex_init(&p->lock);
 	p->said = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
 					NULL);

@@ -132,6 +132,9 @@ const char *pt_layouts_models(void);
 /* Whether name is one of them. */
 bool pt_layouts_model_known(const char *name);
 
+/* Whether like= names a built-in model: the driver is one of its. */
+bool pt_layouts_have_model(const struct pt_layouts *l);
+
 /* How cmd of a caller of this ABI uses its argument. */
 struct pt_cmd pt_layout_lookup(const struct pt_layouts *l, unsigned int cmd,
 			       bool compat);

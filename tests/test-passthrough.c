@@ -18,6 +18,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -517,6 +518,20 @@ static const char evdev_name[] = "Fake keyboard";
 /* BITS_TO_LONGS(KEY_MAX) longs: what EVIOCGBIT(EV_KEY) copies at most. */
 #define EVDEV_KEY_BYTES 96
 
+/*
+ * copy_to_user() for a fake driver: 0, or -EFAULT where the memory is not
+ * there (as the passthrough's probe gives it, the kernel's would say so).
+ */
+static long copy_to(void *to, const void *from, size_t n)
+{
+	struct iovec local = { (void *)from, n }, remote = { to, n };
+
+	return process_vm_writev(getpid(), &local, 1, &remote, 1, 0) ==
+			       (ssize_t)n
+		       ? 0
+		       : -EFAULT;
+}
+
 /* What EVIOCSMASK read last. */
 static uint8_t evdev_mask[EVDEV_KEY_BYTES];
 
@@ -547,6 +562,11 @@ static long fake_evdev(unsigned long cmd, void *arg)
 		memcpy(evdev_mask, (void *)(uintptr_t)m->codes_ptr,
 		       MIN(m->codes_size, EVDEV_KEY_BYTES));
 		return 0;
+	}
+	if ((cmd & ~(ABS_MAX << _IOC_NRSHIFT)) == EVIOCGABS(0)) {
+		struct input_absinfo abs = { .value = 5, .maximum = 100 };
+
+		return copy_to(arg, &abs, MIN(sizeof(abs), size));
 	}
 	if ((cmd & ~IOCSIZE_MASK) == EVIOCGMTSLOTS(0)) {
 		int32_t *ip = arg, slots[2] = { 11, 22 };
@@ -630,6 +650,35 @@ static void test_evdev_set_mask(void)
 	g_assert_cmphex(evdev_mask[0], ==, 0x77);
 	g_assert_cmphex(evdev_mask[EVDEV_KEY_BYTES - 1], ==, 0x77);
 	g_assert_cmpint(set_mask(&f, EV_KEY, 8, unmapped), ==, -EFAULT);
+	driver_teardown(&f);
+}
+
+/*
+ * A command the driver does not know is answered as the driver answers it
+ * (evdev: EINVAL) even where its _IOC size runs into memory the caller
+ * has not mapped: the driver is asked first, with an argument it cannot
+ * reach. One it knows that no layout names (EVIOCGABS) is then fetched
+ * and made, and made at once from then on.
+ */
+static void test_evdev_unknown_command(void)
+{
+	struct driver_fixture f;
+	uint32_t end = DRIVER_CLIENT_SIZE - 64;
+	struct input_absinfo abs;
+	unsigned int foreign = _IOC(_IOC_READ | _IOC_WRITE, 'T', 0x7f, 16383);
+
+	driver_setup(&f, "evdev", fake_evdev);
+	g_assert_cmpint(driver_call(&f, foreign, end), ==, -EINVAL);
+	g_assert_cmpuint(driver_calls, ==, 1);
+	driver_calls = 0;
+	g_assert_cmpint(driver_call(&f, EVIOCGABS(ABS_X), 64), ==, 0);
+	g_assert_cmpuint(driver_calls, ==, 2);
+	memcpy(&abs, f.c.mem + 64, sizeof(abs));
+	g_assert_cmpint(abs.value, ==, 5);
+	g_assert_cmpint(abs.maximum, ==, 100);
+	driver_calls = 0;
+	g_assert_cmpint(driver_call(&f, EVIOCGABS(ABS_X), 64), ==, 0);
+	g_assert_cmpuint(driver_calls, ==, 1);
 	driver_teardown(&f);
 }
 
@@ -757,6 +806,8 @@ int main(int argc, char **argv)
 			test_evdev_result_length);
 	g_test_add_func("/passthrough/evdev/mtslots", test_evdev_mtslots);
 	g_test_add_func("/passthrough/evdev/set-mask", test_evdev_set_mask);
+	g_test_add_func("/passthrough/evdev/unknown-command",
+			test_evdev_unknown_command);
 	g_test_add_func("/passthrough/i2c/shared-buffers",
 			test_i2c_shared_buffers);
 	g_test_add_func("/passthrough/shim/translate", test_translate);
