@@ -445,6 +445,7 @@ static void given_free(struct given_command *g)
 {
 	g_free(g->name);
 	g_free(g->type);
+	g_free(g->count);
 	g_free(g);
 }
 
@@ -471,6 +472,41 @@ static bool parse_given(char **commands, GPtrArray *given, GError **error)
 	return true;
 }
 
+/* "TAG.MEMBER=TYPE" or "TAG.MEMBER=TYPE[COUNT]", as cusemu-abicheck's
+ * --pointee. */
+static bool parse_pointees(char **specs, GPtrArray *pointees,
+			   GError **error)
+{
+	for (char **c = specs; c && *c; c++) {
+		const char *eq = strchr(*c, '=');
+		const char *dot = eq ? memchr(*c, '.', eq - *c) : NULL;
+		struct given_command *g;
+
+		if (!dot || dot == *c || dot + 1 == eq || !eq[1]) {
+			g_set_error(error, G_OPTION_ERROR,
+				    G_OPTION_ERROR_BAD_VALUE,
+				    "pointees=: '%s' is not TAG.MEMBER=TYPE "
+				    "or TAG.MEMBER=TYPE[COUNT]",
+				    *c);
+			return false;
+		}
+		g = g_new0(struct given_command, 1);
+		g->name = g_strndup(*c, eq - *c);
+		g->type = g_strdup(eq + 1);
+		g_ptr_array_add(pointees, g);
+		if (!given_pointee_count(g)) {
+			g_set_error(error, G_OPTION_ERROR,
+				    G_OPTION_ERROR_BAD_VALUE,
+				    "pointees=: '%s': COUNT in TYPE[COUNT] "
+				    "names the member that holds how many "
+				    "TYPE the pointer reaches",
+				    *c);
+			return false;
+		}
+	}
+	return true;
+}
+
 /*
  * Headers read so far, by their paths and commands=: reading one runs the
  * compiler, which the daemon's sandbox forbids once it serves (its filter
@@ -480,12 +516,13 @@ static bool parse_given(char **commands, GPtrArray *given, GError **error)
 static GMutex probed_lock;
 static GHashTable *probed;	/* key -> GPtrArray of struct command */
 
-static char *probed_key(char **absolute, char **commands)
+static char *probed_key(char **absolute, char **commands, char **pointees)
 {
 	g_autofree char *h = g_strjoinv(":", absolute);
 	g_autofree char *c = commands ? g_strjoinv(":", commands) : NULL;
+	g_autofree char *p = pointees ? g_strjoinv(":", pointees) : NULL;
 
-	return g_strdup_printf("%s|%s", h, c ? c : "");
+	return g_strdup_printf("%s|%s|%s", h, c ? c : "", p ? p : "");
 }
 
 /* A seccomp filter is installed in this process (the daemon's sandbox). */
@@ -501,10 +538,11 @@ static bool filtered(void)
 }
 
 static bool probe_or_recall(const struct probe_options *o, char **absolute,
-			    char **commands, GPtrArray *given,
-			    GPtrArray **out, GPtrArray *notes, GError **error)
+			    char **commands, char **pointees,
+			    GPtrArray *given, GPtrArray **out,
+			    GPtrArray *notes, GError **error)
 {
-	g_autofree char *key = probed_key(absolute, commands);
+	g_autofree char *key = probed_key(absolute, commands, pointees);
 	GPtrArray *known;
 
 	g_mutex_lock(&probed_lock);
@@ -537,32 +575,39 @@ static bool probe_or_recall(const struct probe_options *o, char **absolute,
 }
 
 struct pt_layouts *pt_layouts_new(const char *like, char **headers,
-				  char **commands, GError **error)
+				  char **commands, char **pointees,
+				  GError **error)
 {
 	struct pt_layouts *l = g_new0(struct pt_layouts, 1);
 	g_autoptr(GPtrArray) cflags = g_ptr_array_new_with_free_func(g_free);
 	g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
 	g_autoptr(GPtrArray) given =
 		g_ptr_array_new_with_free_func((GDestroyNotify)given_free);
+	g_autoptr(GPtrArray) pointed =
+		g_ptr_array_new_with_free_func((GDestroyNotify)given_free);
 	g_auto(GStrv) cc = g_strsplit("gcc", " ", -1);
 	g_auto(GStrv) absolute = g_strdupv(headers);
-	struct probe_options o = { .cc = cc, .cflags = cflags };
+	struct probe_options o = { .cc = cc, .cflags = cflags,
+				   .pointees = pointed };
 
 	for (size_t i = 0; like && i < G_N_ELEMENTS(models); i++)
 		if (!strcmp(models[i].name, like))
 			l->model = &models[i];
 	if (!headers || !*headers) {
-		if (commands && *commands) {
+		if ((commands && *commands) || (pointees && *pointees)) {
 			g_set_error(error, G_OPTION_ERROR,
 				    G_OPTION_ERROR_BAD_VALUE,
-				    "commands= names commands of the headers "
-				    "of layouts=, and none is given");
+				    "%s names members of the headers of "
+				    "layouts=, and none is given",
+				    commands && *commands ? "commands="
+							  : "pointees=");
 			pt_layouts_free(l);
 			return NULL;
 		}
 		return l;
 	}
-	if (!parse_given(commands, given, error)) {
+	if (!parse_given(commands, given, error) ||
+	    !parse_pointees(pointees, pointed, error)) {
 		pt_layouts_free(l);
 		return NULL;
 	}
@@ -593,8 +638,8 @@ struct pt_layouts *pt_layouts_new(const char *like, char **headers,
 					g_strconcat("-idirafter", dir, NULL));
 		}
 	}
-	if (!probe_or_recall(&o, absolute, commands, given, &l->commands,
-			     notes, error)) {
+	if (!probe_or_recall(&o, absolute, commands, pointees, given,
+			     &l->commands, notes, error)) {
 		pt_layouts_free(l);
 		return NULL;
 	}
@@ -691,29 +736,59 @@ struct pt_cmd pt_layout_lookup(const struct pt_layouts *l, unsigned int cmd,
 }
 
 /*
- * A pointer member, or each element of an array of pointers, with the
- * struct it points to: none reaches the driver as the caller wrote it.
+ * The bytes a pointer member reaches: its pointee, or, with a count member
+ * (pointees=TAG.MEMBER=TYPE[COUNT]), as many of them as the caller's
+ * payload says, read from it now.
  */
-static int chase_member(struct pt_graph *g, int root, const struct member *m,
-			cusemu_uptr_t arg)
+static int pointee_bytes(const struct layout *l, const struct member *m,
+			 cusemu_uptr_t arg, uint32_t *bytes)
 {
 	const struct member *pointee = m->pointee->pdata[0];
+	const struct member *cm;
+	uint64_t n = 0;
+
+	*bytes = (uint32_t)pointee->size;
+	if (!m->pointee_count)
+		return 0;
+	cm = l->members->pdata[m->pointee_count];
+	if (cm->size > 8 || (cm->flags & MEMBER_ARRAY))
+		return -EOPNOTSUPP;
+	if (cusemu_copy_from_user(&n, arg + cm->offset, cm->size))
+		return -EFAULT;
+	/* A call carries no more: the kernel's own limit for CUSE. */
+	if (pointee->size && n > CUSEMU_USER_MAX_BYTES / pointee->size)
+		return -ENOMEM;
+	*bytes = (uint32_t)(n * pointee->size);
+	return 0;
+}
+
+/*
+ * A pointer member (a pointer, or an integer that pointees= names), or
+ * each element of an array of pointers, with what it points to: none
+ * reaches the driver as the caller wrote it.
+ */
+static int chase_member(struct pt_graph *g, int root, const struct layout *l,
+			const struct member *m, cusemu_uptr_t arg)
+{
 	bool array = m->flags & MEMBER_ARRAY;
 	uint64_t n = array ? m->count : 1;
 	unsigned int width = (unsigned int)(array ? m->elem_size : m->size);
-	int err = 0;
+	uint32_t bytes;
+	int err;
 
+	if (width != 4 && width != 8)
+		return -EOPNOTSUPP;
+	err = pointee_bytes(l, m, arg, &bytes);
 	for (uint64_t k = 0; !err && k < n; k++) {
 		uint32_t off = (uint32_t)(m->offset + k * width);
 		cusemu_uptr_t p;
 
 		err = read_pointer(arg + off, width, &p);
 		if (!err && p)
-			err = pt_graph_pointer(
-				g, root, off,
-				pt_graph_range(g, p, (uint32_t)pointee->size,
-					       (uint32_t)pointee->size),
-				width);
+			err = pt_graph_pointer(g, root, off,
+					       pt_graph_range(g, p, bytes,
+							      bytes),
+					       width);
 	}
 	return err;
 }
@@ -731,7 +806,7 @@ static int chase_header(struct pt_graph *g, const struct command *c,
 	for (guint i = 1; i < l->members->len; i++) {
 		const struct member *m = l->members->pdata[i];
 
-		pointers |= (m->flags & MEMBER_POINTER) != 0;
+		pointers |= (m->flags & MEMBER_POINTER) || m->pointee;
 	}
 	/* A type given with commands= has no direction: both ways. */
 	bool in = c->dir == DIR_WRITE || c->dir == DIR_BOTH ||
@@ -747,12 +822,12 @@ static int chase_header(struct pt_graph *g, const struct command *c,
 	for (guint i = 1; !err && i < l->members->len; i++) {
 		const struct member *m = l->members->pdata[i];
 
-		if (!(m->flags & MEMBER_POINTER))
+		if (!(m->flags & MEMBER_POINTER) && !m->pointee)
 			continue;
 		if (strstr(m->path, "[]") || !m->pointee ||
 		    !m->pointee->len)
 			return -EOPNOTSUPP;
-		err = chase_member(g, root, m, arg);
+		err = chase_member(g, root, l, m, arg);
 	}
 	return err;
 }

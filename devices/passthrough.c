@@ -799,7 +799,9 @@ static int pt_probe(struct cusemu_device *dev, char **why)
 	const char *headers = cusemu_device_param_str(dev, "layouts");
 	const char *compat = cusemu_device_param_str(dev, "compat");
 	const char *commands = cusemu_device_param_str(dev, "commands");
+	const char *pointees = cusemu_device_param_str(dev, "pointees");
 	g_auto(GStrv) header_list = NULL, command_list = NULL;
+	g_auto(GStrv) pointee_list = NULL;
 	g_autoptr(GError) error = NULL;
 	struct pt_dev *p;
 	struct stat st;
@@ -838,7 +840,10 @@ static int pt_probe(struct cusemu_device *dev, char **why)
 		header_list = g_strsplit(headers, ":", -1);
 	if (*commands)
 		command_list = g_strsplit(commands, ":", -1);
-	p->layouts = pt_layouts_new(like, header_list, command_list, &error);
+	if (*pointees)
+		pointee_list = g_strsplit(pointees, ":", -1);
+	p->layouts = pt_layouts_new(like, header_list, command_list,
+				    pointee_list, &error);
 	if (!p->layouts) {
 		*why = g_strdup_printf("layouts=%s: %s", headers,
 				       error->message);
@@ -898,6 +903,12 @@ static const struct cusemu_param pt_params[] = {
 	  .help = "for the headers' _IO commands and plain numbers, what "
 		  "they take (':' between several): NAME=value, or NAME=TYPE "
 		  "for what the argument points to" },
+	{ .key = "pointees", .type = CUSEMU_PARAM_STRING,
+	  .default_value = "",
+	  .help = "what the headers' members point to (':' between "
+		  "several): TAG.MEMBER=TYPE, or TAG.MEMBER=TYPE[COUNT] for "
+		  "as many TYPE as the member COUNT beside it says (a __u64 "
+		  "or a pointer, and a count)" },
 	{ .key = "compat", .type = CUSEMU_PARAM_STRING,
 	  .default_value = "auto",
 	  .help = "i386 callers: syscall (the driver's compat_ioctl, through "

@@ -121,11 +121,13 @@ struct pt_cmd {
  * driver's ABI (like: "rtc", "watchdog", "i2c", "evdev", or NULL) and
  * those of uapi headers (NULL-terminated paths, or NULL), with the
  * payloads of commands their numbers do not describe ("NAME=value",
- * "NAME=TYPE"). NULL with a message for the user when a header does not
+ * "NAME=TYPE") and what members point to ("TAG.MEMBER=TYPE", or
+ * "TAG.MEMBER=TYPE[COUNT]" for COUNT of them). NULL with a message for the user when a header does not
  * compile.
  */
 struct pt_layouts *pt_layouts_new(const char *like, char **headers,
-				  char **commands, GError **error);
+				  char **commands, char **pointees,
+				  GError **error);
 void pt_layouts_free(struct pt_layouts *l);
 /* The built-in models passthrough knows the layouts of, for messages. */
 const char *pt_layouts_models(void);

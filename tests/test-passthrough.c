@@ -306,7 +306,7 @@ static void test_translate(void)
 	const struct layout *l64 = &c->layout[ABI_X86_64];
 	char *headers[] = { SHIM_HEADER, NULL };
 	g_autoptr(GError) error = NULL;
-	struct pt_layouts *l = pt_layouts_new(NULL, headers, NULL, &error);
+	struct pt_layouts *l = pt_layouts_new(NULL, headers, NULL, NULL, &error);
 	uint8_t in[256] = { 0 }, native[256], back[256];
 	const struct member *arr64 = layout_find(l64, "arr");
 	struct pt_translation t;
@@ -412,7 +412,7 @@ static void test_header_rules(void)
 	char *headers[] = { SHIM_HEADER, NULL };
 	char *values[] = { "SHIM_RAW=value", NULL };
 	g_autoptr(GError) error = NULL;
-	struct pt_layouts *l = pt_layouts_new(NULL, headers, NULL, &error);
+	struct pt_layouts *l = pt_layouts_new(NULL, headers, NULL, NULL, &error);
 	struct pt_layouts *lv;
 	struct pt_translation t;
 	const char *why = NULL;
@@ -426,7 +426,7 @@ static void test_header_rules(void)
 	found = pt_layout_lookup(l, raw->number[ABI_X86_64], false);
 	g_assert_cmpint(found.kind, ==, PT_UNKNOWN);
 	g_assert_nonnull(strstr(found.why, "commands=NAME=value"));
-	lv = pt_layouts_new(NULL, headers, values, &error);
+	lv = pt_layouts_new(NULL, headers, values, NULL, &error);
 	g_assert_no_error(error);
 	found = pt_layout_lookup(lv, raw->number[ABI_X86_64], false);
 	g_assert_cmpint(found.kind, ==, PT_VALUE);
@@ -699,6 +699,95 @@ static void test_evdev_mtslots(void)
 	driver_teardown(&f);
 }
 
+/* ---- a pointer and a count, from a header ---- */
+
+struct shim_node {
+	uint32_t v;
+};
+
+struct shim_span {
+	uint64_t elems;
+	uint32_t n;
+	uint32_t pad;
+};
+
+struct shim_bytes {
+	uint8_t *buf;
+	uint16_t len;
+};
+
+/* tests/passthrough/shim.h's numbers, for x86_64. */
+#define SHIM_SPAN _IOWR('S', 6, struct shim_span)
+#define SHIM_BYTES _IOW('S', 7, struct shim_bytes)
+
+/* Sums what the pointer and the count reach; doubles SHIM_SPAN's nodes. */
+static long fake_shim(unsigned long cmd, void *arg)
+{
+	long sum = 0;
+
+	if (cmd == SHIM_SPAN) {
+		struct shim_span *s = arg;
+		struct shim_node *e = (void *)(uintptr_t)s->elems;
+
+		for (uint32_t i = 0; i < s->n; i++) {
+			sum += e[i].v;
+			e[i].v *= 2;
+		}
+		return sum;
+	}
+	if (cmd == SHIM_BYTES) {
+		struct shim_bytes *b = arg;
+
+		for (uint16_t i = 0; i < b->len; i++)
+			sum += b->buf[i];
+		return sum;
+	}
+	return -ENOTTY;
+}
+
+/*
+ * pointees=TAG.MEMBER=TYPE[COUNT]: a __u64 and a count of structs, a
+ * pointer and a length of bytes, fetched as many as the count says (one
+ * more than the caller's memory holds is EFAULT), and the structs
+ * written back.
+ */
+static void test_pointer_count(void)
+{
+	struct driver_fixture f;
+	struct cusemu_device *dev = fake_device_new(
+		"passthrough:path=/dev/null,like=none,layouts=" SHIM_HEADER
+		",pointees=shim_span.elems=struct shim_node[n]:"
+		"shim_bytes.buf=__u8[len]");
+	struct shim_span span = { .elems = 0, .n = 3 };
+	struct shim_bytes bytes = { .len = 5 };
+	uint32_t v[3] = { 1, 2, 3 };
+	uint32_t end = DRIVER_CLIENT_SIZE - sizeof(v);
+
+	f.dev = dev;
+	f.file = (struct cusemu_file){ .dev = dev, .flags = O_RDWR,
+				       .opener = getpid() };
+	g_assert_cmpint(dev->model->open(dev, &f.file), ==, 0);
+	fake_client_init(&f.c, false, DRIVER_CLIENT_SIZE);
+	driver = fake_shim;
+
+	span.elems = f.c.base + end;
+	memcpy(f.c.mem + end, v, sizeof(v));
+	memcpy(f.c.mem + 64, &span, sizeof(span));
+	g_assert_cmpint(driver_call(&f, SHIM_SPAN, 64), ==, 6);
+	memcpy(v, f.c.mem + end, sizeof(v));
+	g_assert_cmpuint(v[0], ==, 2);
+	g_assert_cmpuint(v[2], ==, 6);
+	span.n = 4;
+	memcpy(f.c.mem + 64, &span, sizeof(span));
+	g_assert_cmpint(driver_call(&f, SHIM_SPAN, 64), ==, -EFAULT);
+
+	bytes.buf = (void *)(uintptr_t)(f.c.base + 1024);
+	memcpy(f.c.mem + 1024, (uint8_t[]){ 1, 2, 3, 4, 5, 100 }, 6);
+	memcpy(f.c.mem + 128, &bytes, sizeof(bytes));
+	g_assert_cmpint(driver_call(&f, SHIM_BYTES, 128), ==, 15);
+	driver_teardown(&f);
+}
+
 /* ---- i2c-dev ---- */
 
 /*
@@ -810,6 +899,8 @@ int main(int argc, char **argv)
 			test_evdev_unknown_command);
 	g_test_add_func("/passthrough/i2c/shared-buffers",
 			test_i2c_shared_buffers);
+	g_test_add_func("/passthrough/header/pointer-count",
+			test_pointer_count);
 	g_test_add_func("/passthrough/shim/translate", test_translate);
 	g_test_add_func("/passthrough/shim/header-rules", test_header_rules);
 	return g_test_run();
