@@ -329,13 +329,12 @@ static int chase_evdev_mask(struct pt_graph *g, unsigned int cmd,
 
 /*
  * EVIOCGMTSLOTS(len): struct input_mt_request_layout { __u32 code; __s32
- * values[]; }. The code is read, the values written.
+ * values[]; }. The code is read, whatever len says, the values written.
  */
 static int chase_evdev_mtslots(struct pt_graph *g, unsigned int cmd,
 			       cusemu_uptr_t arg)
 {
-	uint32_t size = _IOC_SIZE(cmd);
-	int r = pt_graph_range(g, arg, MIN(size, 4u), size);
+	int r = pt_graph_range(g, arg, 4, _IOC_SIZE(cmd));
 
 	return r < 0 ? r : 0;
 }
