@@ -35,7 +35,7 @@ int pt_graph_range(struct pt_graph *g, cusemu_uptr_t addr, uint32_t in,
 {
 	if (g->nr == PT_RANGES_MAX)
 		return -E2BIG;
-	if (g->naming) {
+	if (g->naming && !g->deferred) {
 		int err = cusemu_fetch_range(addr, in, out);
 
 		if (err)
@@ -55,6 +55,56 @@ int pt_graph_pointer(struct pt_graph *g, int from, uint32_t off, int to,
 	g->p[g->np++] = (struct pt_pointer){ (uint16_t)from, (uint16_t)to,
 					     off, (uint8_t)width };
 	return 0;
+}
+
+static uint32_t range_len(const struct pt_range *r, bool reading)
+{
+	return reading ? r->in : r->out;
+}
+
+/*
+ * Names what ranges [first, nr) reach one way: each run of ranges that
+ * overlap or touch, once. Parts of a call that share a buffer (I2C_RDWR's
+ * messages) then move it once, not once per part.
+ */
+static int name_runs(const struct pt_graph *g, unsigned int first,
+		     bool reading)
+{
+	unsigned int idx[PT_RANGES_MAX], n = 0;
+	cusemu_uptr_t start = 0, end = 0;
+	int err = 0;
+
+	for (unsigned int i = first; i < g->nr; i++) {
+		unsigned int j = n++;
+
+		if (!range_len(&g->r[i], reading)) {
+			n--;
+			continue;
+		}
+		for (; j > 0 && g->r[idx[j - 1]].addr > g->r[i].addr; j--)
+			idx[j] = idx[j - 1];
+		idx[j] = i;
+	}
+	for (unsigned int k = 0; !err && k <= n; k++) {
+		const struct pt_range *r = k < n ? &g->r[idx[k]] : NULL;
+
+		if (k > 0 && (!r || r->addr > end))
+			err = cusemu_fetch_range(start, reading ? end - start : 0,
+						 reading ? 0 : end - start);
+		if (!r)
+			break;
+		if (k == 0 || r->addr > end)
+			start = end = r->addr;
+		end = MAX(end, r->addr + range_len(r, reading));
+	}
+	return err;
+}
+
+int pt_graph_name_runs(struct pt_graph *g, unsigned int first)
+{
+	if (!g->naming)
+		return 0;
+	return name_runs(g, first, true) ?: name_runs(g, first, false);
 }
 
 /* A pointer of width bytes at addr, read from the caller. */
@@ -95,30 +145,14 @@ static int chase_i2c_funcs(struct pt_graph *g, unsigned int cmd,
 	return r < 0 ? r : 0;
 }
 
-/*
- * struct i2c_rdwr_ioctl_data { struct i2c_msg *msgs; __u32 nmsgs; }: 16
- * bytes, or 8 on i386; each struct i2c_msg { __u16 addr, flags, len;
- * __u8 *buf; }: 16 bytes with buf at 8, or 12 on i386 with buf at 8.
- */
-static int chase_i2c_rdwr(struct pt_graph *g, unsigned int cmd,
-			  cusemu_uptr_t arg)
+/* The buffer of each of n messages of I2C_RDWR's array, at msgs. */
+static int chase_i2c_bufs(struct pt_graph *g, int array, cusemu_uptr_t msgs,
+			  uint32_t n)
 {
 	unsigned int width = g->compat ? 4 : 8;
 	unsigned int msize = g->compat ? 12 : 16;
-	int root = pt_graph_range(g, arg, g->compat ? 8 : 16, 0);
-	cusemu_uptr_t msgs;
-	uint32_t n;
-	int array, err;
+	int err = 0;
 
-	if (root < 0)
-		return root;
-	err = read_pointer(arg, width, &msgs);
-	if (err || cusemu_copy_from_user(&n, arg + width, 4))
-		return err ? err : -EFAULT;
-	if (!msgs || !n || n > I2C_RDWR_IOCTL_MAX_MSGS)
-		return -EINVAL;
-	array = pt_graph_range(g, msgs, n * msize, 0);
-	err = pt_graph_pointer(g, root, 0, array, width);
 	for (uint32_t i = 0; !err && i < n; i++) {
 		uint16_t hdr[3];
 		cusemu_uptr_t buf;
@@ -138,6 +172,41 @@ static int chase_i2c_rdwr(struct pt_graph *g, unsigned int cmd,
 				       width);
 	}
 	return err;
+}
+
+/*
+ * struct i2c_rdwr_ioctl_data { struct i2c_msg *msgs; __u32 nmsgs; }: 16
+ * bytes, or 8 on i386; each struct i2c_msg { __u16 addr, flags, len;
+ * __u8 *buf; }: 16 bytes with buf at 8, or 12 on i386 with buf at 8.
+ */
+static int chase_i2c_rdwr(struct pt_graph *g, unsigned int cmd,
+			  cusemu_uptr_t arg)
+{
+	unsigned int width = g->compat ? 4 : 8;
+	unsigned int msize = g->compat ? 12 : 16;
+	int root = pt_graph_range(g, arg, g->compat ? 8 : 16, 0);
+	cusemu_uptr_t msgs;
+	unsigned int first;
+	uint32_t n;
+	int array, err;
+
+	if (root < 0)
+		return root;
+	err = read_pointer(arg, width, &msgs);
+	if (err || cusemu_copy_from_user(&n, arg + width, 4))
+		return err ? err : -EFAULT;
+	if (!msgs || !n || n > I2C_RDWR_IOCTL_MAX_MSGS)
+		return -EINVAL;
+	array = pt_graph_range(g, msgs, n * msize, 0);
+	err = pt_graph_pointer(g, root, 0, array, width);
+	if (err)
+		return err;
+	/* Buffers shared by messages are named once, below. */
+	first = g->nr;
+	g->deferred = true;
+	err = chase_i2c_bufs(g, array, msgs, n);
+	g->deferred = false;
+	return err ?: pt_graph_name_runs(g, first);
 }
 
 /*
@@ -184,42 +253,108 @@ static int chase_i2c_smbus(struct pt_graph *g, unsigned int cmd,
 				width);
 }
 
-/* struct input_mask { __u32 type, codes_size; __u64 codes_ptr; }. */
+/*
+ * The codes of an event type's mask, as evdev_get_mask_cnt() counts them;
+ * 0 for a type it has no mask for.
+ */
+static uint32_t evdev_mask_count(uint32_t type)
+{
+	static const uint16_t counts[EV_CNT] = {
+		[EV_SYN] = EV_CNT, [EV_KEY] = KEY_CNT, [EV_REL] = REL_CNT,
+		[EV_ABS] = ABS_CNT, [EV_MSC] = MSC_CNT, [EV_SW] = SW_CNT,
+		[EV_LED] = LED_CNT, [EV_SND] = SND_CNT, [EV_FF] = FF_CNT,
+	};
+
+	return type < EV_CNT ? counts[type] : 0;
+}
+
+/*
+ * What EVIOCSMASK reads of the codes, as evdev_set_mask() and
+ * bits_from_user() decide before they read any: nothing for a type
+ * without a mask, EINVAL for a size that is not a whole number of the
+ * caller's longs, else no more than the mask's longs hold.
+ */
+static int evdev_smask_bytes(const struct pt_graph *g, uint32_t type,
+			     uint32_t size, uint32_t *bytes)
+{
+	uint32_t cnt = evdev_mask_count(type);
+	uint32_t chunk = g->compat ? 4 : 8;
+
+	*bytes = 0;
+	if (!cnt)
+		return 0;
+	if (size % chunk)
+		return -EINVAL;
+	/* bits_from_user(mask, cnt - 1, ...): cnt - 1 bits, rounded up. */
+	*bytes = MIN(size, (cnt - 1 + chunk * 8 - 1) / (chunk * 8) * chunk);
+	return 0;
+}
+
+/*
+ * struct input_mask { __u32 type, codes_size; __u64 codes_ptr; }.
+ * EVIOCGMASK writes all of codes_size; EVIOCSMASK reads what
+ * evdev_smask_bytes() says, so that the driver's EINVAL comes before any
+ * fetch that would fault.
+ */
 static int chase_evdev_mask(struct pt_graph *g, unsigned int cmd,
 			    cusemu_uptr_t arg)
 {
 	int root = pt_graph_range(g, arg, 16, 0);
-	uint32_t size;
+	uint32_t type, size, in = 0;
 	cusemu_uptr_t codes;
 	int err;
 
 	if (root < 0)
 		return root;
-	if (cusemu_copy_from_user(&size, arg + 4, 4))
+	if (cusemu_copy_from_user(&type, arg, 4) ||
+	    cusemu_copy_from_user(&size, arg + 4, 4))
 		return -EFAULT;
 	err = read_pointer(arg + 8, 8, &codes);
 	if (err || !size)
 		return err;
-	if (size > CUSEMU_USER_MAX_BYTES)
+	if (cmd == EVIOCSMASK) {
+		err = evdev_smask_bytes(g, type, size, &in);
+		/* Nothing read: the driver does not follow the pointer. */
+		if (err || !in)
+			return err;
+	} else if (size > CUSEMU_USER_MAX_BYTES) {
 		return -EINVAL;
+	}
 	return pt_graph_pointer(g, root, 8,
-				pt_graph_range(g, codes,
-					       cmd == EVIOCSMASK ? size : 0,
+				pt_graph_range(g, codes, in,
 					       cmd == EVIOCGMASK ? size : 0),
 				8);
 }
 
+/*
+ * EVIOCGMTSLOTS(len): struct input_mt_request_layout { __u32 code; __s32
+ * values[]; }. The code is read, whatever len says, the values written.
+ */
+static int chase_evdev_mtslots(struct pt_graph *g, unsigned int cmd,
+			       cusemu_uptr_t arg)
+{
+	int r = pt_graph_range(g, arg, 4, _IOC_SIZE(cmd));
+
+	return r < 0 ? r : 0;
+}
+
 /* ---- the built-in models' ABIs ---- */
 
-/* A command whose row the model's tables lack, or get differently. */
+/*
+ * A command whose row the model's tables lack, or get differently. A row
+ * of a variable-length command holds the commands its number takes with
+ * any size (and, for EVIOCGBIT, any type): those bits are out of mask.
+ */
 struct pt_row {
 	unsigned int cmd;
+	unsigned int mask;
 	const char *name;
 	enum pt_kind kind;
 	pt_chase_fn chase;
 };
 
-#define ROW(c, k, fn) { (c), #c, (k), (fn) }
+#define ROW(c, k, fn) { (c), ~0u, #c, (k), (fn) }
+#define ROW_SIZED(c, name, k, fn) { (c), ~IOCSIZE_MASK, (name), (k), (fn) }
 
 static const struct pt_row rtc_rows[] = {
 	/* _IOW, but dev.c writes the struct back. */
@@ -241,8 +376,26 @@ static const struct pt_row i2c_rows[] = {
 	{ 0 }
 };
 
-/* evdev's methods are written by hand: every other 'E' command is _IOC. */
+/*
+ * evdev's methods are written by hand: every other 'E' command is _IOC.
+ * Its strings and bitmaps are copied out as long as they are, up to the
+ * size, and the call returns the bytes it copied (str_to_user(),
+ * bits_to_user() in drivers/input/evdev.c).
+ */
 static const struct pt_row evdev_rows[] = {
+	ROW_SIZED(EVIOCGNAME(0), "EVIOCGNAME", PT_IOC_LEN, NULL),
+	ROW_SIZED(EVIOCGPHYS(0), "EVIOCGPHYS", PT_IOC_LEN, NULL),
+	ROW_SIZED(EVIOCGUNIQ(0), "EVIOCGUNIQ", PT_IOC_LEN, NULL),
+	ROW_SIZED(EVIOCGPROP(0), "EVIOCGPROP", PT_IOC_LEN, NULL),
+	ROW_SIZED(EVIOCGKEY(0), "EVIOCGKEY", PT_IOC_LEN, NULL),
+	ROW_SIZED(EVIOCGLED(0), "EVIOCGLED", PT_IOC_LEN, NULL),
+	ROW_SIZED(EVIOCGSND(0), "EVIOCGSND", PT_IOC_LEN, NULL),
+	ROW_SIZED(EVIOCGSW(0), "EVIOCGSW", PT_IOC_LEN, NULL),
+	{ EVIOCGBIT(0, 0), ~(IOCSIZE_MASK | EV_MAX << _IOC_NRSHIFT),
+	  "EVIOCGBIT", PT_IOC_LEN, NULL },
+	/* _IOR, but the code at its start is read. */
+	ROW_SIZED(EVIOCGMTSLOTS(0), "EVIOCGMTSLOTS", PT_CHASE,
+		  chase_evdev_mtslots),
 	ROW(EVIOCGRAB, PT_VALUE, NULL),
 	ROW(EVIOCREVOKE, PT_VALUE, NULL),
 	ROW(EVIOCRMFF, PT_VALUE, NULL),
@@ -290,6 +443,7 @@ static void given_free(struct given_command *g)
 {
 	g_free(g->name);
 	g_free(g->type);
+	g_free(g->count);
 	g_free(g);
 }
 
@@ -316,6 +470,41 @@ static bool parse_given(char **commands, GPtrArray *given, GError **error)
 	return true;
 }
 
+/* "TAG.MEMBER=TYPE" or "TAG.MEMBER=TYPE[COUNT]", as cusemu-abicheck's
+ * --pointee. */
+static bool parse_pointees(char **specs, GPtrArray *pointees,
+			   GError **error)
+{
+	for (char **c = specs; c && *c; c++) {
+		const char *eq = strchr(*c, '=');
+		const char *dot = eq ? memchr(*c, '.', eq - *c) : NULL;
+		struct given_command *g;
+
+		if (!dot || dot == *c || dot + 1 == eq || !eq[1]) {
+			g_set_error(error, G_OPTION_ERROR,
+				    G_OPTION_ERROR_BAD_VALUE,
+				    "pointees=: '%s' is not TAG.MEMBER=TYPE "
+				    "or TAG.MEMBER=TYPE[COUNT]",
+				    *c);
+			return false;
+		}
+		g = g_new0(struct given_command, 1);
+		g->name = g_strndup(*c, eq - *c);
+		g->type = g_strdup(eq + 1);
+		g_ptr_array_add(pointees, g);
+		if (!given_pointee_count(g)) {
+			g_set_error(error, G_OPTION_ERROR,
+				    G_OPTION_ERROR_BAD_VALUE,
+				    "pointees=: '%s': COUNT in TYPE[COUNT] "
+				    "names the member that holds how many "
+				    "TYPE the pointer reaches",
+				    *c);
+			return false;
+		}
+	}
+	return true;
+}
+
 /*
  * Headers read so far, by their paths and commands=: reading one runs the
  * compiler, which the daemon's sandbox forbids once it serves (its filter
@@ -325,19 +514,21 @@ static bool parse_given(char **commands, GPtrArray *given, GError **error)
 static GMutex probed_lock;
 static GHashTable *probed;	/* key -> GPtrArray of struct command */
 
-static char *probed_key(char **absolute, char **commands)
+static char *probed_key(char **absolute, char **commands, char **pointees)
 {
 	g_autofree char *h = g_strjoinv(":", absolute);
 	g_autofree char *c = commands ? g_strjoinv(":", commands) : NULL;
+	g_autofree char *p = pointees ? g_strjoinv(":", pointees) : NULL;
 
-	return g_strdup_printf("%s|%s", h, c ? c : "");
+	return g_strdup_printf("%s|%s|%s", h, c ? c : "", p ? p : "");
 }
 
 static bool probe_or_recall(const struct probe_options *o, char **absolute,
-			    char **commands, GPtrArray *given,
-			    GPtrArray **out, GPtrArray *notes, GError **error)
+			    char **commands, char **pointees,
+			    GPtrArray *given, GPtrArray **out,
+			    GPtrArray *notes, GError **error)
 {
-	g_autofree char *key = probed_key(absolute, commands);
+	g_autofree char *key = probed_key(absolute, commands, pointees);
 	GPtrArray *known;
 
 	g_mutex_lock(&probed_lock);
@@ -370,32 +561,39 @@ static bool probe_or_recall(const struct probe_options *o, char **absolute,
 }
 
 struct pt_layouts *pt_layouts_new(const char *like, char **headers,
-				  char **commands, GError **error)
+				  char **commands, char **pointees,
+				  GError **error)
 {
 	struct pt_layouts *l = g_new0(struct pt_layouts, 1);
 	g_autoptr(GPtrArray) cflags = g_ptr_array_new_with_free_func(g_free);
 	g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
 	g_autoptr(GPtrArray) given =
 		g_ptr_array_new_with_free_func((GDestroyNotify)given_free);
+	g_autoptr(GPtrArray) pointed =
+		g_ptr_array_new_with_free_func((GDestroyNotify)given_free);
 	g_auto(GStrv) cc = g_strsplit("gcc", " ", -1);
 	g_auto(GStrv) absolute = g_strdupv(headers);
-	struct probe_options o = { .cc = cc, .cflags = cflags };
+	struct probe_options o = { .cc = cc, .cflags = cflags,
+				   .pointees = pointed };
 
 	for (size_t i = 0; like && i < G_N_ELEMENTS(models); i++)
 		if (!strcmp(models[i].name, like))
 			l->model = &models[i];
 	if (!headers || !*headers) {
-		if (commands && *commands) {
+		if ((commands && *commands) || (pointees && *pointees)) {
 			g_set_error(error, G_OPTION_ERROR,
 				    G_OPTION_ERROR_BAD_VALUE,
-				    "commands= names commands of the headers "
-				    "of layouts=, and none is given");
+				    "%s names members of the headers of "
+				    "layouts=, and none is given",
+				    commands && *commands ? "commands="
+							  : "pointees=");
 			pt_layouts_free(l);
 			return NULL;
 		}
 		return l;
 	}
-	if (!parse_given(commands, given, error)) {
+	if (!parse_given(commands, given, error) ||
+	    !parse_pointees(pointees, pointed, error)) {
 		pt_layouts_free(l);
 		return NULL;
 	}
@@ -426,12 +624,17 @@ struct pt_layouts *pt_layouts_new(const char *like, char **headers,
 					g_strconcat("-idirafter", dir, NULL));
 		}
 	}
-	if (!probe_or_recall(&o, absolute, commands, given, &l->commands,
-			     notes, error)) {
+	if (!probe_or_recall(&o, absolute, commands, pointees, given,
+			     &l->commands, notes, error)) {
 		pt_layouts_free(l);
 		return NULL;
 	}
 	return l;
+}
+
+bool pt_layouts_have_model(const struct pt_layouts *l)
+{
+	return l->model != NULL;
 }
 
 void pt_layouts_free(struct pt_layouts *l)
@@ -458,7 +661,7 @@ static struct pt_cmd model_lookup(const struct pt_model *m, unsigned int cmd,
 	const struct cusemu_ioctl *row = NULL;
 
 	for (const struct pt_row *r = m->rows; r->name; r++)
-		if (r->cmd == cmd)
+		if ((cmd & r->mask) == r->cmd)
 			return (struct pt_cmd){ .kind = r->kind, .name = r->name,
 						.chase = r->chase };
 	if (compat)
@@ -519,29 +722,59 @@ struct pt_cmd pt_layout_lookup(const struct pt_layouts *l, unsigned int cmd,
 }
 
 /*
- * A pointer member, or each element of an array of pointers, with the
- * struct it points to: none reaches the driver as the caller wrote it.
+ * The bytes a pointer member reaches: its pointee, or, with a count member
+ * (pointees=TAG.MEMBER=TYPE[COUNT]), as many of them as the caller's
+ * payload says, read from it now.
  */
-static int chase_member(struct pt_graph *g, int root, const struct member *m,
-			cusemu_uptr_t arg)
+static int pointee_bytes(const struct layout *l, const struct member *m,
+			 cusemu_uptr_t arg, uint32_t *bytes)
 {
 	const struct member *pointee = m->pointee->pdata[0];
+	const struct member *cm;
+	uint64_t n = 0;
+
+	*bytes = (uint32_t)pointee->size;
+	if (!m->pointee_count)
+		return 0;
+	cm = l->members->pdata[m->pointee_count];
+	if (cm->size > 8 || (cm->flags & MEMBER_ARRAY))
+		return -EOPNOTSUPP;
+	if (cusemu_copy_from_user(&n, arg + cm->offset, cm->size))
+		return -EFAULT;
+	/* A call carries no more: the kernel's own limit for CUSE. */
+	if (pointee->size && n > CUSEMU_USER_MAX_BYTES / pointee->size)
+		return -ENOMEM;
+	*bytes = (uint32_t)(n * pointee->size);
+	return 0;
+}
+
+/*
+ * A pointer member (a pointer, or an integer that pointees= names), or
+ * each element of an array of pointers, with what it points to: none
+ * reaches the driver as the caller wrote it.
+ */
+static int chase_member(struct pt_graph *g, int root, const struct layout *l,
+			const struct member *m, cusemu_uptr_t arg)
+{
 	bool array = m->flags & MEMBER_ARRAY;
 	uint64_t n = array ? m->count : 1;
 	unsigned int width = (unsigned int)(array ? m->elem_size : m->size);
-	int err = 0;
+	uint32_t bytes;
+	int err;
 
+	if (width != 4 && width != 8)
+		return -EOPNOTSUPP;
+	err = pointee_bytes(l, m, arg, &bytes);
 	for (uint64_t k = 0; !err && k < n; k++) {
 		uint32_t off = (uint32_t)(m->offset + k * width);
 		cusemu_uptr_t p;
 
 		err = read_pointer(arg + off, width, &p);
 		if (!err && p)
-			err = pt_graph_pointer(
-				g, root, off,
-				pt_graph_range(g, p, (uint32_t)pointee->size,
-					       (uint32_t)pointee->size),
-				width);
+			err = pt_graph_pointer(g, root, off,
+					       pt_graph_range(g, p, bytes,
+							      bytes),
+					       width);
 	}
 	return err;
 }
@@ -559,7 +792,7 @@ static int chase_header(struct pt_graph *g, const struct command *c,
 	for (guint i = 1; i < l->members->len; i++) {
 		const struct member *m = l->members->pdata[i];
 
-		pointers |= (m->flags & MEMBER_POINTER) != 0;
+		pointers |= (m->flags & MEMBER_POINTER) || m->pointee;
 	}
 	/* A type given with commands= has no direction: both ways. */
 	bool in = c->dir == DIR_WRITE || c->dir == DIR_BOTH ||
@@ -575,12 +808,12 @@ static int chase_header(struct pt_graph *g, const struct command *c,
 	for (guint i = 1; !err && i < l->members->len; i++) {
 		const struct member *m = l->members->pdata[i];
 
-		if (!(m->flags & MEMBER_POINTER))
+		if (!(m->flags & MEMBER_POINTER) && !m->pointee)
 			continue;
 		if (strstr(m->path, "[]") || !m->pointee ||
 		    !m->pointee->len)
 			return -EOPNOTSUPP;
-		err = chase_member(g, root, m, arg);
+		err = chase_member(g, root, l, m, arg);
 	}
 	return err;
 }
@@ -600,6 +833,10 @@ int pt_layout_chase(const struct pt_cmd *c, struct pt_graph *g,
 							      : 0,
 				   _IOC_DIR(cmd) & _IOC_READ ? _IOC_SIZE(cmd)
 							     : 0);
+		return r < 0 ? r : 0;
+	case PT_IOC_LEN:
+		g->out_is_result = true;
+		r = pt_graph_range(g, arg, 0, _IOC_SIZE(cmd));
 		return r < 0 ? r : 0;
 	case PT_BOTH:
 		return chase_both(g, cmd, arg);

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -212,33 +213,170 @@ static int graph_of(struct cusemu_device *dev, unsigned int cmd,
 	return pt_layout_chase(c, g, cmd, arg);
 }
 
+/* ---- commands no layout names: asking the driver first ---- */
+
+/*
+ * A command no layout names is fetched as its _IOC bits say, and the
+ * kernel reads that memory before the daemon sees the call: where it is
+ * not there, the caller gets EFAULT, where the driver, which does not know
+ * the command, answers without touching it (ENOTTY; evdev's EINVAL).
+ * The built-in models' drivers (rtc, watchdog core, i2c-dev, evdev) answer
+ * a command they do not know before they read anything, and read a known
+ * command's argument before they act on it. So in front of one of them
+ * (like=), such a command is first made with an argument that points at
+ * memory no one maps: any answer but EFAULT is the driver's, and ends the
+ * call with nothing fetched; EFAULT says the driver reads the argument,
+ * and the command is fetched and made as its bits say, with no such probe
+ * again. In front of another driver nothing is probed: one could act on a
+ * command before reading its argument, and would act twice.
+ */
+#define PT_GUARD_BYTES (64u * 1024u)
+
+/* Mapped with no access, below 2 GiB, where the 32-bit entry reaches. */
+static void *guard_area(void)
+{
+	static gsize once;
+	static void *area;
+
+	if (g_once_init_enter(&once)) {
+		void *m = mmap(NULL, PT_GUARD_BYTES, PROT_NONE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT |
+				       MAP_NORESERVE,
+			       -1, 0);
+
+		area = m == MAP_FAILED ? NULL : m;
+		g_once_init_leave(&once, 1);
+	}
+	return area;
+}
+
+/*
+ * A probe that answered with a result, not an error, was the call: the
+ * handler, which runs right after the fetch step on the same thread (the
+ * handler contract), returns it. The model API gives the two steps no
+ * shared record of the call.
+ */
+static __thread bool probe_done;
+static __thread long probe_result;
+
+/* Whether the driver is known to read cmd's argument (in this ABI); mark: it is. */
+static bool reads_argument(struct pt_dev *p, unsigned int cmd, bool compat,
+			   bool mark)
+{
+	gint64 key = (gint64)cmd << 8 | (compat ? 0x20 : 0x21);
+	bool known;
+
+	g_mutex_lock(&p->lock);
+	known = g_hash_table_contains(p->said, &key);
+	if (!known && mark && g_hash_table_size(p->said) < PT_SAID_MAX)
+		g_hash_table_add(p->said, g_memdup2(&key, sizeof(key)));
+	g_mutex_unlock(&p->lock);
+	return known;
+}
+
+/* Whether cmd is made first with an argument no one maps (above). */
+static bool probes_first(struct pt_dev *p, unsigned int cmd, bool compat)
+{
+	struct pt_cmd c = lookup(p, cmd, compat);
+	struct pt_translation t;
+	const char *why;
+
+	if (!pt_layouts_have_model(p->layouts) || c.kind != PT_IOC || c.name)
+		return false;
+	/* An i386 call goes to compat_ioctl, unless a header converts it. */
+	if (compat && (!p->sys32 || p->compat == PT_COMPAT_TRANSLATE ||
+		       pt_translation_find(p->layouts, cmd, &t, &why)))
+		return false;
+	return !reads_argument(p, cmd, compat, false);
+}
+
+/* The driver's answer to cmd with an argument it cannot reach. */
+static long probe(struct pt_file *f, unsigned int cmd, bool compat)
+{
+	void *area = guard_area();
+	long ret;
+
+	if (!area)
+		return -EFAULT;
+	if (compat)
+		return pt_sys32_ioctl(f->fd, cmd, (uint32_t)(uintptr_t)area);
+	ret = ioctl(f->fd, cmd, area);
+	return ret < 0 ? -errno : ret;
+}
+
 static int pt_fetch(struct cusemu_device *dev, struct cusemu_file *file,
 		    unsigned int cmd, unsigned long arg)
 {
 	g_autofree struct pt_graph *g = g_new0(struct pt_graph, 1);
+	struct pt_dev *p = dev->priv;
 	struct pt_translation t;
 	struct pt_cmd c;
 	int route;
-	cusemu_uptr_t uptr = cusemu_in_compat_syscall()
-				     ? cusemu_compat_ptr((uint32_t)arg)
-				     : arg;
+	bool compat = cusemu_in_compat_syscall();
+	cusemu_uptr_t uptr = compat ? cusemu_compat_ptr((uint32_t)arg) : arg;
 
+	probe_done = false;
+	if (probes_first(p, cmd, compat)) {
+		long ret = probe(file->private_data, cmd, compat);
+
+		if (ret == -EFAULT) {
+			reads_argument(p, cmd, compat, true);
+		} else if (ret < 0) {
+			return (int)ret;
+		} else {
+			probe_done = true;
+			probe_result = ret;
+			return 0;
+		}
+	}
 	g->naming = true;
 	return graph_of(dev, cmd, uptr, g, &c, &route, &t);
 }
 
 /* ---- the call ---- */
 
-/* Where each range's copy sits in buf, 8-byte aligned; the total. */
+static uint64_t range_end(const struct pt_range *r)
+{
+	return r->addr + MAX(r->in, r->out);
+}
+
+/*
+ * Where each range's copy sits in buf; the total. Ranges that overlap in
+ * the caller's memory overlap the same way in the copy (two I2C_RDWR
+ * messages on one buffer), so that the driver, which copies each part in
+ * and out in its own order, leaves there what it leaves in the caller's
+ * memory when called directly, and a buffer shared by several parts is
+ * held once. Each run of overlapping ranges starts 8-byte aligned.
+ */
 static size_t lay_out(const struct pt_graph *g, uint32_t *off)
 {
-	size_t total = 0;
+	g_autofree unsigned int *by_addr = g_new(unsigned int, MAX(g->nr, 1));
+	size_t total = 0, run_off = 0;
+	uint64_t run_start = 0, run_end = 0;
 
 	for (unsigned int i = 0; i < g->nr; i++) {
-		off[i] = (uint32_t)total;
-		total += (MAX(g->r[i].in, g->r[i].out) + 7u) & ~(size_t)7;
+		unsigned int j = i;
+
+		for (; j > 0 && g->r[by_addr[j - 1]].addr > g->r[i].addr; j--)
+			by_addr[j] = by_addr[j - 1];
+		by_addr[j] = i;
 	}
-	return total;
+	for (unsigned int k = 0; k < g->nr; k++) {
+		const struct pt_range *r = &g->r[by_addr[k]];
+
+		if (k == 0 || r->addr >= run_end) {
+			total = (total + 7u) & ~(size_t)7;
+			run_off = total;
+			run_start = r->addr;
+			run_end = r->addr;
+		}
+		off[by_addr[k]] = (uint32_t)(run_off + (r->addr - run_start));
+		if (range_end(r) > run_end) {
+			run_end = range_end(r);
+			total = run_off + (size_t)(run_end - run_start);
+		}
+	}
+	return (total + 7u) & ~(size_t)7;
 }
 
 static void put_pointer(uint8_t *slot, unsigned int width, uint64_t value)
@@ -249,6 +387,18 @@ static void put_pointer(uint8_t *slot, unsigned int width, uint64_t value)
 		memcpy(slot, &v32, 4);
 	else
 		memcpy(slot, &value, 8);
+}
+
+/*
+ * What goes back of range i: what the driver wrote. Where its result is
+ * that count, the bytes past it were never written, and need not even be
+ * writable: a buffer that ends early works as it does on the device.
+ */
+static uint32_t out_bytes(const struct pt_graph *g, unsigned int i, long ret)
+{
+	if (i == 0 && g->out_is_result)
+		return (uint32_t)MIN((unsigned long)ret, g->r[0].out);
+	return g->r[i].out;
 }
 
 /*
@@ -305,7 +455,7 @@ static long call_graph(struct pt_file *f, const struct pt_graph *g,
 	for (unsigned int i = 0; i < g->nr; i++)
 		if (g->r[i].out &&
 		    cusemu_copy_to_user(g->r[i].addr, buf + off[i],
-					g->r[i].out))
+					out_bytes(g, i, ret)))
 			return -EFAULT;
 	return ret;
 }
@@ -351,6 +501,10 @@ static long pt_ioctl(struct cusemu_device *dev, struct cusemu_file *file,
 	bool compat = cusemu_in_compat_syscall();
 	cusemu_uptr_t uptr = compat ? cusemu_compat_ptr((uint32_t)arg) : arg;
 
+	if (probe_done) {
+		probe_done = false;
+		return probe_result;
+	}
 	ret = graph_of(dev, cmd, uptr, g, &c, &route, &t);
 	if (ret)
 		return ret;
@@ -645,7 +799,9 @@ static int pt_probe(struct cusemu_device *dev, char **why)
 	const char *headers = cusemu_device_param_str(dev, "layouts");
 	const char *compat = cusemu_device_param_str(dev, "compat");
 	const char *commands = cusemu_device_param_str(dev, "commands");
+	const char *pointees = cusemu_device_param_str(dev, "pointees");
 	g_auto(GStrv) header_list = NULL, command_list = NULL;
+	g_auto(GStrv) pointee_list = NULL;
 	g_autoptr(GError) error = NULL;
 	struct pt_dev *p;
 	struct stat st;
@@ -684,7 +840,10 @@ static int pt_probe(struct cusemu_device *dev, char **why)
 		header_list = g_strsplit(headers, ":", -1);
 	if (*commands)
 		command_list = g_strsplit(commands, ":", -1);
-	p->layouts = pt_layouts_new(like, header_list, command_list, &error);
+	if (*pointees)
+		pointee_list = g_strsplit(pointees, ":", -1);
+	p->layouts = pt_layouts_new(like, header_list, command_list,
+				    pointee_list, &error);
 	if (!p->layouts) {
 		*why = g_strdup_printf("layouts=%s: %s", headers,
 				       error->message);
@@ -705,6 +864,9 @@ static int pt_probe(struct cusemu_device *dev, char **why)
 		g_free(p);
 		return -EOPNOTSUPP;
 	}
+	/* Mapped before the sandbox, which may forbid it later. */
+	if (pt_layouts_have_model(p->layouts))
+		guard_area();
 	g_mutex_init(&p->lock);
 	p->said = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
 					NULL);
@@ -741,6 +903,12 @@ static const struct cusemu_param pt_params[] = {
 	  .help = "for the headers' _IO commands and plain numbers, what "
 		  "they take (':' between several): NAME=value, or NAME=TYPE "
 		  "for what the argument points to" },
+	{ .key = "pointees", .type = CUSEMU_PARAM_STRING,
+	  .default_value = "",
+	  .help = "what the headers' members point to (':' between "
+		  "several): TAG.MEMBER=TYPE, or TAG.MEMBER=TYPE[COUNT] for "
+		  "as many TYPE as the member COUNT beside it says (a __u64 "
+		  "or a pointer, and a count)" },
 	{ .key = "compat", .type = CUSEMU_PARAM_STRING,
 	  .default_value = "auto",
 	  .help = "i386 callers: syscall (the driver's compat_ioctl, through "

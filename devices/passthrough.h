@@ -71,6 +71,11 @@ struct pt_graph {
 	/* The fetch step: each range is named as it is found, before any
 	 * of it is read, so that the call's ranges are the graph's. */
 	bool naming;
+	/* Ranges are named later, together (pt_graph_name_runs). */
+	bool deferred;
+	/* The driver's result is how many bytes it wrote at range 0's
+	 * start (evdev's strings and bitmaps): those alone go back. */
+	bool out_is_result;
 	unsigned int nr, np;
 	struct pt_range r[PT_RANGES_MAX];
 	struct pt_pointer p[PT_RANGES_MAX];
@@ -79,6 +84,11 @@ struct pt_graph {
 /* A range of the caller's memory; its index, or -errno. */
 int pt_graph_range(struct pt_graph *g, cusemu_uptr_t addr, uint32_t in,
 		   uint32_t out);
+/*
+ * In the fetch step, names what ranges [first, nr), added while deferred,
+ * reach: each run of them that overlap, once, each way. 0 or -errno.
+ */
+int pt_graph_name_runs(struct pt_graph *g, unsigned int first);
 /* A pointer of range from, at off, to range to. 0 or -errno. */
 int pt_graph_pointer(struct pt_graph *g, int from, uint32_t off, int to,
 		     unsigned int width);
@@ -94,6 +104,7 @@ enum pt_kind {
 	PT_VALUE,	/* a value, passed as it is */
 	PT_IOC,		/* the payload its _IOC bits describe */
 	PT_BOTH,	/* _IOC size, read and written whatever the bits say */
+	PT_IOC_LEN,	/* PT_IOC, the result the bytes written (out_is_result) */
 	PT_CHASE,	/* pointers inside: a chase function */
 	PT_HEADER,	/* a layout read from a header */
 };
@@ -113,16 +124,21 @@ struct pt_cmd {
  * driver's ABI (like: "rtc", "watchdog", "i2c", "evdev", or NULL) and
  * those of uapi headers (NULL-terminated paths, or NULL), with the
  * payloads of commands their numbers do not describe ("NAME=value",
- * "NAME=TYPE"). NULL with a message for the user when a header does not
+ * "NAME=TYPE") and what members point to ("TAG.MEMBER=TYPE", or
+ * "TAG.MEMBER=TYPE[COUNT]" for COUNT of them). NULL with a message for the user when a header does not
  * compile.
  */
 struct pt_layouts *pt_layouts_new(const char *like, char **headers,
-				  char **commands, GError **error);
+				  char **commands, char **pointees,
+				  GError **error);
 void pt_layouts_free(struct pt_layouts *l);
 /* The built-in models passthrough knows the layouts of, for messages. */
 const char *pt_layouts_models(void);
 /* Whether name is one of them. */
 bool pt_layouts_model_known(const char *name);
+
+/* Whether like= names a built-in model: the driver is one of its. */
+bool pt_layouts_have_model(const struct pt_layouts *l);
 
 /* How cmd of a caller of this ABI uses its argument. */
 struct pt_cmd pt_layout_lookup(const struct pt_layouts *l, unsigned int cmd,

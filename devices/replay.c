@@ -1258,7 +1258,7 @@ static bool add_twins(struct replay *rp, const char *headers, char **why)
 {
 	g_auto(GStrv) list = g_strsplit(headers, ":", -1);
 	g_autoptr(GError) error = NULL;
-	struct pt_layouts *l = pt_layouts_new(NULL, list, NULL, &error);
+	struct pt_layouts *l = pt_layouts_new(NULL, list, NULL, NULL, &error);
 	GPtrArray *all;
 	unsigned int twins = 0;
 

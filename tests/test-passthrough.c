@@ -4,15 +4,21 @@
  * kernel (no FUSE): a pseudo-terminal master's _IOC-encoded ioctls, native
  * and through the 32-bit entry; a command no layout names; the probe's
  * refusals. And the compat shim's conversion of a header's i386 payload to
- * the x86_64 one and back, member by member.
+ * the x86_64 one and back, member by member. What evdev and i2c-dev copy in
+ * and out, with a driver of the test's behind /dev/null.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/i2c-dev.h>
+#include <linux/i2c.h>
+#include <linux/input.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -300,7 +306,7 @@ static void test_translate(void)
 	const struct layout *l64 = &c->layout[ABI_X86_64];
 	char *headers[] = { SHIM_HEADER, NULL };
 	g_autoptr(GError) error = NULL;
-	struct pt_layouts *l = pt_layouts_new(NULL, headers, NULL, &error);
+	struct pt_layouts *l = pt_layouts_new(NULL, headers, NULL, NULL, &error);
 	uint8_t in[256] = { 0 }, native[256], back[256];
 	const struct member *arr64 = layout_find(l64, "arr");
 	struct pt_translation t;
@@ -406,7 +412,7 @@ static void test_header_rules(void)
 	char *headers[] = { SHIM_HEADER, NULL };
 	char *values[] = { "SHIM_RAW=value", NULL };
 	g_autoptr(GError) error = NULL;
-	struct pt_layouts *l = pt_layouts_new(NULL, headers, NULL, &error);
+	struct pt_layouts *l = pt_layouts_new(NULL, headers, NULL, NULL, &error);
 	struct pt_layouts *lv;
 	struct pt_translation t;
 	const char *why = NULL;
@@ -420,7 +426,7 @@ static void test_header_rules(void)
 	found = pt_layout_lookup(l, raw->number[ABI_X86_64], false);
 	g_assert_cmpint(found.kind, ==, PT_UNKNOWN);
 	g_assert_nonnull(strstr(found.why, "commands=NAME=value"));
-	lv = pt_layouts_new(NULL, headers, values, &error);
+	lv = pt_layouts_new(NULL, headers, values, NULL, &error);
 	g_assert_no_error(error);
 	found = pt_layout_lookup(lv, raw->number[ABI_X86_64], false);
 	g_assert_cmpint(found.kind, ==, PT_VALUE);
@@ -429,6 +435,445 @@ static void test_header_rules(void)
 	g_assert_cmpint(found.kind, ==, PT_HEADER);
 	pt_layouts_free(l);
 	pt_layouts_free(lv);
+}
+
+/* ---- a driver of the test's, behind /dev/null ---- */
+
+/*
+ * The binary is linked with --wrap=ioctl: the passthrough's calls on
+ * /dev/null reach driver, which does with the daemon's copy what the real
+ * driver does with the caller's memory.
+ */
+typedef long (*fake_driver_fn)(unsigned long cmd, void *arg);
+static fake_driver_fn driver;
+static unsigned int driver_calls;
+
+int __real_ioctl(int fd, unsigned long cmd, ...);
+int __wrap_ioctl(int fd, unsigned long cmd, ...);
+
+int __wrap_ioctl(int fd, unsigned long cmd, ...)
+{
+	struct stat st;
+	va_list ap;
+	void *arg;
+	long ret;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (!driver || fstat(fd, &st) || !S_ISCHR(st.st_mode) ||
+	    st.st_rdev != makedev(1, 3))
+		return __real_ioctl(fd, cmd, arg);
+	driver_calls++;
+	ret = driver(cmd, arg);
+	if (ret < 0) {
+		errno = (int)-ret;
+		return -1;
+	}
+	return (int)ret;
+}
+
+#define DRIVER_CLIENT_SIZE (64 * 1024)
+
+struct driver_fixture {
+	struct cusemu_device *dev;
+	struct cusemu_file file;
+	struct fake_client c;
+};
+
+static void driver_setup(struct driver_fixture *f, const char *like,
+			 fake_driver_fn fn)
+{
+	g_autofree char *spec =
+		g_strdup_printf("passthrough:path=/dev/null,like=%s", like);
+
+	f->dev = fake_device_new(spec);
+	f->file = (struct cusemu_file){ .dev = f->dev, .flags = O_RDWR,
+					.opener = getpid() };
+	g_assert_cmpint(f->dev->model->open(f->dev, &f->file), ==, 0);
+	fake_client_init(&f->c, false, DRIVER_CLIENT_SIZE);
+	driver = fn;
+	driver_calls = 0;
+}
+
+static void driver_teardown(struct driver_fixture *f)
+{
+	driver = NULL;
+	f->dev->model->release(f->dev, &f->file);
+	fake_device_free(f->dev);
+	g_free(f->c.mem);
+}
+
+static long driver_call(struct driver_fixture *f, unsigned int cmd,
+			uint32_t at)
+{
+	unsigned int rt;
+
+	return fake_ioctl(&f->c, f->dev, &f->file, cmd, f->c.base + at, &rt);
+}
+
+/* ---- evdev ---- */
+
+static const char evdev_name[] = "Fake keyboard";
+/* BITS_TO_LONGS(KEY_MAX) longs: what EVIOCGBIT(EV_KEY) copies at most. */
+#define EVDEV_KEY_BYTES 96
+
+/*
+ * copy_to_user() for a fake driver: 0, or -EFAULT where the memory is not
+ * there (as the passthrough's probe gives it, the kernel's would say so).
+ */
+static long copy_to(void *to, const void *from, size_t n)
+{
+	struct iovec local = { (void *)from, n }, remote = { to, n };
+
+	return process_vm_writev(getpid(), &local, 1, &remote, 1, 0) ==
+			       (ssize_t)n
+		       ? 0
+		       : -EFAULT;
+}
+
+/* What EVIOCSMASK read last. */
+static uint8_t evdev_mask[EVDEV_KEY_BYTES];
+
+/* str_to_user() and bits_to_user(): as much as there is, its length. */
+static long fake_evdev(unsigned long cmd, void *arg)
+{
+	uint32_t size = _IOC_SIZE(cmd), len;
+
+	if ((cmd & ~IOCSIZE_MASK) == EVIOCGNAME(0)) {
+		len = MIN((uint32_t)sizeof(evdev_name), size);
+		memcpy(arg, evdev_name, len);
+		return len;
+	}
+	if ((cmd & ~IOCSIZE_MASK) == EVIOCGBIT(EV_KEY, 0)) {
+		len = MIN((uint32_t)EVDEV_KEY_BYTES, size);
+		memset(arg, 0x3c, len);
+		return len;
+	}
+	if (cmd == EVIOCSMASK) {
+		const struct input_mask *m = arg;
+
+		/* evdev_set_mask() and bits_from_user() for EV_KEY, or a
+		 * type it has no mask for. */
+		if (m->type != EV_KEY)
+			return 0;
+		if (m->codes_size % sizeof(long))
+			return -EINVAL;
+		memcpy(evdev_mask, (void *)(uintptr_t)m->codes_ptr,
+		       MIN(m->codes_size, EVDEV_KEY_BYTES));
+		return 0;
+	}
+	if ((cmd & ~(ABS_MAX << _IOC_NRSHIFT)) == EVIOCGABS(0)) {
+		struct input_absinfo abs = { .value = 5, .maximum = 100 };
+
+		return copy_to(arg, &abs, MIN(sizeof(abs), size));
+	}
+	if ((cmd & ~IOCSIZE_MASK) == EVIOCGMTSLOTS(0)) {
+		int32_t *ip = arg, slots[2] = { 11, 22 };
+
+		/* evdev_handle_mt_request(): the code first. */
+		if (ip[0] != ABS_MT_POSITION_X)
+			return -EINVAL;
+		memcpy(ip + 1, slots, MIN(sizeof(slots), size - 4));
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static void assert_untouched(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != 0xa5)
+			g_error("byte %zu the driver never wrote is 0x%02x",
+				i, p[i]);
+}
+
+/*
+ * A string or a bitmap goes back as long as the driver's result says: the
+ * rest of the caller's buffer keeps its bytes, and a buffer that ends
+ * before its size works as it does on the device.
+ */
+static void test_evdev_result_length(void)
+{
+	struct driver_fixture f;
+	uint32_t end = DRIVER_CLIENT_SIZE - 16;
+
+	driver_setup(&f, "evdev", fake_evdev);
+	memset(f.c.mem, 0xa5, DRIVER_CLIENT_SIZE);
+	g_assert_cmpint(driver_call(&f, EVIOCGNAME(256), 64), ==,
+			sizeof(evdev_name));
+	g_assert_cmpstr((char *)f.c.mem + 64, ==, evdev_name);
+	assert_untouched(f.c.mem + 64 + sizeof(evdev_name),
+			 256 - sizeof(evdev_name));
+
+	g_assert_cmpint(driver_call(&f, EVIOCGBIT(EV_KEY, 16383), 1024), ==,
+			EVDEV_KEY_BYTES);
+	g_assert_cmphex(f.c.mem[1024 + EVDEV_KEY_BYTES - 1], ==, 0x3c);
+	assert_untouched(f.c.mem + 1024 + EVDEV_KEY_BYTES,
+			 16383 - EVDEV_KEY_BYTES);
+
+	/* 16 bytes of the caller's memory, 16383 asked for. */
+	g_assert_cmpint(driver_call(&f, EVIOCGNAME(16383), end), ==,
+			sizeof(evdev_name));
+	g_assert_cmpstr((char *)f.c.mem + end, ==, evdev_name);
+	driver_teardown(&f);
+}
+
+/* EVIOCSMASK with the mask at 64, its codes at codes. */
+static long set_mask(struct driver_fixture *f, uint32_t type, uint32_t size,
+		     uint32_t codes)
+{
+	struct input_mask m = { .type = type, .codes_size = size,
+				.codes_ptr = f->c.base + codes };
+
+	memcpy(f->c.mem + 64, &m, sizeof(m));
+	return driver_call(f, EVIOCSMASK, 64);
+}
+
+/*
+ * EVIOCSMASK's codes are fetched as far as the driver reads them, and
+ * not before it has checked what it checks first: a size that is not
+ * whole longs is EINVAL, a type without a mask reads nothing, and a size
+ * larger than the mask reads the mask's bytes alone.
+ */
+static void test_evdev_set_mask(void)
+{
+	struct driver_fixture f;
+	uint32_t unmapped = DRIVER_CLIENT_SIZE + 4096;
+	uint32_t last = DRIVER_CLIENT_SIZE - EVDEV_KEY_BYTES;
+
+	driver_setup(&f, "evdev", fake_evdev);
+	g_assert_cmpint(set_mask(&f, EV_KEY, 10, unmapped), ==, -EINVAL);
+	g_assert_cmpint(set_mask(&f, EV_CNT - 1, 4096, unmapped), ==, 0);
+	memset(f.c.mem + last, 0x77, EVDEV_KEY_BYTES);
+	g_assert_cmpint(set_mask(&f, EV_KEY, 4096, last), ==, 0);
+	g_assert_cmphex(evdev_mask[0], ==, 0x77);
+	g_assert_cmphex(evdev_mask[EVDEV_KEY_BYTES - 1], ==, 0x77);
+	g_assert_cmpint(set_mask(&f, EV_KEY, 8, unmapped), ==, -EFAULT);
+	driver_teardown(&f);
+}
+
+/*
+ * A command the driver does not know is answered as the driver answers it
+ * (evdev: EINVAL) even where its _IOC size runs into memory the caller
+ * has not mapped: the driver is asked first, with an argument it cannot
+ * reach. One it knows that no layout names (EVIOCGABS) is then fetched
+ * and made, and made at once from then on.
+ */
+static void test_evdev_unknown_command(void)
+{
+	struct driver_fixture f;
+	uint32_t end = DRIVER_CLIENT_SIZE - 64;
+	struct input_absinfo abs;
+	unsigned int foreign = _IOC(_IOC_READ | _IOC_WRITE, 'T', 0x7f, 16383);
+
+	driver_setup(&f, "evdev", fake_evdev);
+	g_assert_cmpint(driver_call(&f, foreign, end), ==, -EINVAL);
+	g_assert_cmpuint(driver_calls, ==, 1);
+	driver_calls = 0;
+	g_assert_cmpint(driver_call(&f, EVIOCGABS(ABS_X), 64), ==, 0);
+	g_assert_cmpuint(driver_calls, ==, 2);
+	memcpy(&abs, f.c.mem + 64, sizeof(abs));
+	g_assert_cmpint(abs.value, ==, 5);
+	g_assert_cmpint(abs.maximum, ==, 100);
+	driver_calls = 0;
+	g_assert_cmpint(driver_call(&f, EVIOCGABS(ABS_X), 64), ==, 0);
+	g_assert_cmpuint(driver_calls, ==, 1);
+	driver_teardown(&f);
+}
+
+/* EVIOCGMTSLOTS is _IOR, and the driver reads the code at its start. */
+static void test_evdev_mtslots(void)
+{
+	struct driver_fixture f;
+	int32_t req[3] = { ABS_MT_POSITION_X, 0, 0 };
+
+	driver_setup(&f, "evdev", fake_evdev);
+	memcpy(f.c.mem + 64, req, sizeof(req));
+	g_assert_cmpint(driver_call(&f, EVIOCGMTSLOTS(sizeof(req)), 64), ==,
+			0);
+	memcpy(req, f.c.mem + 64, sizeof(req));
+	g_assert_cmpint(req[0], ==, ABS_MT_POSITION_X);
+	g_assert_cmpint(req[1], ==, 11);
+	g_assert_cmpint(req[2], ==, 22);
+	driver_teardown(&f);
+}
+
+/* ---- a pointer and a count, from a header ---- */
+
+struct shim_node {
+	uint32_t v;
+};
+
+struct shim_span {
+	uint64_t elems;
+	uint32_t n;
+	uint32_t pad;
+};
+
+struct shim_bytes {
+	uint8_t *buf;
+	uint16_t len;
+};
+
+/* tests/passthrough/shim.h's numbers, for x86_64. */
+#define SHIM_SPAN _IOWR('S', 6, struct shim_span)
+#define SHIM_BYTES _IOW('S', 7, struct shim_bytes)
+
+/* Sums what the pointer and the count reach; doubles SHIM_SPAN's nodes. */
+static long fake_shim(unsigned long cmd, void *arg)
+{
+	long sum = 0;
+
+	if (cmd == SHIM_SPAN) {
+		struct shim_span *s = arg;
+		struct shim_node *e = (void *)(uintptr_t)s->elems;
+
+		for (uint32_t i = 0; i < s->n; i++) {
+			sum += e[i].v;
+			e[i].v *= 2;
+		}
+		return sum;
+	}
+	if (cmd == SHIM_BYTES) {
+		struct shim_bytes *b = arg;
+
+		for (uint16_t i = 0; i < b->len; i++)
+			sum += b->buf[i];
+		return sum;
+	}
+	return -ENOTTY;
+}
+
+/*
+ * pointees=TAG.MEMBER=TYPE[COUNT]: a __u64 and a count of structs, a
+ * pointer and a length of bytes, fetched as many as the count says (one
+ * more than the caller's memory holds is EFAULT), and the structs
+ * written back.
+ */
+static void test_pointer_count(void)
+{
+	struct driver_fixture f;
+	struct cusemu_device *dev = fake_device_new(
+		"passthrough:path=/dev/null,like=none,layouts=" SHIM_HEADER
+		",pointees=shim_span.elems=struct shim_node[n]:"
+		"shim_bytes.buf=__u8[len]");
+	struct shim_span span = { .elems = 0, .n = 3 };
+	struct shim_bytes bytes = { .len = 5 };
+	uint32_t v[3] = { 1, 2, 3 };
+	uint32_t end = DRIVER_CLIENT_SIZE - sizeof(v);
+
+	f.dev = dev;
+	f.file = (struct cusemu_file){ .dev = dev, .flags = O_RDWR,
+				       .opener = getpid() };
+	g_assert_cmpint(dev->model->open(dev, &f.file), ==, 0);
+	fake_client_init(&f.c, false, DRIVER_CLIENT_SIZE);
+	driver = fake_shim;
+
+	span.elems = f.c.base + end;
+	memcpy(f.c.mem + end, v, sizeof(v));
+	memcpy(f.c.mem + 64, &span, sizeof(span));
+	g_assert_cmpint(driver_call(&f, SHIM_SPAN, 64), ==, 6);
+	memcpy(v, f.c.mem + end, sizeof(v));
+	g_assert_cmpuint(v[0], ==, 2);
+	g_assert_cmpuint(v[2], ==, 6);
+	span.n = 4;
+	memcpy(f.c.mem + 64, &span, sizeof(span));
+	g_assert_cmpint(driver_call(&f, SHIM_SPAN, 64), ==, -EFAULT);
+
+	bytes.buf = (void *)(uintptr_t)(f.c.base + 1024);
+	memcpy(f.c.mem + 1024, (uint8_t[]){ 1, 2, 3, 4, 5, 100 }, 6);
+	memcpy(f.c.mem + 128, &bytes, sizeof(bytes));
+	g_assert_cmpint(driver_call(&f, SHIM_BYTES, 128), ==, 15);
+	driver_teardown(&f);
+}
+
+/* ---- i2c-dev ---- */
+
+/*
+ * i2cdev_ioctl_rdwr(): every message's buffer copied in, the transfer
+ * (message i reads bytes of 0x10 + i), the read ones copied back from the
+ * last to the first.
+ */
+static long fake_i2c(unsigned long cmd, void *arg)
+{
+	struct i2c_rdwr_ioctl_data *d = arg;
+	uint8_t *copies[I2C_RDWR_IOCTL_MAX_MSGS];
+
+	if (cmd != I2C_RDWR)
+		return -ENOTTY;
+	if (d->nmsgs > I2C_RDWR_IOCTL_MAX_MSGS)
+		return -EINVAL;
+	for (uint32_t i = 0; i < d->nmsgs; i++) {
+		if (d->msgs[i].len > 8192)
+			return -EINVAL;
+		copies[i] = g_memdup2(d->msgs[i].buf, d->msgs[i].len);
+		if (d->msgs[i].flags & I2C_M_RD)
+			memset(copies[i], 0x10 + i, d->msgs[i].len);
+	}
+	for (uint32_t i = d->nmsgs; i-- > 0;) {
+		if (d->msgs[i].flags & I2C_M_RD)
+			memcpy(d->msgs[i].buf, copies[i], d->msgs[i].len);
+		g_free(copies[i]);
+	}
+	return d->nmsgs;
+}
+
+/* The messages at 64, their struct at 0. */
+static long i2c_rdwr(struct driver_fixture *f, const struct i2c_msg *msgs,
+		     uint32_t n)
+{
+	struct i2c_rdwr_ioctl_data d = {
+		.msgs = (void *)(uintptr_t)(f->c.base + 64), .nmsgs = n
+	};
+
+	memcpy(f->c.mem, &d, sizeof(d));
+	memcpy(f->c.mem + 64, msgs, n * sizeof(*msgs));
+	return driver_call(f, I2C_RDWR, 0);
+}
+
+static struct i2c_msg read_msg(struct driver_fixture *f, uint32_t at,
+			       uint16_t len)
+{
+	return (struct i2c_msg){ .addr = 0x50, .flags = I2C_M_RD, .len = len,
+				 .buf = (void *)(uintptr_t)(f->c.base + at) };
+}
+
+/*
+ * Messages that share a buffer share it in the driver's hands too: two
+ * reads into one buffer leave the first one's bytes, as i2c-dev copies
+ * them back from the last; sixteen reads of nearly 8 KiB into four buffers
+ * move four buffers' bytes, not sixteen.
+ */
+static void test_i2c_shared_buffers(void)
+{
+	struct driver_fixture f;
+	struct i2c_msg msgs[16];
+
+	driver_setup(&f, "i2c", fake_i2c);
+	msgs[0] = read_msg(&f, 1024, 4);
+	msgs[1] = read_msg(&f, 1024, 8);
+	msgs[2] = read_msg(&f, 1024, 4);
+	g_assert_cmpint(i2c_rdwr(&f, msgs, 3), ==, 3);
+	for (int i = 0; i < 8; i++)
+		g_assert_cmphex(f.c.mem[1024 + i], ==, i < 4 ? 0x10 : 0x11);
+
+	/* Each buffer read four times, each time a byte longer: counted
+	 * once per message, more than a call can carry. */
+	for (uint32_t i = 0; i < 16; i++)
+		msgs[i] = read_msg(&f, 4096 + (i % 4) * 8192,
+				   (uint16_t)(8192 - (3 - i / 4)));
+	g_assert_cmpint(i2c_rdwr(&f, msgs, 16), ==, 16);
+	for (uint32_t k = 0; k < 4; k++) {
+		const uint8_t *b = f.c.mem + 4096 + k * 8192;
+
+		g_assert_cmphex(b[0], ==, 0x10 + k);
+		g_assert_cmphex(b[8188], ==, 0x10 + k);
+		g_assert_cmphex(b[8189], ==, 0x10 + k + 4);
+		g_assert_cmphex(b[8190], ==, 0x10 + k + 8);
+		g_assert_cmphex(b[8191], ==, 0x10 + k + 12);
+	}
+	driver_teardown(&f);
 }
 
 int main(int argc, char **argv)
@@ -446,6 +891,16 @@ int main(int argc, char **argv)
 			     GINT_TO_POINTER(0), test_pointer_array);
 	g_test_add_data_func("/passthrough/pointer-array/i386",
 			     GINT_TO_POINTER(1), test_pointer_array);
+	g_test_add_func("/passthrough/evdev/result-length",
+			test_evdev_result_length);
+	g_test_add_func("/passthrough/evdev/mtslots", test_evdev_mtslots);
+	g_test_add_func("/passthrough/evdev/set-mask", test_evdev_set_mask);
+	g_test_add_func("/passthrough/evdev/unknown-command",
+			test_evdev_unknown_command);
+	g_test_add_func("/passthrough/i2c/shared-buffers",
+			test_i2c_shared_buffers);
+	g_test_add_func("/passthrough/header/pointer-count",
+			test_pointer_count);
 	g_test_add_func("/passthrough/shim/translate", test_translate);
 	g_test_add_func("/passthrough/shim/header-rules", test_header_rules);
 	return g_test_run();

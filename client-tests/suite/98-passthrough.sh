@@ -116,6 +116,25 @@ run_real_programs() {
 	done
 }
 
+# run_ptcalls PREFIX KIND=NODE...: ptcalls-client (the calls whose answers
+# depend on what the driver copies in and out) in both ABIs on each rtc, kbd
+# and i2c NODE, its lines kept as a program's under PREFIX-ptcalls-KIND
+run_ptcalls() {
+	local prefix=$1 spec kind name abi
+	shift
+	for spec in "$@"; do
+		kind=${spec%%=*}
+		case $kind in rtc) name=rtc ;; kbd) name=evdev ;; i2c) name=i2c ;; *) continue ;; esac
+		for abi in 64 32; do
+			date -u +%s.%N >"$(rp_file "$prefix-ptcalls-$kind" $abi when)"
+			timeout -k 5 30 "$clients/ptcalls-client-$abi" "$name" "${spec#*=}" \
+				>"$(rp_file "$prefix-ptcalls-$kind" $abi out)" \
+				2>"$(rp_file "$prefix-ptcalls-$kind" $abi err)"
+			echo $? >"$(rp_file "$prefix-ptcalls-$kind" $abi status)"
+		done
+	done
+}
+
 # rp_normal NAME ABI: the kept output of NAME (PREFIX-PROGRAM) with what
 # legitimately differs between runs and between nodes for one device taken
 # out: hwclock's time of day (its date stays; rp_clock_agrees compares the
@@ -291,6 +310,31 @@ if [ -n "$rp_node_i2c" ]; then
 		cmp -s "$(rp_file real-i2ctransfer 64 err)" "$(rp_file real-i2ctransfer 32 err)"
 fi
 
+# --- what the drivers copy in and out (ptcalls-client), on the real nodes
+run_ptcalls real ${rp_nodes[@]+"${rp_nodes[@]}"}
+for abi in 64 32; do
+	arch=$([ $abi = 32 ] && echo i386 || echo x86_64)
+	if [ -n "$rp_node_kbd" ]; then
+		rp_diag real-ptcalls-kbd $abi
+		check "evdev ($arch): EVIOCGNAME and EVIOCGBIT write what they return, no byte past it" sh -c "
+			grep -qxE 'EVIOCGNAME\(256\): [0-9]+; changed past it: 0' '$(rp_file real-ptcalls-kbd $abi out)' &&
+			grep -qxE 'EVIOCGBIT\(EV_KEY, 16383\): 96; changed past it: 0' '$(rp_file real-ptcalls-kbd $abi out)'"
+		check "evdev ($arch): a name that fits before a hole is read whole; EVIOCSMASK's size is checked before its codes are read" sh -c "
+			grep -qxE 'EVIOCGNAME\(16383\) [0-9]+ bytes before a hole: [0-9]+' '$(rp_file real-ptcalls-kbd $abi out)' &&
+			grep -qxF 'EVIOCSMASK(EV_KEY) codes_size 10, codes in the hole: -1 EINVAL' '$(rp_file real-ptcalls-kbd $abi out)'"
+	fi
+	if [ -n "$rp_node_i2c" ]; then
+		rp_diag real-ptcalls-i2c $abi
+		check "i2c-dev ($arch): 16 reads into 4 shared buffers reach the adapter, which has no I2C transfers (EOPNOTSUPP)" \
+			grep -qF 'I2C_RDWR 16 reads of 8189..8192 bytes into 4 buffers: -1 EOPNOTSUPP' "$(rp_file real-ptcalls-i2c $abi out)"
+	fi
+	if [ -n "$rp_node_rtc" ]; then
+		rp_diag real-ptcalls-rtc $abi
+		check "rtc ($arch): a command it does not know, running into a hole, is ENOTTY" \
+			grep -qF "_IOWR('T', 0x7f, 16383) 64 bytes before a hole: -1 ENOTTY" "$(rp_file real-ptcalls-rtc $abi out)"
+	fi
+done
+
 # --- wdctl: it opens the watchdog (which starts it), reads it and closes it
 # with the magic 'V' (which stops it again)
 i=0
@@ -444,4 +488,41 @@ if [ ${#rp_args[@]} -gt 0 ]; then
 		stop_daemon KILL
 	fi
 	grep -E 'warning|unmatched|differs' "$work/replay-real.log" | diag
+fi
+
+# --- the same calls through passthrough nodes (not recorded: the replays
+# above answer the programs alone): each answers as the driver does, both
+# ABIs
+pc_args=() pc_specs=() pc_names=()
+pc_add() { # pc_add KIND NAME REAL
+	pc_args+=(--device "passthrough:name=$2,path=$3")
+	pc_specs+=("$1=/dev/$2")
+	pc_names+=("$2")
+}
+[ -z "$rp_node_rtc" ] || pc_add rtc rtc-pc "$rp_node_rtc"
+[ -z "$rp_node_kbd" ] || pc_add kbd event-pc "$rp_node_kbd"
+[ -z "$rp_node_i2c" ] || pc_add i2c i2c-31 "$rp_node_i2c"
+if [ ${#pc_names[@]} -gt 0 ]; then
+	start_daemon "$work/pt-calls.log" "${pc_args[@]}"
+	pc_up=1
+	for name in "${pc_names[@]}"; do
+		wait_for 20 is_char_node "/dev/$name" || pc_up=
+	done
+	if [ -n "$pc_up" ]; then
+		run_ptcalls pt "${pc_specs[@]}"
+		for spec in "${pc_specs[@]}"; do
+			kind=${spec%%=*}
+			for abi in 64 32; do
+				arch=$([ $abi = 32 ] && echo i386 || echo x86_64)
+				check "ptcalls-client ($arch) on ${spec#*=}: every call answers as on the real node" \
+					rp_same "real-ptcalls-$kind" $abi "pt-ptcalls-$kind" $abi
+			done
+		done
+		stop_daemon TERM
+		check "the daemon of these passthroughs stops cleanly" test $? = 0
+	else
+		not_ok "cusemud serves passthrough nodes for the calls: ${pc_names[*]}"
+		stop_daemon KILL
+	fi
+	diag <"$work/pt-calls.log"
 fi

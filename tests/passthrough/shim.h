@@ -41,4 +41,23 @@ struct shim_nodes {
 
 #define SHIM_NODES _IOW('S', 5, struct shim_nodes)
 
+/*
+ * A pointer and a count, as drivers mostly pass arrays: with
+ * pointees=shim_span.elems=struct shim_node[n] and
+ * shim_bytes.buf=__u8[len], n nodes and len bytes are followed.
+ */
+struct shim_span {
+	__u64 elems;
+	__u32 n;
+	__u32 pad;
+};
+
+struct shim_bytes {
+	__u8 *buf;
+	__u16 len;
+};
+
+#define SHIM_SPAN _IOWR('S', 6, struct shim_span)
+#define SHIM_BYTES _IOW('S', 7, struct shim_bytes)
+
 #endif

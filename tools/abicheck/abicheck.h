@@ -64,6 +64,10 @@ struct member {
 	 * points to, laid out as a payload is ([0] is the pointee itself).
 	 * NULL otherwise. */
 	GPtrArray *pointee;
+	/* --pointee TAG.MEMBER=TYPE[COUNT]: the index of COUNT, the member
+	 * beside this one that holds how many TYPE it points to; 0 when
+	 * it points to one. */
+	int pointee_count;
 };
 
 struct layout {
@@ -175,7 +179,15 @@ struct probe_options {
 struct given_command {
 	char *name;
 	char *type;
+	char *count;	/* --pointee TYPE[COUNT]: COUNT, or NULL */
 };
+
+/*
+ * A --pointee's TYPE "T[COUNT]": T, and COUNT, the member beside the
+ * pointer that holds how many T it points to (the driver's pattern of a
+ * pointer and a count). FALSE when the brackets hold no member's name.
+ */
+bool given_pointee_count(struct given_command *g);
 
 /*
  * Every command the headers define with _IO, _IOR, _IOW, _IOWR or _IOC

@@ -344,8 +344,17 @@ static void json_member_list(GString *out, const struct layout *l,
 			g_string_append(out, ", \"pointee\": {\"type\": ");
 			cusemu_json_append_string(out, t->type);
 			g_string_append_printf(out, ", \"size_x86_64\": %" PRIu64
-					       ", \"size_i386\": %" PRIu64
-					       ", \"members\": ", t->size, u->size);
+					       ", \"size_i386\": %" PRIu64,
+					       t->size, u->size);
+			/* A buffer of them: the member with their count. */
+			if (m->pointee_count) {
+				g_string_append(out, ", \"count\": ");
+				cusemu_json_append_string(
+					out, ((const struct member *)
+						      l->members->pdata[m->pointee_count])
+						     ->path);
+			}
+			g_string_append(out, ", \"members\": ");
 			json_member_list(out, &p64, &p32);
 			g_string_append(out, "}");
 		}
@@ -494,6 +503,14 @@ static gboolean parse_one_given(GPtrArray *given, const char *arg,
 	gc->name = g_strstrip(g_strndup(arg, eq - arg));
 	gc->type = g_strstrip(g_strdup(eq + 1));
 	g_ptr_array_add(given, gc);
+	if (!strcmp(where, "--pointee") && !given_pointee_count(gc)) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "--pointee %s: give TAG.MEMBER=TYPE[COUNT], COUNT "
+			    "the member beside it that holds how many TYPE "
+			    "it points to",
+			    arg);
+		return FALSE;
+	}
 	return TRUE;
 }
 
@@ -532,6 +549,7 @@ static void given_free(struct given_command *g)
 {
 	g_free(g->name);
 	g_free(g->type);
+	g_free(g->count);
 	g_free(g);
 }
 

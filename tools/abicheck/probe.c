@@ -993,9 +993,10 @@ static void walk_children(enum abi abi, Dwarf_Die *agg, struct member *m,
  * the enclosing struct.
  */
 /* The members of what a pointer points to, when that is a complete struct
- * or union; NULL otherwise. Qualifiers go, a typedef's name stays. */
+ * or union, or, for the elements of a buffer (a pointer with a count), a
+ * scalar; NULL otherwise. Qualifiers go, a typedef's name stays. */
 static GPtrArray *walk_pointee(enum abi abi, Dwarf_Die *target,
-			       unsigned int depth)
+			       unsigned int depth, bool elements)
 {
 	Dwarf_Die t = *target, bare;
 	g_autofree char *time_type = NULL;
@@ -1007,8 +1008,10 @@ static GPtrArray *walk_pointee(enum abi abi, Dwarf_Die *target,
 		;
 	peel(&t, &bare, &time_type);
 	tag = dwarf_tag(&bare);
-	if ((tag != DW_TAG_structure_type && tag != DW_TAG_union_type) ||
-	    dwarf_hasattr(&bare, DW_AT_declaration))
+	if (elements && tag == DW_TAG_base_type)
+		;
+	else if ((tag != DW_TAG_structure_type && tag != DW_TAG_union_type) ||
+		 dwarf_hasattr(&bare, DW_AT_declaration))
 		return NULL;
 	members = g_ptr_array_new_with_free_func((GDestroyNotify)member_free);
 	walk(abi, &t, "", "", 0, -1, members, depth + 1, false);
@@ -1063,7 +1066,7 @@ static void walk(enum abi abi, Dwarf_Die *type, const char *path,
 		m->flags |= MEMBER_POINTER;
 		m->align = scalar_align(abi, m->size);
 		if (follow && die_type(&t, &elem))
-			m->pointee = walk_pointee(abi, &elem, depth);
+			m->pointee = walk_pointee(abi, &elem, depth, false);
 		break;
 	case DW_TAG_enumeration_type: {
 		Dwarf_Die e;
@@ -1135,6 +1138,38 @@ static void walk(enum abi abi, Dwarf_Die *type, const char *path,
 	}
 }
 
+bool given_pointee_count(struct given_command *g)
+{
+	size_t n = strlen(g->type);
+	char *open;
+
+	if (!n || g->type[n - 1] != ']')
+		return true;
+	open = strrchr(g->type, '[');
+	if (!open || open + 1 == g->type + n - 1)
+		return false;
+	for (const char *c = open + 1; c < g->type + n - 1; c++)
+		if (!g_ascii_isalnum(*c) && *c != '_')
+			return false;
+	g->count = g_strndup(open + 1, (size_t)(g->type + n - 2 - open));
+	*open = '\0';
+	g_strstrip(g->type);
+	return *g->type != '\0';
+}
+
+/* The member named name beside m (of m's parent): its index, or 0. */
+static int sibling(const struct layout *l, const struct member *m,
+		   const char *name)
+{
+	for (guint i = 1; i < l->members->len; i++) {
+		const struct member *s = l->members->pdata[i];
+
+		if (s->parent == m->parent && !strcmp(s->name, name))
+			return (int)i;
+	}
+	return 0;
+}
+
 /* Whether m is the member "TAG.MEMBER" names: a member of a struct or
  * union whose tag (or typedef) is TAG. */
 static bool pointee_names(const char *spec, const struct member *parent,
@@ -1181,16 +1216,28 @@ static gboolean attach_pointees(enum abi abi, GPtrArray *commands,
 					continue;
 				if (m->pointee)
 					g_ptr_array_unref(m->pointee);
-				m->pointee = walk_pointee(abi, &t, 0);
+				m->pointee = walk_pointee(abi, &t, 0, g->count);
 				named = true;
 				laid_out = m->pointee != NULL;
+				m->pointee_count =
+					g->count ? sibling(l, m, g->count) : 0;
+				if (g->count && !m->pointee_count) {
+					g_set_error(error, ABICHECK_ERROR, 0,
+						    "--pointee %s=%s[%s]: no "
+						    "member %s beside it",
+						    g->name, g->type, g->count,
+						    g->count);
+					return FALSE;
+				}
 			}
 		}
 		if (!named || !laid_out) {
 			g_set_error(error, ABICHECK_ERROR, 0, "--pointee %s=%s: %s",
 				    g->name, g->type, !named
 				    ? "no payload has that member"
-				    : "not a complete struct or union");
+				    : g->count ? "not a complete struct or union, "
+						 "nor a scalar"
+					       : "not a complete struct or union");
 			return FALSE;
 		}
 	}
