@@ -434,7 +434,7 @@ static long call_graph(struct pt_file *f, const struct pt_graph *g,
 			    g->p[i].width,
 			    (uint64_t)(uintptr_t)(buf + off[g->p[i].to]));
 	if (g->nr)
-		argp = (uint64_t)(uintptr_t)buf;
+		argp = (uint64_t)(uintptr_t)(buf + off[0]);
 	if (via32) {
 		ret = pt_sys32_ioctl(f->fd, cmd, (uint32_t)argp);
 	} else {

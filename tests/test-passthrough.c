@@ -819,7 +819,7 @@ static long fake_i2c(unsigned long cmd, void *arg)
 	return d->nmsgs;
 }
 
-/* The messages at 64, their struct at 0. */
+/* The messages at 64, their struct at 512: above them, as on a stack. */
 static long i2c_rdwr(struct driver_fixture *f, const struct i2c_msg *msgs,
 		     uint32_t n)
 {
@@ -827,9 +827,9 @@ static long i2c_rdwr(struct driver_fixture *f, const struct i2c_msg *msgs,
 		.msgs = (void *)(uintptr_t)(f->c.base + 64), .nmsgs = n
 	};
 
-	memcpy(f->c.mem, &d, sizeof(d));
+	memcpy(f->c.mem + 512, &d, sizeof(d));
 	memcpy(f->c.mem + 64, msgs, n * sizeof(*msgs));
-	return driver_call(f, I2C_RDWR, 0);
+	return driver_call(f, I2C_RDWR, 512);
 }
 
 static struct i2c_msg read_msg(struct driver_fixture *f, uint32_t at,
