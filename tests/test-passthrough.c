@@ -382,6 +382,17 @@ static void test_pointer_array(gconstpointer data)
 
 		memcpy(c.mem + 64 + i * width, &p, width);
 	}
+	if (compat && !pt_sys32_available()) {
+		/* No 32-bit entry (valgrind runs no int $0x80): the shim,
+		 * which follows no pointer, refuses it with a log line. */
+		g_test_expect_message("cusemu-passthrough", G_LOG_LEVEL_WARNING,
+				      "*i386 command*answered EOPNOTSUPP*");
+		g_assert_cmpint(fake_ioctl(&c, dev, &file,
+					   nodes->number[ABI_I386], arg, &rt),
+				==, -EOPNOTSUPP);
+		g_test_assert_expected_messages();
+		goto out;
+	}
 	g_assert_cmpint(fake_ioctl(&c, dev, &file,
 				   nodes->number[compat ? ABI_I386
 							: ABI_X86_64],
@@ -398,6 +409,7 @@ static void test_pointer_array(gconstpointer data)
 							: ABI_X86_64],
 				   arg, &rt),
 			==, -EFAULT);
+out:
 	dev->model->release(dev, &file);
 	fake_device_free(dev);
 	g_free(c.mem);
