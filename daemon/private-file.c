@@ -166,23 +166,30 @@ bool cusemu_private_file_check(const char *path, GError **error)
 	return dir >= 0 && check_at(dir, name, &exists, error);
 }
 
-int cusemu_private_file_open(const char *path, GError **error)
+int cusemu_private_file_open(const char *path, enum cusemu_private_open how,
+			     bool *created, GError **error)
 {
+	/* O_NONBLOCK: a FIFO made since the check does not hold the open. */
+	const int flags = O_WRONLY | O_APPEND | O_NOFOLLOW | O_NOCTTY |
+			  O_NONBLOCK | O_CLOEXEC;
 	autoclose int dir = -1;
 	const char *name;
 	struct stat st;
 	bool exists;
 	int fd;
 
+	if (created)
+		*created = false;
 	dir = open_parent(path, &name, error);
 	/* A node is never opened: opening some starts the device. */
 	if (dir < 0 || !check_at(dir, name, &exists, error))
 		return -1;
-	/* O_NONBLOCK: a FIFO made since the check does not hold the open. */
-	fd = openat(dir, name,
-		    O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NOCTTY |
-			    O_NONBLOCK | O_CLOEXEC,
-		    0600);
+	/* Made here, or there before: which one, the caller may ask. */
+	fd = openat(dir, name, flags | O_CREAT | O_EXCL, 0600);
+	if (fd >= 0 && created)
+		*created = true;
+	if (fd < 0 && errno == EEXIST)
+		fd = openat(dir, name, flags);
 	if (fd < 0) {
 		set_errno(error, errno, "%s",
 			  errno == ELOOP ? "it is a symbolic link, which is "
@@ -193,13 +200,26 @@ int cusemu_private_file_open(const char *path, GError **error)
 	}
 	/* What was opened is checked again: it may have changed since. */
 	if (fstat(fd, &st) < 0 || !check_existing(&st, error) ||
-	    ftruncate(fd, 0) < 0) {
+	    (how == CUSEMU_PRIVATE_EMPTY && ftruncate(fd, 0) < 0)) {
 		if (error && !*error)
 			set_errno(error, errno, "%s", g_strerror(errno));
 		close(fd);
 		return -1;
 	}
 	return fd;
+}
+
+void cusemu_private_file_unmake(const char *path, int fd)
+{
+	autoclose int dir = -1;
+	const char *name;
+	struct stat mine, there;
+
+	dir = open_parent(path, &name, NULL);
+	if (dir >= 0 && !fstat(fd, &mine) && mine.st_size == 0 &&
+	    !fstatat(dir, name, &there, AT_SYMLINK_NOFOLLOW) &&
+	    there.st_dev == mine.st_dev && there.st_ino == mine.st_ino)
+		unlinkat(dir, name, 0);
 }
 
 bool cusemu_private_file_take(int fd, GError **error)

@@ -139,7 +139,8 @@ struct cusemu_recording *cusemu_recording_open(const struct cusemu_device *dev,
 					       const char *origin,
 					       GError **error)
 {
-	int fd = cusemu_private_file_open(path, error);
+	int fd = cusemu_private_file_open(path, CUSEMU_PRIVATE_EMPTY, NULL,
+					  error);
 
 	if (fd < 0) {
 		prefix(error, dev, path, origin);

@@ -1067,6 +1067,33 @@ static void test_cusemuctl_hands_files(struct fixture *f,
 	g_assert_cmpint(g_unlink(rec), ==, 0);
 }
 
+/* A refused add loses nothing: a file that was there keeps what it held,
+ * one made for it is gone. */
+static void test_cusemuctl_refused_files(struct fixture *f,
+					 gconstpointer unused)
+{
+	g_autofree char *kept = g_build_filename(f->dir, "kept.rec", NULL);
+	g_autofree char *made = g_build_filename(f->dir, "made.rec", NULL);
+	g_autofree char *spec = g_strdup_printf("BAD:record=%s,record=%s",
+						kept, made);
+	g_autofree char *o = NULL, *e = NULL, *text = NULL;
+
+	if (!g_getenv("CUSEMUCTL")) {
+		g_test_skip("CUSEMUCTL is not set to the built cusemuctl");
+		return;
+	}
+	g_assert_true(g_file_set_contents(kept, "an earlier recording\n", -1,
+					  NULL));
+	g_assert_cmpint(chmod(kept, 0600), ==, 0);
+	g_assert_cmpint(ctl(f->path, &o, &e, "add", spec, NULL), ==, 1);
+	g_assert_cmpuint(f->stub.added_files, ==, 2);
+	g_assert_nonnull(strstr(e, "unknown device model 'BAD'"));
+	g_assert_true(g_file_get_contents(kept, &text, NULL, NULL));
+	g_assert_cmpstr(text, ==, "an earlier recording\n");
+	g_assert_false(g_file_test(made, G_FILE_TEST_EXISTS));
+	g_assert_cmpint(g_unlink(kept), ==, 0);
+}
+
 static void test_cusemuctl(struct fixture *f, gconstpointer unused)
 {
 	g_autofree char *missing = NULL;
@@ -1343,5 +1370,7 @@ int main(int argc, char **argv)
 	    test_cusemuctl_add_remove);
 	add("/control/cusemuctl-hands-files", (gid_t)-1,
 	    test_cusemuctl_hands_files);
+	add("/control/cusemuctl-refused-files", (gid_t)-1,
+	    test_cusemuctl_refused_files);
 	return g_test_run();
 }

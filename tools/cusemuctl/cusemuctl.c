@@ -306,6 +306,11 @@ static gboolean receive_all(int fd, GString *answer)
 struct handed {
 	int fds[CUSEMU_CONTROL_MAX_FDS];
 	unsigned int n;
+	/* The files opened here for them, and which of those were made here:
+	 * what a refused request leaves behind is removed. */
+	char *paths[CUSEMU_CONTROL_MAX_FDS];
+	bool made[CUSEMU_CONTROL_MAX_FDS];
+	bool refused;
 };
 
 /* The first bytes of a request, with the files handed over on them. */
@@ -420,15 +425,18 @@ static int fail_answer(const GString *answer, const char *prefix)
 }
 
 static int ask_files(const char *path, const char *request,
-		     const struct handed *files)
+		     struct handed *files)
 {
 	g_autoptr(GString) answer = g_string_new(NULL);
 	int status = exchange_files(path, request, files, answer);
 
 	if (status != EXIT_SUCCESS)
 		return status;
-	if (is_error(answer))
+	if (is_error(answer)) {
+		if (files)
+			files->refused = true;
 		return fail_answer(answer, "");
+	}
 	if (fwrite(answer->str, 1, answer->len, stdout) != answer->len ||
 	    fflush(stdout) != 0)
 		return fail("writing the answer: %s", g_strerror(errno));
@@ -731,15 +739,22 @@ static int run_replay(const char *path, char **args, int n)
 
 static void handed_clear(struct handed *files)
 {
-	for (unsigned int i = 0; i < files->n; i++)
+	for (unsigned int i = 0; i < files->n; i++) {
+		if (files->refused && files->made[i])
+			cusemu_private_file_unmake(files->paths[i],
+						   files->fds[i]);
 		close(files->fds[i]);
+		g_free(files->paths[i]);
+	}
 }
 
 /*
  * record=PATH of an add's SPEC, opened here as a recording is (as this
- * user, no symbolic link on the way, made 0600 or a file of ours emptied),
- * and handed over in order: the daemon writes into the file this user
- * could, never one it finds by the path with its own rights.
+ * user, no symbolic link on the way, made 0600 or a file of ours), and
+ * handed over in order: the daemon writes into the file this user could,
+ * never one it finds by the path with its own rights. The daemon empties
+ * it once the device has started: a refused add leaves an existing file
+ * as it was, and removes one made here.
  */
 static gboolean open_records(const char *spec, struct handed *files)
 {
@@ -758,11 +773,13 @@ static gboolean open_records(const char *spec, struct handed *files)
 			fail("more than %d record= keys", CUSEMU_CONTROL_MAX_FDS);
 			return FALSE;
 		}
-		fd = cusemu_private_file_open(path, &error);
+		fd = cusemu_private_file_open(path, CUSEMU_PRIVATE_KEEP,
+					      &files->made[files->n], &error);
 		if (fd < 0) {
 			fail("cannot record to %s: %s", path, error->message);
 			return FALSE;
 		}
+		files->paths[files->n] = g_strdup(path);
 		files->fds[files->n++] = fd;
 	}
 	return TRUE;
