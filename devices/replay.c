@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * replay: answers a node's calls from a recording (JSON lines in the trace
- * format of docs/daemon.md), without the device that was recorded. ioctls
- * and writes are matched by their input bytes, reads are given in the
- * recorded order; the rules are in docs/replay.md.
+ * format of docs/daemon.md), without the device that was recorded. Each open
+ * file follows the calls of one recorded open file in their order: ioctls
+ * and writes matched by their input bytes, reads given as they came; the
+ * rules are in docs/replay.md.
  */
 #define G_LOG_DOMAIN "cusemu-replay"
 
@@ -69,7 +70,30 @@ struct replay_call {
 	/* Why this line answers nothing (cut data, a range no pointer
 	 * reaches), or NULL. */
 	const char *unusable;
-	unsigned int used;	/* times it answered */
+	/* The recorded open file it was made on: 0 before any open line,
+	 * then one for each. */
+	unsigned int seq;
+	bool twin;		/* made for the other ABI from the call before */
+};
+
+/* A live open file: where it is in the recorded file it follows. */
+struct replay_file {
+	int seq;		/* the recorded file, or -1 before its first call */
+	guint next;		/* index into calls: its next step is there or after */
+	int last;		/* the call that answered it last, or -1 */
+};
+
+/* A live call, as matched against the recorded ones. */
+struct replay_live {
+	enum replay_op op;
+	bool compat;
+	unsigned int cmd;	/* ioctl */
+	unsigned long arg;
+	const char *buf;	/* write */
+	size_t size;
+	/* A recorded ioctl of the caller's ABI matches: the other ABI's may
+	 * not answer (replay_fetch named none of their ranges). */
+	bool own_abi;
 };
 
 struct replay {
@@ -79,13 +103,19 @@ struct replay {
 	GPtrArray *calls;	/* struct replay_call *, in recorded order */
 	unsigned int reads;	/* recorded reads that returned data */
 	uint32_t poll_rest;	/* what polls answer, but reads to come */
+	unsigned int seqs;	/* recorded open files, seq 0 included */
+	guint *first;		/* of each: the index of its first step */
+	/* While loading: the recorded file of each caller's pid. */
+	GHashTable *seq_of_pid;
 
 	GMutex lock;		/* guards what follows */
 	GCond more;		/* never signalled: reads sleep on it */
-	unsigned int next_read;	/* index into calls of the next read */
+	unsigned int *taken;	/* of each recorded file: open files it answered */
+	GPtrArray *files;	/* struct replay_file *, of live files */
 	unsigned int read_given;
 	unsigned int answered;
 	unsigned int unmatched;
+	unsigned int out_of_order;
 };
 
 /* ---- loading ---- */
@@ -483,7 +513,7 @@ static bool load_line(struct replay *rp, JsonObject *o, unsigned int line,
 	const char *op = member_string(o, "op");
 	const char *n = member_string(o, "node");
 	const char *abi = member_string(o, "abi");
-	int64_t lost;
+	int64_t lost, pid;
 
 	if (member_int(o, "lost", &lost))
 		return line_error(why, rp->file, line,
@@ -510,9 +540,22 @@ static bool load_line(struct replay *rp, JsonObject *o, unsigned int line,
 				  "'select(.node==\"NODE\" or .trace)')",
 				  rp->node_line);
 	}
+	if (!member_int(o, "pid", &pid))
+		pid = -1;
+	if (!strcmp(op, "open")) {
+		/* Its calls follow, from this pid, or the latest open's. */
+		g_hash_table_insert(rp->seq_of_pid, GINT_TO_POINTER((int)pid),
+				    GUINT_TO_POINTER(rp->seqs));
+		rp->seqs++;
+		return true;
+	}
 	c = g_new0(struct replay_call, 1);
 	c->line = line;
 	c->compat = abi && !strcmp(abi, "i386");
+	c->seq = rp->seqs - 1;
+	if (g_hash_table_contains(rp->seq_of_pid, GINT_TO_POINTER((int)pid)))
+		c->seq = GPOINTER_TO_UINT(g_hash_table_lookup(
+			rp->seq_of_pid, GINT_TO_POINTER((int)pid)));
 	keep = g_ptr_array_new_with_free_func(call_free);
 	g_ptr_array_add(keep, c);
 	if (!strcmp(op, "ioctl")) {
@@ -525,7 +568,7 @@ static bool load_line(struct replay *rp, JsonObject *o, unsigned int line,
 			return false;
 	} else if (!strcmp(op, "poll")) {
 		c->op = REPLAY_POLL;
-	} else if (!strcmp(op, "open") || !strcmp(op, "release")) {
+	} else if (!strcmp(op, "release")) {
 		return true;
 	} else {
 		return line_error(why, rp->file, line,
@@ -674,24 +717,39 @@ static bool load_text(struct replay *rp, char *text, char **node,
 }
 
 /*
+ * Whether c is a step of its recorded file's sequence: polls are answered
+ * from their sum, reads that failed were matters of timing (EINTR,
+ * EAGAIN), and a twin is an alternative of the call before it.
+ */
+static bool sequenced(const struct replay_call *c)
+{
+	if (c->unusable || c->twin || c->op == REPLAY_POLL)
+		return false;
+	return c->op != REPLAY_READ || (!c->error && c->result > 0);
+}
+
+/*
  * What polls answer: every readiness a recorded poll gave; when the
- * recording has reads, readability only while one is still to come.
+ * recording has reads, readability only while one is still to come. Where
+ * each recorded file begins.
  */
 static void summarise(struct replay *rp)
 {
 	uint32_t polled = 0;
 
-	rp->next_read = rp->calls->len;
-	for (guint i = 0; i < rp->calls->len; i++) {
+	rp->first = g_new(guint, rp->seqs);
+	rp->taken = g_new0(unsigned int, rp->seqs);
+	for (unsigned int s = 0; s < rp->seqs; s++)
+		rp->first[s] = rp->calls->len;
+	for (guint i = rp->calls->len; i-- > 0;) {
 		struct replay_call *c = rp->calls->pdata[i];
 
 		if (c->op == REPLAY_POLL && !c->error)
 			polled |= (uint32_t)c->result;
-		if (c->op == REPLAY_READ && !c->error && !c->unusable &&
-		    c->result > 0) {
-			if (!rp->reads++)
-				rp->next_read = i;
-		}
+		if (c->op == REPLAY_READ && sequenced(c))
+			rp->reads++;
+		if (sequenced(c))
+			rp->first[c->seq] = i;
 	}
 	rp->poll_rest = rp->reads ? polled & ~(uint32_t)REPLAY_POLL_READ
 				  : polled;
@@ -968,44 +1026,232 @@ static const char *cmd_name(const struct replay *rp, unsigned int cmd)
 	return NULL;
 }
 
-/*
- * The first matching call not yet answered, in recorded order; when every
- * match has answered, the latest of them again. Calls of the caller's ABI
- * first, as in replay_fetch.
- */
-static struct replay_call *pick_abi(struct replay *rp, unsigned int cmd,
-				    unsigned long arg, bool compat)
+/* ---- the order of the calls, per open file ---- */
+
+static bool matches(const struct replay_call *c, const struct replay_live *l)
 {
-	struct replay_call *first = NULL, *latest = NULL;
+	struct replay_diff diff;
 
-	for (guint i = 0; i < rp->calls->len; i++) {
-		struct replay_call *c = rp->calls->pdata[i];
-		struct replay_diff diff;
-
-		if (!candidate(c, cmd) || c->compat != compat)
-			continue;
-		if (compare(c, arg, NULL, NULL, &diff) != REPLAY_MATCH)
-			continue;
-		latest = c;
-		if (!first && !c->used)
-			first = c;
+	if (c->op != l->op || c->unusable)
+		return false;
+	switch (l->op) {
+	case REPLAY_IOCTL:
+		if (c->compat != l->compat && l->own_abi)
+			return false;
+		return c->cmd == l->cmd &&
+		       compare(c, l->arg, NULL, NULL, &diff) == REPLAY_MATCH;
+	case REPLAY_WRITE:
+		return c->len == l->size && !memcmp(c->data, l->buf, l->size);
+	case REPLAY_READ:
+		return sequenced(c);
+	default:
+		return false;
 	}
-	return first ? first : latest;
 }
 
-static const struct replay_call *pick(struct replay *rp, unsigned int cmd,
-				      unsigned long arg)
+static struct replay_call *call_at(const struct replay *rp, guint i)
 {
-	bool compat = cusemu_in_compat_syscall();
-	struct replay_call *c = pick_abi(rp, cmd, arg, compat);
+	return rp->calls->pdata[i];
+}
 
-	if (!c)
-		c = pick_abi(rp, cmd, arg, !compat);
-	if (c) {
-		c->used++;
-		rp->answered++;
+/* The step at i, or its twin, where it matches l: the caller's ABI first. */
+static int match_step(const struct replay *rp, guint i,
+		      const struct replay_live *l)
+{
+	bool twin = i + 1 < rp->calls->len && call_at(rp, i + 1)->twin;
+
+	if (twin && call_at(rp, i + 1)->compat == l->compat &&
+	    matches(call_at(rp, i + 1), l))
+		return (int)i + 1;
+	if (matches(call_at(rp, i), l))
+		return (int)i;
+	if (twin && matches(call_at(rp, i + 1), l))
+		return (int)i + 1;
+	return -1;
+}
+
+/* The index of seq's next step at from or after, or calls->len. */
+static guint next_step(const struct replay *rp, unsigned int seq, guint from)
+{
+	for (guint i = from; i < rp->calls->len; i++)
+		if (call_at(rp, i)->seq == seq && sequenced(call_at(rp, i)))
+			return i;
+	return rp->calls->len;
+}
+
+/*
+ * A new file's first call: the first recorded file that began with it,
+ * one no live file follows yet first, the caller's ABI first, so that a
+ * recording of two runs answers two runs, each from its start.
+ */
+static int first_step(const struct replay *rp, const struct replay_live *l)
+{
+	for (unsigned int pass = 0; pass < 4; pass++) {
+		for (unsigned int s = 0; s < rp->seqs; s++) {
+			int i;
+
+			if ((pass < 2 && rp->taken[s]) ||
+			    rp->first[s] >= rp->calls->len)
+				continue;
+			i = match_step(rp, rp->first[s], l);
+			if (i >= 0 && (pass % 2 ||
+				       call_at(rp, (guint)i)->compat ==
+					       l->compat))
+				return i;
+		}
 	}
-	return c;
+	return -1;
+}
+
+/*
+ * The call that answers l in the order recorded: f's next step (a new
+ * file: the first step of a recorded file), or the call that answered it
+ * last, again (a call repeated more often than recorded). -1: none.
+ */
+static int in_order(const struct replay *rp, const struct replay_file *f,
+		    const struct replay_live *l)
+{
+	guint next;
+
+	if (f->seq < 0)
+		return first_step(rp, l);
+	next = next_step(rp, (unsigned int)f->seq, f->next);
+	if (next < rp->calls->len) {
+		int i = match_step(rp, next, l);
+
+		if (i >= 0)
+			return i;
+	}
+	if (f->last >= 0 && l->op != REPLAY_READ &&
+	    matches(call_at(rp, (guint)f->last), l))
+		return f->last;
+	return -1;
+}
+
+/*
+ * A call the recording holds, but not in this order: the first match
+ * after f's place in its recorded file, else the latest before it (not
+ * for reads: they are given once), else the first in the recording, the
+ * caller's ABI first. -1: the recording does not hold it.
+ */
+static int out_of_order(const struct replay *rp, const struct replay_file *f,
+			const struct replay_live *l)
+{
+	int latest = -1;
+
+	for (guint i = 0; f->seq >= 0 && i < rp->calls->len; i++) {
+		const struct replay_call *c = call_at(rp, i);
+
+		if (c->seq != (unsigned int)f->seq || !matches(c, l))
+			continue;
+		if (i >= f->next)
+			return (int)i;
+		if (l->op != REPLAY_READ)
+			latest = (int)i;
+	}
+	if (latest >= 0)
+		return latest;
+	for (int pass = 0; pass < 2; pass++)
+		for (guint i = 0; i < rp->calls->len; i++)
+			if ((pass || call_at(rp, i)->compat == l->compat) &&
+			    matches(call_at(rp, i), l) &&
+			    (l->op != REPLAY_READ || f->seq < 0))
+				return (int)i;
+	return -1;
+}
+
+/* f answered by call i: a new file follows i's recorded file from there. */
+static void take(struct replay *rp, struct replay_file *f, guint i)
+{
+	const struct replay_call *c = call_at(rp, i);
+
+	if (f->seq < 0) {
+		f->seq = (int)c->seq;
+		rp->taken[c->seq]++;
+	}
+	if (c->seq != (unsigned int)f->seq)
+		return;
+	if (i >= f->next)
+		f->next = i + 1;
+	f->last = (int)i;
+}
+
+/* The state of a live file, made at its first call. */
+static struct replay_file *file_state(struct replay *rp,
+				      struct cusemu_file *file)
+{
+	struct replay_file *f = file->private_data;
+
+	if (!f) {
+		f = g_new0(struct replay_file, 1);
+		f->seq = -1;
+		f->last = -1;
+		g_ptr_array_add(rp->files, f);
+		file->private_data = f;
+	}
+	return f;
+}
+
+/*
+ * The call that answers l on file, or NULL. Out of the recorded order, a
+ * strict replay answers nothing and says in why which line it expected;
+ * else the call answers and is counted.
+ */
+static const struct replay_call *pick(struct replay *rp,
+				      struct cusemu_file *file,
+				      struct replay_live *l, GString *why)
+{
+	struct replay_file *f;
+	int i;
+
+	g_mutex_lock(&rp->lock);
+	l->own_abi = false;
+	for (guint k = 0; l->op == REPLAY_IOCTL && k < rp->calls->len; k++) {
+		const struct replay_call *c = call_at(rp, k);
+
+		if (c->compat == l->compat && matches(c, l)) {
+			l->own_abi = true;
+			break;
+		}
+	}
+	f = file_state(rp, file);
+	i = in_order(rp, f, l);
+	if (i < 0) {
+		i = out_of_order(rp, f, l);
+		if (i >= 0 && rp->strict) {
+			guint next = f->seq < 0 ? rp->calls->len
+						: next_step(rp, (unsigned int)f->seq,
+							    f->next);
+
+			if (next < rp->calls->len)
+				g_string_append_printf(
+					why, "; line %u has it, out of the "
+					     "recorded order: line %u came next",
+					call_at(rp, (guint)i)->line,
+					call_at(rp, next)->line);
+			else
+				g_string_append_printf(
+					why, "; line %u has it, out of the "
+					     "recorded order: %s",
+					call_at(rp, (guint)i)->line,
+					f->seq < 0 ? "no recorded open file "
+						     "began with it"
+						   : "its recorded file had "
+						     "ended");
+			i = -1;
+		} else if (i >= 0) {
+			rp->out_of_order++;
+		}
+	}
+	if (i >= 0) {
+		take(rp, f, (guint)i);
+		if (l->op == REPLAY_READ)
+			rp->read_given++;
+		else
+			rp->answered++;
+	}
+	g_mutex_unlock(&rp->lock);
+	return i >= 0 ? call_at(rp, (guint)i) : NULL;
 }
 
 static long answer(const struct replay_call *c, unsigned long arg)
@@ -1035,22 +1281,25 @@ static long replay_ioctl(struct cusemu_device *dev, struct cusemu_file *file,
 			 unsigned int cmd, unsigned long arg)
 {
 	struct replay *rp = dev->priv;
-	const struct replay_call *c;
+	struct replay_live l = { .op = REPLAY_IOCTL, .cmd = cmd,
+				       .arg = arg,
+				       .compat = cusemu_in_compat_syscall() };
+	g_autoptr(GString) why = g_string_new(NULL);
+	const struct replay_call *c = pick(rp, file, &l, why);
 	g_autoptr(GString) what = NULL;
 	const char *name;
 
-	g_mutex_lock(&rp->lock);
-	c = pick(rp, cmd, arg);
-	g_mutex_unlock(&rp->lock);
 	if (c)
 		return answer(c, arg);
 	name = cmd_name(rp, cmd);
 	what = g_string_new(NULL);
 	g_string_append_printf(what, "ioctl 0x%08x%s%s from %s, arg 0x%lx",
 			       cmd, name ? " " : "", name ? name : "",
-			       cusemu_in_compat_syscall() ? "i386" : "x86_64",
-			       arg);
-	describe_nearest(rp, cmd, arg, what);
+			       l.compat ? "i386" : "x86_64", arg);
+	if (why->len)
+		g_string_append(what, why->str);
+	else
+		describe_nearest(rp, cmd, arg, what);
 	return unmatched(dev, what, -ENOIOCTLCMD);
 }
 
@@ -1060,35 +1309,30 @@ static ssize_t replay_read(struct cusemu_device *dev,
 			   struct cusemu_file *file, char *buf, size_t size)
 {
 	struct replay *rp = dev->priv;
+	/* Reads and writes have one layout: their ABI is not asked. */
+	struct replay_live l = { .op = REPLAY_READ };
+	g_autoptr(GString) why = g_string_new(NULL);
 	const struct replay_call *c;
 	ssize_t ret;
 
-	g_mutex_lock(&rp->lock);
-	while (rp->next_read >= rp->calls->len) {
-		if (file->flags & O_NONBLOCK) {
-			g_mutex_unlock(&rp->lock);
+	/* With no read left to give, wait until the caller gives up. */
+	while (!(c = pick(rp, file, &l, why)) && !why->len) {
+		if (file->flags & O_NONBLOCK)
 			return -EAGAIN;
-		}
-		if (cusemu_signal_pending()) {
-			g_mutex_unlock(&rp->lock);
+		if (cusemu_signal_pending())
 			return -EINTR;
-		}
+		g_mutex_lock(&rp->lock);
 		cusemu_cond_wait_until(&rp->more, &rp->lock,
 				       g_get_monotonic_time() +
 					       REPLAY_READ_RECHECK_US);
+		g_mutex_unlock(&rp->lock);
 	}
-	c = rp->calls->pdata[rp->next_read];
+	if (!c) {
+		g_string_prepend(why, "read");
+		return unmatched(dev, why, -EIO);
+	}
 	ret = (ssize_t)MIN(size, c->len);
 	memcpy(buf, c->data, (size_t)ret);
-	rp->read_given++;
-	for (rp->next_read++; rp->next_read < rp->calls->len;
-	     rp->next_read++) {
-		c = rp->calls->pdata[rp->next_read];
-		if (c->op == REPLAY_READ && !c->error && !c->unusable &&
-		    c->result > 0)
-			break;
-	}
-	g_mutex_unlock(&rp->lock);
 	return ret;
 }
 
@@ -1097,32 +1341,30 @@ static ssize_t replay_write(struct cusemu_device *dev,
 			    size_t size)
 {
 	struct replay *rp = dev->priv;
-	struct replay_call *first = NULL, *latest = NULL;
+	struct replay_live l = { .op = REPLAY_WRITE, .buf = buf,
+				 .size = size };
+	g_autoptr(GString) why = g_string_new(NULL);
+	const struct replay_call *c = pick(rp, file, &l, why);
 	g_autoptr(GString) what = NULL;
 
-	g_mutex_lock(&rp->lock);
-	for (guint i = 0; i < rp->calls->len; i++) {
-		struct replay_call *c = rp->calls->pdata[i];
-
-		if (c->op != REPLAY_WRITE || c->unusable || c->len != size ||
-		    memcmp(c->data, buf, size))
-			continue;
-		latest = c;
-		if (!first && !c->used)
-			first = c;
-	}
-	if (!first)
-		first = latest;
-	if (first) {
-		first->used++;
-		rp->answered++;
-	}
-	g_mutex_unlock(&rp->lock);
-	if (first)
-		return first->error ? -first->error : first->result;
+	if (c)
+		return c->error ? -c->error : c->result;
 	what = g_string_new(NULL);
-	g_string_append_printf(what, "write of %zu bytes", size);
+	g_string_append_printf(what, "write of %zu bytes%s", size, why->str);
 	return unmatched(dev, what, -EINVAL);
+}
+
+/* Whether a recorded read is still to come for f. */
+static bool read_to_come(const struct replay *rp, const struct replay_file *f)
+{
+	if (!f || f->seq < 0)
+		return rp->reads;
+	for (guint i = next_step(rp, (unsigned int)f->seq, f->next);
+	     i < rp->calls->len;
+	     i = next_step(rp, (unsigned int)f->seq, i + 1))
+		if (call_at(rp, i)->op == REPLAY_READ)
+			return true;
+	return false;
 }
 
 static unsigned int replay_poll(struct cusemu_device *dev,
@@ -1132,10 +1374,22 @@ static unsigned int replay_poll(struct cusemu_device *dev,
 	unsigned int mask = rp->poll_rest;
 
 	g_mutex_lock(&rp->lock);
-	if (rp->next_read < rp->calls->len)
+	if (read_to_come(rp, file->private_data))
 		mask |= REPLAY_POLL_READ;
 	g_mutex_unlock(&rp->lock);
 	return mask;
+}
+
+static void replay_release(struct cusemu_device *dev,
+			   struct cusemu_file *file)
+{
+	struct replay *rp = dev->priv;
+
+	g_mutex_lock(&rp->lock);
+	if (file->private_data)
+		g_ptr_array_remove_fast(rp->files, file->private_data);
+	file->private_data = NULL;
+	g_mutex_unlock(&rp->lock);
 }
 
 /* ---- the device ---- */
@@ -1153,17 +1407,21 @@ static int replay_control(struct cusemu_device *dev, char **argv,
 	g_string_append_printf(out,
 			       "file: %s\nstrict: %s\nlines: %u\n"
 			       "answered: %u\nreads: %u of %u\n"
-			       "unmatched: %u\n",
+			       "unmatched: %u\nout of order: %u\n",
 			       rp->file, rp->strict ? "true" : "false",
 			       rp->calls->len, rp->answered, rp->read_given,
-			       rp->reads, rp->unmatched);
+			       rp->reads, rp->unmatched, rp->out_of_order);
 	g_mutex_unlock(&rp->lock);
 	return 0;
 }
 
+
 static void replay_free(struct replay *rp)
 {
 	g_ptr_array_unref(rp->calls);
+	g_ptr_array_unref(rp->files);
+	g_free(rp->first);
+	g_free(rp->taken);
 	g_mutex_clear(&rp->lock);
 
 	g_cond_clear(&rp->more);
@@ -1240,6 +1498,8 @@ static struct replay_call *twin_of(const struct replay_call *c,
 	w->cmd = to_native ? t.native_cmd : t.cmd32;
 	w->name = g_strdup(c->name);
 	w->compat = !c->compat;
+	w->seq = c->seq;
+	w->twin = true;
 	w->arg = c->arg;
 	w->in = ranges_new();
 	w->out = ranges_new();
@@ -1296,6 +1556,7 @@ static int replay_probe(struct cusemu_device *dev, char **why)
 	g_autoptr(GError) error = NULL;
 	g_autofree char *text = NULL;
 	g_autofree char *node = NULL;
+	bool ok;
 
 	g_mutex_init(&rp->lock);
 	g_cond_init(&rp->more);
@@ -1303,6 +1564,9 @@ static int replay_probe(struct cusemu_device *dev, char **why)
 	rp->file = g_strdup(file);
 	rp->strict = cusemu_device_param_bool(dev, "strict");
 	rp->calls = g_ptr_array_new_with_free_func(call_free);
+	/* Freed at release, or here if a fenced device had none. */
+	rp->files = g_ptr_array_new_with_free_func(g_free);
+	rp->seqs = 1;
 	if (!*file) {
 		*why = g_strdup("replay needs file=RECORDING");
 		goto fail;
@@ -1311,7 +1575,10 @@ static int replay_probe(struct cusemu_device *dev, char **why)
 		*why = g_strdup(error->message);
 		goto fail;
 	}
-	if (!load_text(rp, text, &node, why))
+	rp->seq_of_pid = g_hash_table_new(NULL, NULL);
+	ok = load_text(rp, text, &node, why);
+	g_clear_pointer(&rp->seq_of_pid, g_hash_table_unref);
+	if (!ok)
 		goto fail;
 	say_unusable(rp);
 	if (*layouts && !add_twins(rp, layouts, why))
@@ -1362,6 +1629,7 @@ const struct cusemu_device_model cusemu_model_replay = {
 	.params = replay_params,
 	.probe = replay_probe,
 	.remove = replay_remove,
+	.release = replay_release,
 	.read = replay_read,
 	.write = replay_write,
 	.poll = replay_poll,

@@ -26,6 +26,9 @@
 /* An _IOW command with 4 bytes in and none out, _IOWR with 4 each way. */
 #define TEST_SET _IOW('r', 1, __u32)
 #define TEST_XCHG _IOWR('r', 2, __u32)
+/* A device that must be started before it is read. */
+#define TEST_START _IO('r', 3)
+#define TEST_READ _IOR('r', 4, __u32)
 
 struct fixture {
 	char *dir;
@@ -747,6 +750,109 @@ static void test_refused(void)
 			   "/nonexistent/rec.json*");
 }
 
+static char *read_ioctl_line(const char *pid, const char *answer)
+{
+	g_autofree char *out = g_strdup_printf(
+		"[{\"addr\":\"0x7ffc00000010\",\"len\":4,\"data\":\"%s\"}]",
+		answer);
+	g_autofree char *line = ioctl_line(
+		TEST_READ, "TEST_READ", "x86_64", "0x7ffc00000010", "[]", out,
+		"\"result\":0,\"error\":null");
+
+	g_auto(GStrv) parts = g_strsplit(line, "\"pid\":7", 2);
+
+	/* Its pid, for the open it belongs to. */
+	return g_strjoinv(pid, parts);
+}
+
+/* TEST_READ on file, its answer. */
+static uint32_t read_on(struct fixture *f, struct cusemu_file *file,
+			long want)
+{
+	uint32_t v = 0xAAAAAAAA;
+	unsigned int rt;
+
+	memcpy(mem(f, false, 0x100), &v, 4);
+	g_assert_cmpint(fake_ioctl(&f->native, f->dev, file, TEST_READ,
+				   at(f, false, 0x100), &rt), ==, want);
+	memcpy(&v, mem(f, false, 0x100), 4);
+	return v;
+}
+
+static long start_on(struct fixture *f, struct cusemu_file *file)
+{
+	unsigned int rt;
+
+	return fake_ioctl(&f->native, f->dev, file, TEST_START, 0, &rt);
+}
+
+/*
+ * Each open file follows a recorded open file in its order: a new client
+ * starts again from the first answer, not the latest; a call the
+ * recording made only after another (a READ before START, a read() before
+ * START) is flagged under strict, and answered but counted without it.
+ */
+static void test_sequence(void)
+{
+	struct fixture fx = { 0 }, *f = &fx;
+	g_autofree char *start_line = ioctl_line(
+		TEST_START, "TEST_START", "x86_64", "0x0", "[]", "[]",
+		"\"result\":0,\"error\":null");
+	g_autofree char *r1 = read_ioctl_line("\"pid\":7", "2a000000");
+	g_autofree char *r2 = read_ioctl_line("\"pid\":7", "2b000000");
+	const char *lines[] = {
+		HEADER,
+		"{\"node\":\"clock7\",\"pid\":7,\"op\":\"open\",\"result\":0,"
+		"\"error\":null}",
+		start_line, r1, r2, READ_LINE("0102", "2"),
+		"{\"node\":\"clock7\",\"pid\":0,\"op\":\"release\","
+		"\"result\":0,\"error\":null}",
+		NULL
+	};
+	struct cusemu_file a, b, c, d;
+	g_autoptr(GString) out = g_string_new(NULL);
+	char *argv[] = { "status", NULL };
+	char buf[8];
+
+	fixture_init(f);
+	start(f, lines, ",strict=true");
+	a = b = c = d = f->file;
+	g_test_expect_message("cusemu-model", G_LOG_LEVEL_CRITICAL,
+			      "*not in it: ioctl 0x80047204 TEST_READ from "
+			      "x86_64, arg *; line 4 has it, out of the "
+			      "recorded order: no recorded open file began "
+			      "with it");
+	read_on(f, &a, -EIO);
+	g_test_assert_expected_messages();
+	g_assert_cmpint(start_on(f, &c), ==, 0);
+	g_test_expect_message("cusemu-model", G_LOG_LEVEL_CRITICAL,
+			      "*not in it: read; line 6 has it, out of the "
+			      "recorded order: line 4 came next");
+	g_assert_cmpint(f->dev->model->read(f->dev, &c, buf, 8), ==, -EIO);
+	g_test_assert_expected_messages();
+
+	g_assert_cmpint(start_on(f, &b), ==, 0);
+	g_assert_cmphex(read_on(f, &b, 0), ==, 0x2a);
+	g_assert_cmphex(read_on(f, &b, 0), ==, 0x2b);
+	/* Repeated more often than recorded: the latest again. */
+	g_assert_cmphex(read_on(f, &b, 0), ==, 0x2b);
+	g_assert_cmpint(f->dev->model->read(f->dev, &b, buf, 8), ==, 2);
+	g_assert_cmpmem(buf, 2, "\x01\x02", 2);
+	f->dev->model->release(f->dev, &b);
+	/* A new client, from the start. */
+	g_assert_cmpint(start_on(f, &d), ==, 0);
+	g_assert_cmphex(read_on(f, &d, 0), ==, 0x2a);
+	fixture_clear(f);
+
+	fixture_init(f);
+	start(f, lines, NULL);
+	a = f->file;
+	g_assert_cmphex(read_on(f, &a, 0), ==, 0x2a);
+	g_assert_cmpint(f->dev->model->control(f->dev, argv, out), ==, 0);
+	g_assert_nonnull(strstr(out->str, "out of order: 1\n"));
+	fixture_clear(f);
+}
+
 /* Log lines of unmatched calls written (not expected by a test). */
 static unsigned int said_unmatched;
 
@@ -896,5 +1002,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/replay/refused", test_refused);
 	g_test_add_func("/replay/secret", test_secret);
 	g_test_add_func("/replay/flood", test_flood);
+	g_test_add_func("/replay/sequence", test_sequence);
 	return g_test_run();
 }
