@@ -2,9 +2,9 @@
 /*
  * replay: answers a node's calls from a recording (JSON lines in the trace
  * format of docs/daemon.md), without the device that was recorded. Each open
- * file follows the calls of one recorded open file in their order: ioctls
- * and writes matched by their input bytes, reads given as they came; the
- * rules are in docs/replay.md.
+ * file is answered in the order of a recorded open file, one of those whose
+ * calls it has made so far: ioctls and writes matched by their input bytes,
+ * reads given as they came; the rules are in docs/replay.md.
  */
 #define G_LOG_DOMAIN "cusemu-replay"
 
@@ -73,14 +73,27 @@ struct replay_call {
 	/* The recorded open file it was made on: 0 before any open line,
 	 * then one for each. */
 	unsigned int seq;
+	int next;		/* index of its file's next step, or -1 */
 	bool twin;		/* made for the other ABI from the call before */
 };
 
-/* A live open file: where it is in the recorded file it follows. */
-struct replay_file {
-	int seq;		/* the recorded file, or -1 before its first call */
-	guint next;		/* index into calls: its next step is there or after */
-	int last;		/* the call that answered it last, or -1 */
+/* Where a live open file is in one recorded open file it may follow. */
+struct replay_place {
+	unsigned int seq;	/* the recorded file */
+	int next;		/* index into calls of its next step, or -1 */
+	int last;		/* the line of it that answered last, or -1 */
+};
+
+/*
+ * A live open file's candidates: the recorded open files whose calls it
+ * has made so far in their order (the call answered last may repeat),
+ * each with its place. Several may begin alike (i2cset and i2cdump both
+ * with I2C_FUNCS and I2C_SLAVE), so the set narrows call by call; the one
+ * the file follows gives the answers while it stays in the set.
+ */
+struct replay_candidates {
+	GArray *places;		/* struct replay_place, in recorded order */
+	int follows;		/* the seq it follows, or -1 before an answer */
 };
 
 /* A live call, as matched against the recorded ones. */
@@ -104,14 +117,16 @@ struct replay {
 	unsigned int reads;	/* recorded reads that returned data */
 	uint32_t poll_rest;	/* what polls answer, but reads to come */
 	unsigned int seqs;	/* recorded open files, seq 0 included */
-	guint *first;		/* of each: the index of its first step */
+	int *first;		/* of each: the index of its first step, or -1 */
 	/* While loading: the recorded file of each caller's pid. */
 	GHashTable *seq_of_pid;
 
 	GMutex lock;		/* guards what follows */
 	GCond more;		/* never signalled: reads sleep on it */
-	unsigned int *taken;	/* of each recorded file: open files it answered */
-	GPtrArray *files;	/* struct replay_file *, of live files */
+	/* Of each recorded file: the live files that followed it to their
+	 * end or follow it now. */
+	unsigned int *followers;
+	GPtrArray *files;	/* struct replay_candidates *, of live files */
 	unsigned int read_given;
 	unsigned int answered;
 	unsigned int unmatched;
@@ -730,26 +745,29 @@ static bool sequenced(const struct replay_call *c)
 
 /*
  * What polls answer: every readiness a recorded poll gave; when the
- * recording has reads, readability only while one is still to come. Where
- * each recorded file begins.
+ * recording has reads, readability only while one is still to come. Each
+ * recorded file's steps, linked in their order from its first.
  */
 static void summarise(struct replay *rp)
 {
 	uint32_t polled = 0;
 
-	rp->first = g_new(guint, rp->seqs);
-	rp->taken = g_new0(unsigned int, rp->seqs);
+	rp->first = g_new(int, rp->seqs);
+	rp->followers = g_new0(unsigned int, rp->seqs);
 	for (unsigned int s = 0; s < rp->seqs; s++)
-		rp->first[s] = rp->calls->len;
+		rp->first[s] = -1;
 	for (guint i = rp->calls->len; i-- > 0;) {
 		struct replay_call *c = rp->calls->pdata[i];
 
+		c->next = -1;
 		if (c->op == REPLAY_POLL && !c->error)
 			polled |= (uint32_t)c->result;
-		if (c->op == REPLAY_READ && sequenced(c))
+		if (!sequenced(c))
+			continue;
+		if (c->op == REPLAY_READ)
 			rp->reads++;
-		if (sequenced(c))
-			rp->first[c->seq] = i;
+		c->next = rp->first[c->seq];
+		rp->first[c->seq] = (int)i;
 	}
 	rp->poll_rest = rp->reads ? polled & ~(uint32_t)REPLAY_POLL_READ
 				  : polled;
@@ -1070,126 +1088,272 @@ static int match_step(const struct replay *rp, guint i,
 	return -1;
 }
 
-/* The index of seq's next step at from or after, or calls->len. */
-static guint next_step(const struct replay *rp, unsigned int seq, guint from)
+/*
+ * How well line c suits l's caller: a line of its own ABI, then a twin
+ * made for it, then the other ABI's. Reads and writes have one layout.
+ */
+static unsigned int abi_rank(const struct replay_call *c,
+			     const struct replay_live *l)
 {
-	for (guint i = from; i < rp->calls->len; i++)
-		if (call_at(rp, i)->seq == seq && sequenced(call_at(rp, i)))
-			return i;
-	return rp->calls->len;
+	if (l->op != REPLAY_IOCTL)
+		return 0;
+	if (c->compat != l->compat)
+		return 2;
+	return c->twin ? 1 : 0;
+}
+
+static struct replay_place *place_at(const struct replay_candidates *f,
+				     guint k)
+{
+	return &g_array_index(f->places, struct replay_place, k);
+}
+
+/* The live files other than f that followed recorded file seq. */
+static unsigned int others(const struct replay *rp,
+			   const struct replay_candidates *f, unsigned int seq)
+{
+	return rp->followers[seq] - (f->follows == (int)seq);
 }
 
 /*
- * A new file's first call: the first recorded file that began with it,
- * one no live file follows yet first, the caller's ABI first, so that a
- * recording of two runs answers two runs, each from its start.
+ * Whether f is to follow place a, which answers with line ai, rather than
+ * b with line bi: the caller's ABI first, then the recorded file f follows
+ * already (its answers stay those of one run), then the one that fewer
+ * other live files followed (a recording of two runs answers two runs,
+ * each from its start). Else the first in recorded order.
  */
-static int first_step(const struct replay *rp, const struct replay_live *l)
+static bool prefer(const struct replay *rp, const struct replay_candidates *f,
+		   const struct replay_live *l, const struct replay_place *a,
+		   int ai, const struct replay_place *b, int bi)
 {
-	for (unsigned int pass = 0; pass < 4; pass++) {
-		for (unsigned int s = 0; s < rp->seqs; s++) {
-			int i;
+	unsigned int ra = abi_rank(call_at(rp, (guint)ai), l);
+	unsigned int rb = abi_rank(call_at(rp, (guint)bi), l);
+	bool fa = f->follows == (int)a->seq, fb = f->follows == (int)b->seq;
 
-			if ((pass < 2 && rp->taken[s]) ||
-			    rp->first[s] >= rp->calls->len)
-				continue;
-			i = match_step(rp, rp->first[s], l);
-			if (i >= 0 && (pass % 2 ||
-				       call_at(rp, (guint)i)->compat ==
-					       l->compat))
-				return i;
-		}
+	if (ra != rb)
+		return ra < rb;
+	if (fa != fb)
+		return fa;
+	return others(rp, f, a->seq) < others(rp, f, b->seq);
+}
+
+/* The best of f's places with a line in line[] (one per place), or -1. */
+static int best_place(const struct replay *rp,
+		      const struct replay_candidates *f,
+		      const struct replay_live *l, const int *line)
+{
+	int best = -1;
+
+	for (guint k = 0; k < f->places->len; k++)
+		if (line[k] >= 0 &&
+		    (best < 0 || prefer(rp, f, l, place_at(f, k), line[k],
+					place_at(f, (guint)best), line[best])))
+			best = (int)k;
+	return best;
+}
+
+/* f follows recorded file seq from now on. */
+static void follow(struct replay *rp, struct replay_candidates *f,
+		   unsigned int seq)
+{
+	if (f->follows == (int)seq)
+		return;
+	if (f->follows >= 0)
+		rp->followers[f->follows]--;
+	rp->followers[seq]++;
+	f->follows = (int)seq;
+}
+
+/*
+ * p's file answered with line i: a step at p's next or ahead of it moves
+ * p past it; a line behind, or the last one again, leaves p where it is.
+ */
+static void move_to(const struct replay *rp, struct replay_place *p, int i)
+{
+	int step = call_at(rp, (guint)i)->twin ? i - 1 : i;
+
+	if (p->next >= 0 && step >= p->next)
+		p->next = call_at(rp, (guint)step)->next;
+	p->last = i;
+}
+
+/*
+ * f narrowed to its places with a line in line[], each moved past it; f
+ * follows the best of them, whose line answers. -1, and f unchanged, when
+ * no place has one.
+ */
+static int narrow(struct replay *rp, struct replay_candidates *f,
+		  const struct replay_live *l, const int *line)
+{
+	int best = best_place(rp, f, l, line);
+	guint kept = 0;
+
+	if (best < 0)
+		return -1;
+	follow(rp, f, place_at(f, (guint)best)->seq);
+	best = line[best];
+	for (guint k = 0; k < f->places->len; k++) {
+		if (line[k] < 0)
+			continue;
+		move_to(rp, place_at(f, k), line[k]);
+		*place_at(f, kept++) = *place_at(f, k);
 	}
+	g_array_set_size(f->places, kept);
+	return best;
+}
+
+/*
+ * The line of p's file that answers l in its order: its next step (or the
+ * step's twin), else the line that answered last, again (a call repeated
+ * more often than recorded; not a read, each is given once). -1: none.
+ */
+static int in_order(const struct replay *rp, const struct replay_place *p,
+		    const struct replay_live *l)
+{
+	int i;
+
+	if (p->next >= 0 && (i = match_step(rp, (guint)p->next, l)) >= 0)
+		return i;
+	if (p->last >= 0 && l->op != REPLAY_READ &&
+	    matches(call_at(rp, (guint)p->last), l))
+		return p->last;
 	return -1;
 }
 
-/*
- * The call that answers l in the order recorded: f's next step (a new
- * file: the first step of a recorded file), or the call that answered it
- * last, again (a call repeated more often than recorded). -1: none.
- */
-static int in_order(const struct replay *rp, const struct replay_file *f,
-		    const struct replay_live *l)
+/* l in the order of f's candidates: f narrows to those whose order it
+ * keeps. The line that answers, or -1. */
+static int in_order_of(struct replay *rp, struct replay_candidates *f,
+		       const struct replay_live *l)
 {
-	guint next;
+	g_autofree int *line = g_new(int, f->places->len + 1);
 
-	if (f->seq < 0)
-		return first_step(rp, l);
-	next = next_step(rp, (unsigned int)f->seq, f->next);
-	if (next < rp->calls->len) {
-		int i = match_step(rp, next, l);
+	for (guint k = 0; k < f->places->len; k++)
+		line[k] = in_order(rp, place_at(f, k), l);
+	return narrow(rp, f, l, line);
+}
+
+/* The first line ahead in p's file that has l, steps skipped, or -1. */
+static int ahead(const struct replay *rp, const struct replay_place *p,
+		 const struct replay_live *l)
+{
+	for (int s = p->next; s >= 0; s = call_at(rp, (guint)s)->next) {
+		int i = match_step(rp, (guint)s, l);
 
 		if (i >= 0)
 			return i;
 	}
-	if (f->last >= 0 && l->op != REPLAY_READ &&
-	    matches(call_at(rp, (guint)f->last), l))
-		return f->last;
 	return -1;
+}
+
+/* The latest line of p's file before its next step that has l, or -1. */
+static int behind(const struct replay *rp, const struct replay_place *p,
+		  const struct replay_live *l)
+{
+	guint end = p->next >= 0 ? (guint)p->next : rp->calls->len;
+	int latest = -1;
+
+	for (guint i = 0; i < end; i++)
+		if (call_at(rp, i)->seq == p->seq && matches(call_at(rp, i), l))
+			latest = (int)i;
+	return latest;
+}
+
+/* The place of the recorded file f follows, or NULL before an answer. */
+static struct replay_place *followed(const struct replay_candidates *f)
+{
+	for (guint k = 0; k < f->places->len; k++)
+		if ((int)place_at(f, k)->seq == f->follows)
+			return place_at(f, k);
+	return NULL;
 }
 
 /*
- * A call the recording holds, but not in this order: the first match
- * after f's place in its recorded file, else the latest before it (not
- * for reads: they are given once), else the first in the recording, the
- * caller's ABI first. -1: the recording does not hold it.
+ * A line that has l, out of f's recorded order: the first ahead in a
+ * candidate's file (the best candidate's; with move, f narrows to those
+ * that have it ahead, moved past it), else the latest behind in the file f
+ * follows, else the first anywhere, the caller's ABI first. A read only
+ * ahead: each is given once. -1: the recording does not hold it.
  */
-static int out_of_order(const struct replay *rp, const struct replay_file *f,
-			const struct replay_live *l)
+static int out_of_order(struct replay *rp, struct replay_candidates *f,
+			const struct replay_live *l, bool move)
 {
-	int latest = -1;
+	g_autofree int *line = g_new(int, f->places->len + 1);
+	struct replay_place *p = followed(f);
+	int i;
 
-	for (guint i = 0; f->seq >= 0 && i < rp->calls->len; i++) {
-		const struct replay_call *c = call_at(rp, i);
-
-		if (c->seq != (unsigned int)f->seq || !matches(c, l))
-			continue;
-		if (i >= f->next)
-			return (int)i;
-		if (l->op != REPLAY_READ)
-			latest = (int)i;
+	for (guint k = 0; k < f->places->len; k++)
+		line[k] = ahead(rp, place_at(f, k), l);
+	if (move)
+		i = narrow(rp, f, l, line);
+	else if ((i = best_place(rp, f, l, line)) >= 0)
+		i = line[i];
+	if (i >= 0)
+		return i;
+	if (l->op == REPLAY_READ)
+		return -1;
+	if (p && (i = behind(rp, p, l)) >= 0) {
+		if (move)
+			p->last = i;
+		return i;
 	}
-	if (latest >= 0)
-		return latest;
 	for (int pass = 0; pass < 2; pass++)
-		for (guint i = 0; i < rp->calls->len; i++)
-			if ((pass || call_at(rp, i)->compat == l->compat) &&
-			    matches(call_at(rp, i), l) &&
-			    (l->op != REPLAY_READ || f->seq < 0))
-				return (int)i;
+		for (guint k = 0; k < rp->calls->len; k++)
+			if ((pass || call_at(rp, k)->compat == l->compat) &&
+			    matches(call_at(rp, k), l))
+				return (int)k;
 	return -1;
 }
 
-/* f answered by call i: a new file follows i's recorded file from there. */
-static void take(struct replay *rp, struct replay_file *f, guint i)
+/* Says in why where l, which line i has, broke f's order: the line that
+ * came next in the file f follows. */
+static void say_out_of_order(const struct replay *rp,
+			     const struct replay_candidates *f, int i,
+			     GString *why)
 {
-	const struct replay_call *c = call_at(rp, i);
+	const struct replay_place *p = followed(f);
 
-	if (f->seq < 0) {
-		f->seq = (int)c->seq;
-		rp->taken[c->seq]++;
-	}
-	if (c->seq != (unsigned int)f->seq)
-		return;
-	if (i >= f->next)
-		f->next = i + 1;
-	f->last = (int)i;
+	g_string_append_printf(why, "; line %u has it, out of the recorded "
+				    "order: ",
+			       call_at(rp, (guint)i)->line);
+	if (!p)
+		g_string_append(why, "no recorded open file began with it");
+	else if (p->next < 0)
+		g_string_append(why, "its recorded file had ended");
+	else
+		g_string_append_printf(why, "line %u came next",
+				       call_at(rp, (guint)p->next)->line);
 }
 
-/* The state of a live file, made at its first call. */
-static struct replay_file *file_state(struct replay *rp,
-				      struct cusemu_file *file)
+/* The candidates of a live file, made at its first call: every recorded
+ * file that has a step, at its start. */
+static struct replay_candidates *candidates_of(struct replay *rp,
+					       struct cusemu_file *file)
 {
-	struct replay_file *f = file->private_data;
+	struct replay_candidates *f = file->private_data;
 
-	if (!f) {
-		f = g_new0(struct replay_file, 1);
-		f->seq = -1;
-		f->last = -1;
-		g_ptr_array_add(rp->files, f);
-		file->private_data = f;
+	if (f)
+		return f;
+	f = g_new0(struct replay_candidates, 1);
+	f->places = g_array_new(FALSE, FALSE, sizeof(struct replay_place));
+	f->follows = -1;
+	for (unsigned int s = 0; s < rp->seqs; s++) {
+		struct replay_place p = { .seq = s, .next = rp->first[s],
+					  .last = -1 };
+
+		if (p.next >= 0)
+			g_array_append_val(f->places, p);
 	}
+	g_ptr_array_add(rp->files, f);
+	file->private_data = f;
 	return f;
+}
+
+static void candidates_free(gpointer data)
+{
+	struct replay_candidates *f = data;
+
+	g_array_unref(f->places);
+	g_free(f);
 }
 
 /*
@@ -1201,7 +1365,7 @@ static const struct replay_call *pick(struct replay *rp,
 				      struct cusemu_file *file,
 				      struct replay_live *l, GString *why)
 {
-	struct replay_file *f;
+	struct replay_candidates *f;
 	int i;
 
 	g_mutex_lock(&rp->lock);
@@ -1214,37 +1378,19 @@ static const struct replay_call *pick(struct replay *rp,
 			break;
 		}
 	}
-	f = file_state(rp, file);
-	i = in_order(rp, f, l);
-	if (i < 0) {
-		i = out_of_order(rp, f, l);
-		if (i >= 0 && rp->strict) {
-			guint next = f->seq < 0 ? rp->calls->len
-						: next_step(rp, (unsigned int)f->seq,
-							    f->next);
-
-			if (next < rp->calls->len)
-				g_string_append_printf(
-					why, "; line %u has it, out of the "
-					     "recorded order: line %u came next",
-					call_at(rp, (guint)i)->line,
-					call_at(rp, next)->line);
-			else
-				g_string_append_printf(
-					why, "; line %u has it, out of the "
-					     "recorded order: %s",
-					call_at(rp, (guint)i)->line,
-					f->seq < 0 ? "no recorded open file "
-						     "began with it"
-						   : "its recorded file had "
-						     "ended");
-			i = -1;
-		} else if (i >= 0) {
+	f = candidates_of(rp, file);
+	i = in_order_of(rp, f, l);
+	if (i < 0 && rp->strict) {
+		i = out_of_order(rp, f, l, false);
+		if (i >= 0)
+			say_out_of_order(rp, f, i, why);
+		i = -1;
+	} else if (i < 0) {
+		i = out_of_order(rp, f, l, true);
+		if (i >= 0)
 			rp->out_of_order++;
-		}
 	}
 	if (i >= 0) {
-		take(rp, f, (guint)i);
 		if (l->op == REPLAY_READ)
 			rp->read_given++;
 		else
@@ -1354,16 +1500,18 @@ static ssize_t replay_write(struct cusemu_device *dev,
 	return unmatched(dev, what, -EINVAL);
 }
 
-/* Whether a recorded read is still to come for f. */
-static bool read_to_come(const struct replay *rp, const struct replay_file *f)
+/* Whether a recorded read is still to come for f: a step of one of its
+ * candidates. Before its first call, any recorded read. */
+static bool read_to_come(const struct replay *rp,
+			 const struct replay_candidates *f)
 {
-	if (!f || f->seq < 0)
+	if (!f || !rp->reads)
 		return rp->reads;
-	for (guint i = next_step(rp, (unsigned int)f->seq, f->next);
-	     i < rp->calls->len;
-	     i = next_step(rp, (unsigned int)f->seq, i + 1))
-		if (call_at(rp, i)->op == REPLAY_READ)
-			return true;
+	for (guint k = 0; k < f->places->len; k++)
+		for (int s = place_at(f, k)->next; s >= 0;
+		     s = call_at(rp, (guint)s)->next)
+			if (call_at(rp, (guint)s)->op == REPLAY_READ)
+				return true;
 	return false;
 }
 
@@ -1421,7 +1569,7 @@ static void replay_free(struct replay *rp)
 	g_ptr_array_unref(rp->calls);
 	g_ptr_array_unref(rp->files);
 	g_free(rp->first);
-	g_free(rp->taken);
+	g_free(rp->followers);
 	g_mutex_clear(&rp->lock);
 
 	g_cond_clear(&rp->more);
@@ -1565,7 +1713,7 @@ static int replay_probe(struct cusemu_device *dev, char **why)
 	rp->strict = cusemu_device_param_bool(dev, "strict");
 	rp->calls = g_ptr_array_new_with_free_func(call_free);
 	/* Freed at release, or here if a fenced device had none. */
-	rp->files = g_ptr_array_new_with_free_func(g_free);
+	rp->files = g_ptr_array_new_with_free_func(candidates_free);
 	rp->seqs = 1;
 	if (!*file) {
 		*why = g_strdup("replay needs file=RECORDING");
