@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * replay: answers a node's calls from a recording (JSON lines in the trace
- * format of docs/daemon.md), without the device that was recorded. ioctls
- * and writes are matched by their input bytes, reads are given in the
- * recorded order; the rules are in docs/replay.md.
+ * format of docs/daemon.md), without the device that was recorded. Each open
+ * file is answered in the order of a recorded open file, one of those whose
+ * calls it has made so far: ioctls and writes matched by their input bytes,
+ * reads given as they came; the rules are in docs/replay.md.
  */
 #define G_LOG_DOMAIN "cusemu-replay"
 
@@ -69,7 +70,43 @@ struct replay_call {
 	/* Why this line answers nothing (cut data, a range no pointer
 	 * reaches), or NULL. */
 	const char *unusable;
-	unsigned int used;	/* times it answered */
+	/* The recorded open file it was made on: 0 before any open line,
+	 * then one for each. */
+	unsigned int seq;
+	int next;		/* index of its file's next step, or -1 */
+	bool twin;		/* made for the other ABI from the call before */
+};
+
+/* Where a live open file is in one recorded open file it may follow. */
+struct replay_place {
+	unsigned int seq;	/* the recorded file */
+	int next;		/* index into calls of its next step, or -1 */
+	int last;		/* the line of it that answered last, or -1 */
+};
+
+/*
+ * A live open file's candidates: the recorded open files whose calls it
+ * has made so far in their order (the call answered last may repeat),
+ * each with its place. Several may begin alike (i2cset and i2cdump both
+ * with I2C_FUNCS and I2C_SLAVE), so the set narrows call by call; the one
+ * the file follows gives the answers while it stays in the set.
+ */
+struct replay_candidates {
+	GArray *places;		/* struct replay_place, in recorded order */
+	int follows;		/* the seq it follows, or -1 before an answer */
+};
+
+/* A live call, as matched against the recorded ones. */
+struct replay_live {
+	enum replay_op op;
+	bool compat;
+	unsigned int cmd;	/* ioctl */
+	unsigned long arg;
+	const char *buf;	/* write */
+	size_t size;
+	/* A recorded ioctl of the caller's ABI matches: the other ABI's may
+	 * not answer (replay_fetch named none of their ranges). */
+	bool own_abi;
 };
 
 struct replay {
@@ -79,13 +116,21 @@ struct replay {
 	GPtrArray *calls;	/* struct replay_call *, in recorded order */
 	unsigned int reads;	/* recorded reads that returned data */
 	uint32_t poll_rest;	/* what polls answer, but reads to come */
+	unsigned int seqs;	/* recorded open files, seq 0 included */
+	int *first;		/* of each: the index of its first step, or -1 */
+	/* While loading: the recorded file of each caller's pid. */
+	GHashTable *seq_of_pid;
 
 	GMutex lock;		/* guards what follows */
 	GCond more;		/* never signalled: reads sleep on it */
-	unsigned int next_read;	/* index into calls of the next read */
+	/* Of each recorded file: the live files that followed it to their
+	 * end or follow it now. */
+	unsigned int *followers;
+	GPtrArray *files;	/* struct replay_candidates *, of live files */
 	unsigned int read_given;
 	unsigned int answered;
 	unsigned int unmatched;
+	unsigned int out_of_order;
 };
 
 /* ---- loading ---- */
@@ -483,7 +528,7 @@ static bool load_line(struct replay *rp, JsonObject *o, unsigned int line,
 	const char *op = member_string(o, "op");
 	const char *n = member_string(o, "node");
 	const char *abi = member_string(o, "abi");
-	int64_t lost;
+	int64_t lost, pid;
 
 	if (member_int(o, "lost", &lost))
 		return line_error(why, rp->file, line,
@@ -510,9 +555,22 @@ static bool load_line(struct replay *rp, JsonObject *o, unsigned int line,
 				  "'select(.node==\"NODE\" or .trace)')",
 				  rp->node_line);
 	}
+	if (!member_int(o, "pid", &pid))
+		pid = -1;
+	if (!strcmp(op, "open")) {
+		/* Its calls follow, from this pid, or the latest open's. */
+		g_hash_table_insert(rp->seq_of_pid, GINT_TO_POINTER((int)pid),
+				    GUINT_TO_POINTER(rp->seqs));
+		rp->seqs++;
+		return true;
+	}
 	c = g_new0(struct replay_call, 1);
 	c->line = line;
 	c->compat = abi && !strcmp(abi, "i386");
+	c->seq = rp->seqs - 1;
+	if (g_hash_table_contains(rp->seq_of_pid, GINT_TO_POINTER((int)pid)))
+		c->seq = GPOINTER_TO_UINT(g_hash_table_lookup(
+			rp->seq_of_pid, GINT_TO_POINTER((int)pid)));
 	keep = g_ptr_array_new_with_free_func(call_free);
 	g_ptr_array_add(keep, c);
 	if (!strcmp(op, "ioctl")) {
@@ -525,7 +583,7 @@ static bool load_line(struct replay *rp, JsonObject *o, unsigned int line,
 			return false;
 	} else if (!strcmp(op, "poll")) {
 		c->op = REPLAY_POLL;
-	} else if (!strcmp(op, "open") || !strcmp(op, "release")) {
+	} else if (!strcmp(op, "release")) {
 		return true;
 	} else {
 		return line_error(why, rp->file, line,
@@ -674,24 +732,42 @@ static bool load_text(struct replay *rp, char *text, char **node,
 }
 
 /*
+ * Whether c is a step of its recorded file's sequence: polls are answered
+ * from their sum, reads that failed were matters of timing (EINTR,
+ * EAGAIN), and a twin is an alternative of the call before it.
+ */
+static bool sequenced(const struct replay_call *c)
+{
+	if (c->unusable || c->twin || c->op == REPLAY_POLL)
+		return false;
+	return c->op != REPLAY_READ || (!c->error && c->result > 0);
+}
+
+/*
  * What polls answer: every readiness a recorded poll gave; when the
- * recording has reads, readability only while one is still to come.
+ * recording has reads, readability only while one is still to come. Each
+ * recorded file's steps, linked in their order from its first.
  */
 static void summarise(struct replay *rp)
 {
 	uint32_t polled = 0;
 
-	rp->next_read = rp->calls->len;
-	for (guint i = 0; i < rp->calls->len; i++) {
+	rp->first = g_new(int, rp->seqs);
+	rp->followers = g_new0(unsigned int, rp->seqs);
+	for (unsigned int s = 0; s < rp->seqs; s++)
+		rp->first[s] = -1;
+	for (guint i = rp->calls->len; i-- > 0;) {
 		struct replay_call *c = rp->calls->pdata[i];
 
+		c->next = -1;
 		if (c->op == REPLAY_POLL && !c->error)
 			polled |= (uint32_t)c->result;
-		if (c->op == REPLAY_READ && !c->error && !c->unusable &&
-		    c->result > 0) {
-			if (!rp->reads++)
-				rp->next_read = i;
-		}
+		if (!sequenced(c))
+			continue;
+		if (c->op == REPLAY_READ)
+			rp->reads++;
+		c->next = rp->first[c->seq];
+		rp->first[c->seq] = (int)i;
 	}
 	rp->poll_rest = rp->reads ? polled & ~(uint32_t)REPLAY_POLL_READ
 				  : polled;
@@ -968,44 +1044,360 @@ static const char *cmd_name(const struct replay *rp, unsigned int cmd)
 	return NULL;
 }
 
-/*
- * The first matching call not yet answered, in recorded order; when every
- * match has answered, the latest of them again. Calls of the caller's ABI
- * first, as in replay_fetch.
- */
-static struct replay_call *pick_abi(struct replay *rp, unsigned int cmd,
-				    unsigned long arg, bool compat)
+/* ---- the order of the calls, per open file ---- */
+
+static bool matches(const struct replay_call *c, const struct replay_live *l)
 {
-	struct replay_call *first = NULL, *latest = NULL;
+	struct replay_diff diff;
 
-	for (guint i = 0; i < rp->calls->len; i++) {
-		struct replay_call *c = rp->calls->pdata[i];
-		struct replay_diff diff;
-
-		if (!candidate(c, cmd) || c->compat != compat)
-			continue;
-		if (compare(c, arg, NULL, NULL, &diff) != REPLAY_MATCH)
-			continue;
-		latest = c;
-		if (!first && !c->used)
-			first = c;
+	if (c->op != l->op || c->unusable)
+		return false;
+	switch (l->op) {
+	case REPLAY_IOCTL:
+		if (c->compat != l->compat && l->own_abi)
+			return false;
+		return c->cmd == l->cmd &&
+		       compare(c, l->arg, NULL, NULL, &diff) == REPLAY_MATCH;
+	case REPLAY_WRITE:
+		return c->len == l->size && !memcmp(c->data, l->buf, l->size);
+	case REPLAY_READ:
+		return sequenced(c);
+	default:
+		return false;
 	}
-	return first ? first : latest;
 }
 
-static const struct replay_call *pick(struct replay *rp, unsigned int cmd,
-				      unsigned long arg)
+static struct replay_call *call_at(const struct replay *rp, guint i)
 {
-	bool compat = cusemu_in_compat_syscall();
-	struct replay_call *c = pick_abi(rp, cmd, arg, compat);
+	return rp->calls->pdata[i];
+}
 
-	if (!c)
-		c = pick_abi(rp, cmd, arg, !compat);
-	if (c) {
-		c->used++;
-		rp->answered++;
+/* The step at i, or its twin, where it matches l: the caller's ABI first. */
+static int match_step(const struct replay *rp, guint i,
+		      const struct replay_live *l)
+{
+	bool twin = i + 1 < rp->calls->len && call_at(rp, i + 1)->twin;
+
+	if (twin && call_at(rp, i + 1)->compat == l->compat &&
+	    matches(call_at(rp, i + 1), l))
+		return (int)i + 1;
+	if (matches(call_at(rp, i), l))
+		return (int)i;
+	if (twin && matches(call_at(rp, i + 1), l))
+		return (int)i + 1;
+	return -1;
+}
+
+/*
+ * How well line c suits l's caller: a line of its own ABI, then a twin
+ * made for it, then the other ABI's. Reads and writes have one layout.
+ */
+static unsigned int abi_rank(const struct replay_call *c,
+			     const struct replay_live *l)
+{
+	if (l->op != REPLAY_IOCTL)
+		return 0;
+	if (c->compat != l->compat)
+		return 2;
+	return c->twin ? 1 : 0;
+}
+
+static struct replay_place *place_at(const struct replay_candidates *f,
+				     guint k)
+{
+	return &g_array_index(f->places, struct replay_place, k);
+}
+
+/* The live files other than f that followed recorded file seq. */
+static unsigned int others(const struct replay *rp,
+			   const struct replay_candidates *f, unsigned int seq)
+{
+	return rp->followers[seq] - (f->follows == (int)seq);
+}
+
+/*
+ * Whether f is to follow place a, which answers with line ai, rather than
+ * b with line bi: the caller's ABI first, then the recorded file f follows
+ * already (its answers stay those of one run), then the one that fewer
+ * other live files followed (a recording of two runs answers two runs,
+ * each from its start). Else the first in recorded order.
+ */
+static bool prefer(const struct replay *rp, const struct replay_candidates *f,
+		   const struct replay_live *l, const struct replay_place *a,
+		   int ai, const struct replay_place *b, int bi)
+{
+	unsigned int ra = abi_rank(call_at(rp, (guint)ai), l);
+	unsigned int rb = abi_rank(call_at(rp, (guint)bi), l);
+	bool fa = f->follows == (int)a->seq, fb = f->follows == (int)b->seq;
+
+	if (ra != rb)
+		return ra < rb;
+	if (fa != fb)
+		return fa;
+	return others(rp, f, a->seq) < others(rp, f, b->seq);
+}
+
+/* The best of f's places with a line in line[] (one per place), or -1. */
+static int best_place(const struct replay *rp,
+		      const struct replay_candidates *f,
+		      const struct replay_live *l, const int *line)
+{
+	int best = -1;
+
+	for (guint k = 0; k < f->places->len; k++)
+		if (line[k] >= 0 &&
+		    (best < 0 || prefer(rp, f, l, place_at(f, k), line[k],
+					place_at(f, (guint)best), line[best])))
+			best = (int)k;
+	return best;
+}
+
+/* f follows recorded file seq from now on. */
+static void follow(struct replay *rp, struct replay_candidates *f,
+		   unsigned int seq)
+{
+	if (f->follows == (int)seq)
+		return;
+	if (f->follows >= 0)
+		rp->followers[f->follows]--;
+	rp->followers[seq]++;
+	f->follows = (int)seq;
+}
+
+/*
+ * p's file answered with line i: a step at p's next or ahead of it moves
+ * p past it; a line behind, or the last one again, leaves p where it is.
+ */
+static void move_to(const struct replay *rp, struct replay_place *p, int i)
+{
+	int step = call_at(rp, (guint)i)->twin ? i - 1 : i;
+
+	if (p->next >= 0 && step >= p->next)
+		p->next = call_at(rp, (guint)step)->next;
+	p->last = i;
+}
+
+/*
+ * f narrowed to its places with a line in line[], each moved past it; f
+ * follows the best of them, whose line answers. -1, and f unchanged, when
+ * no place has one.
+ */
+static int narrow(struct replay *rp, struct replay_candidates *f,
+		  const struct replay_live *l, const int *line)
+{
+	int best = best_place(rp, f, l, line);
+	guint kept = 0;
+
+	if (best < 0)
+		return -1;
+	follow(rp, f, place_at(f, (guint)best)->seq);
+	best = line[best];
+	for (guint k = 0; k < f->places->len; k++) {
+		if (line[k] < 0)
+			continue;
+		move_to(rp, place_at(f, k), line[k]);
+		*place_at(f, kept++) = *place_at(f, k);
 	}
-	return c;
+	g_array_set_size(f->places, kept);
+	return best;
+}
+
+/*
+ * The line of p's file that answers l in its order: its next step (or the
+ * step's twin), else the line that answered last, again (a call repeated
+ * more often than recorded; not a read, each is given once). -1: none.
+ */
+static int in_order(const struct replay *rp, const struct replay_place *p,
+		    const struct replay_live *l)
+{
+	int i;
+
+	if (p->next >= 0 && (i = match_step(rp, (guint)p->next, l)) >= 0)
+		return i;
+	if (p->last >= 0 && l->op != REPLAY_READ &&
+	    matches(call_at(rp, (guint)p->last), l))
+		return p->last;
+	return -1;
+}
+
+/* l in the order of f's candidates: f narrows to those whose order it
+ * keeps. The line that answers, or -1. */
+static int in_order_of(struct replay *rp, struct replay_candidates *f,
+		       const struct replay_live *l)
+{
+	g_autofree int *line = g_new(int, f->places->len + 1);
+
+	for (guint k = 0; k < f->places->len; k++)
+		line[k] = in_order(rp, place_at(f, k), l);
+	return narrow(rp, f, l, line);
+}
+
+/* The first line ahead in p's file that has l, steps skipped, or -1. */
+static int ahead(const struct replay *rp, const struct replay_place *p,
+		 const struct replay_live *l)
+{
+	for (int s = p->next; s >= 0; s = call_at(rp, (guint)s)->next) {
+		int i = match_step(rp, (guint)s, l);
+
+		if (i >= 0)
+			return i;
+	}
+	return -1;
+}
+
+/* The latest line of p's file before its next step that has l, or -1. */
+static int behind(const struct replay *rp, const struct replay_place *p,
+		  const struct replay_live *l)
+{
+	guint end = p->next >= 0 ? (guint)p->next : rp->calls->len;
+	int latest = -1;
+
+	for (guint i = 0; i < end; i++)
+		if (call_at(rp, i)->seq == p->seq && matches(call_at(rp, i), l))
+			latest = (int)i;
+	return latest;
+}
+
+/* The place of the recorded file f follows, or NULL before an answer. */
+static struct replay_place *followed(const struct replay_candidates *f)
+{
+	for (guint k = 0; k < f->places->len; k++)
+		if ((int)place_at(f, k)->seq == f->follows)
+			return place_at(f, k);
+	return NULL;
+}
+
+/*
+ * A line that has l, out of f's recorded order: the first ahead in a
+ * candidate's file (the best candidate's; with move, f narrows to those
+ * that have it ahead, moved past it), else the latest behind in the file f
+ * follows, else the first anywhere, the caller's ABI first. A read only
+ * ahead: each is given once. -1: the recording does not hold it.
+ */
+static int out_of_order(struct replay *rp, struct replay_candidates *f,
+			const struct replay_live *l, bool move)
+{
+	g_autofree int *line = g_new(int, f->places->len + 1);
+	struct replay_place *p = followed(f);
+	int i;
+
+	for (guint k = 0; k < f->places->len; k++)
+		line[k] = ahead(rp, place_at(f, k), l);
+	if (move)
+		i = narrow(rp, f, l, line);
+	else if ((i = best_place(rp, f, l, line)) >= 0)
+		i = line[i];
+	if (i >= 0)
+		return i;
+	if (l->op == REPLAY_READ)
+		return -1;
+	if (p && (i = behind(rp, p, l)) >= 0) {
+		if (move)
+			p->last = i;
+		return i;
+	}
+	for (int pass = 0; pass < 2; pass++)
+		for (guint k = 0; k < rp->calls->len; k++)
+			if ((pass || call_at(rp, k)->compat == l->compat) &&
+			    matches(call_at(rp, k), l))
+				return (int)k;
+	return -1;
+}
+
+/* Says in why where l, which line i has, broke f's order: the line that
+ * came next in the file f follows. */
+static void say_out_of_order(const struct replay *rp,
+			     const struct replay_candidates *f, int i,
+			     GString *why)
+{
+	const struct replay_place *p = followed(f);
+
+	g_string_append_printf(why, "; line %u has it, out of the recorded "
+				    "order: ",
+			       call_at(rp, (guint)i)->line);
+	if (!p)
+		g_string_append(why, "no recorded open file began with it");
+	else if (p->next < 0)
+		g_string_append(why, "its recorded file had ended");
+	else
+		g_string_append_printf(why, "line %u came next",
+				       call_at(rp, (guint)p->next)->line);
+}
+
+/* The candidates of a live file, made at its first call: every recorded
+ * file that has a step, at its start. */
+static struct replay_candidates *candidates_of(struct replay *rp,
+					       struct cusemu_file *file)
+{
+	struct replay_candidates *f = file->private_data;
+
+	if (f)
+		return f;
+	f = g_new0(struct replay_candidates, 1);
+	f->places = g_array_new(FALSE, FALSE, sizeof(struct replay_place));
+	f->follows = -1;
+	for (unsigned int s = 0; s < rp->seqs; s++) {
+		struct replay_place p = { .seq = s, .next = rp->first[s],
+					  .last = -1 };
+
+		if (p.next >= 0)
+			g_array_append_val(f->places, p);
+	}
+	g_ptr_array_add(rp->files, f);
+	file->private_data = f;
+	return f;
+}
+
+static void candidates_free(gpointer data)
+{
+	struct replay_candidates *f = data;
+
+	g_array_unref(f->places);
+	g_free(f);
+}
+
+/*
+ * The call that answers l on file, or NULL. Out of the recorded order, a
+ * strict replay answers nothing and says in why which line it expected;
+ * else the call answers and is counted.
+ */
+static const struct replay_call *pick(struct replay *rp,
+				      struct cusemu_file *file,
+				      struct replay_live *l, GString *why)
+{
+	struct replay_candidates *f;
+	int i;
+
+	g_mutex_lock(&rp->lock);
+	l->own_abi = false;
+	for (guint k = 0; l->op == REPLAY_IOCTL && k < rp->calls->len; k++) {
+		const struct replay_call *c = call_at(rp, k);
+
+		if (c->compat == l->compat && matches(c, l)) {
+			l->own_abi = true;
+			break;
+		}
+	}
+	f = candidates_of(rp, file);
+	i = in_order_of(rp, f, l);
+	if (i < 0 && rp->strict) {
+		i = out_of_order(rp, f, l, false);
+		if (i >= 0)
+			say_out_of_order(rp, f, i, why);
+		i = -1;
+	} else if (i < 0) {
+		i = out_of_order(rp, f, l, true);
+		if (i >= 0)
+			rp->out_of_order++;
+	}
+	if (i >= 0) {
+		if (l->op == REPLAY_READ)
+			rp->read_given++;
+		else
+			rp->answered++;
+	}
+	g_mutex_unlock(&rp->lock);
+	return i >= 0 ? call_at(rp, (guint)i) : NULL;
 }
 
 static long answer(const struct replay_call *c, unsigned long arg)
@@ -1035,22 +1427,25 @@ static long replay_ioctl(struct cusemu_device *dev, struct cusemu_file *file,
 			 unsigned int cmd, unsigned long arg)
 {
 	struct replay *rp = dev->priv;
-	const struct replay_call *c;
+	struct replay_live l = { .op = REPLAY_IOCTL, .cmd = cmd,
+				       .arg = arg,
+				       .compat = cusemu_in_compat_syscall() };
+	g_autoptr(GString) why = g_string_new(NULL);
+	const struct replay_call *c = pick(rp, file, &l, why);
 	g_autoptr(GString) what = NULL;
 	const char *name;
 
-	g_mutex_lock(&rp->lock);
-	c = pick(rp, cmd, arg);
-	g_mutex_unlock(&rp->lock);
 	if (c)
 		return answer(c, arg);
 	name = cmd_name(rp, cmd);
 	what = g_string_new(NULL);
 	g_string_append_printf(what, "ioctl 0x%08x%s%s from %s, arg 0x%lx",
 			       cmd, name ? " " : "", name ? name : "",
-			       cusemu_in_compat_syscall() ? "i386" : "x86_64",
-			       arg);
-	describe_nearest(rp, cmd, arg, what);
+			       l.compat ? "i386" : "x86_64", arg);
+	if (why->len)
+		g_string_append(what, why->str);
+	else
+		describe_nearest(rp, cmd, arg, what);
 	return unmatched(dev, what, -ENOIOCTLCMD);
 }
 
@@ -1060,35 +1455,30 @@ static ssize_t replay_read(struct cusemu_device *dev,
 			   struct cusemu_file *file, char *buf, size_t size)
 {
 	struct replay *rp = dev->priv;
+	/* Reads and writes have one layout: their ABI is not asked. */
+	struct replay_live l = { .op = REPLAY_READ };
+	g_autoptr(GString) why = g_string_new(NULL);
 	const struct replay_call *c;
 	ssize_t ret;
 
-	g_mutex_lock(&rp->lock);
-	while (rp->next_read >= rp->calls->len) {
-		if (file->flags & O_NONBLOCK) {
-			g_mutex_unlock(&rp->lock);
+	/* With no read left to give, wait until the caller gives up. */
+	while (!(c = pick(rp, file, &l, why)) && !why->len) {
+		if (file->flags & O_NONBLOCK)
 			return -EAGAIN;
-		}
-		if (cusemu_signal_pending()) {
-			g_mutex_unlock(&rp->lock);
+		if (cusemu_signal_pending())
 			return -EINTR;
-		}
+		g_mutex_lock(&rp->lock);
 		cusemu_cond_wait_until(&rp->more, &rp->lock,
 				       g_get_monotonic_time() +
 					       REPLAY_READ_RECHECK_US);
+		g_mutex_unlock(&rp->lock);
 	}
-	c = rp->calls->pdata[rp->next_read];
+	if (!c) {
+		g_string_prepend(why, "read");
+		return unmatched(dev, why, -EIO);
+	}
 	ret = (ssize_t)MIN(size, c->len);
 	memcpy(buf, c->data, (size_t)ret);
-	rp->read_given++;
-	for (rp->next_read++; rp->next_read < rp->calls->len;
-	     rp->next_read++) {
-		c = rp->calls->pdata[rp->next_read];
-		if (c->op == REPLAY_READ && !c->error && !c->unusable &&
-		    c->result > 0)
-			break;
-	}
-	g_mutex_unlock(&rp->lock);
 	return ret;
 }
 
@@ -1097,32 +1487,32 @@ static ssize_t replay_write(struct cusemu_device *dev,
 			    size_t size)
 {
 	struct replay *rp = dev->priv;
-	struct replay_call *first = NULL, *latest = NULL;
+	struct replay_live l = { .op = REPLAY_WRITE, .buf = buf,
+				 .size = size };
+	g_autoptr(GString) why = g_string_new(NULL);
+	const struct replay_call *c = pick(rp, file, &l, why);
 	g_autoptr(GString) what = NULL;
 
-	g_mutex_lock(&rp->lock);
-	for (guint i = 0; i < rp->calls->len; i++) {
-		struct replay_call *c = rp->calls->pdata[i];
-
-		if (c->op != REPLAY_WRITE || c->unusable || c->len != size ||
-		    memcmp(c->data, buf, size))
-			continue;
-		latest = c;
-		if (!first && !c->used)
-			first = c;
-	}
-	if (!first)
-		first = latest;
-	if (first) {
-		first->used++;
-		rp->answered++;
-	}
-	g_mutex_unlock(&rp->lock);
-	if (first)
-		return first->error ? -first->error : first->result;
+	if (c)
+		return c->error ? -c->error : c->result;
 	what = g_string_new(NULL);
-	g_string_append_printf(what, "write of %zu bytes", size);
+	g_string_append_printf(what, "write of %zu bytes%s", size, why->str);
 	return unmatched(dev, what, -EINVAL);
+}
+
+/* Whether a recorded read is still to come for f: a step of one of its
+ * candidates. Before its first call, any recorded read. */
+static bool read_to_come(const struct replay *rp,
+			 const struct replay_candidates *f)
+{
+	if (!f || !rp->reads)
+		return rp->reads;
+	for (guint k = 0; k < f->places->len; k++)
+		for (int s = place_at(f, k)->next; s >= 0;
+		     s = call_at(rp, (guint)s)->next)
+			if (call_at(rp, (guint)s)->op == REPLAY_READ)
+				return true;
+	return false;
 }
 
 static unsigned int replay_poll(struct cusemu_device *dev,
@@ -1132,10 +1522,22 @@ static unsigned int replay_poll(struct cusemu_device *dev,
 	unsigned int mask = rp->poll_rest;
 
 	g_mutex_lock(&rp->lock);
-	if (rp->next_read < rp->calls->len)
+	if (read_to_come(rp, file->private_data))
 		mask |= REPLAY_POLL_READ;
 	g_mutex_unlock(&rp->lock);
 	return mask;
+}
+
+static void replay_release(struct cusemu_device *dev,
+			   struct cusemu_file *file)
+{
+	struct replay *rp = dev->priv;
+
+	g_mutex_lock(&rp->lock);
+	if (file->private_data)
+		g_ptr_array_remove_fast(rp->files, file->private_data);
+	file->private_data = NULL;
+	g_mutex_unlock(&rp->lock);
 }
 
 /* ---- the device ---- */
@@ -1153,17 +1555,21 @@ static int replay_control(struct cusemu_device *dev, char **argv,
 	g_string_append_printf(out,
 			       "file: %s\nstrict: %s\nlines: %u\n"
 			       "answered: %u\nreads: %u of %u\n"
-			       "unmatched: %u\n",
+			       "unmatched: %u\nout of order: %u\n",
 			       rp->file, rp->strict ? "true" : "false",
 			       rp->calls->len, rp->answered, rp->read_given,
-			       rp->reads, rp->unmatched);
+			       rp->reads, rp->unmatched, rp->out_of_order);
 	g_mutex_unlock(&rp->lock);
 	return 0;
 }
 
+
 static void replay_free(struct replay *rp)
 {
 	g_ptr_array_unref(rp->calls);
+	g_ptr_array_unref(rp->files);
+	g_free(rp->first);
+	g_free(rp->followers);
 	g_mutex_clear(&rp->lock);
 
 	g_cond_clear(&rp->more);
@@ -1240,6 +1646,8 @@ static struct replay_call *twin_of(const struct replay_call *c,
 	w->cmd = to_native ? t.native_cmd : t.cmd32;
 	w->name = g_strdup(c->name);
 	w->compat = !c->compat;
+	w->seq = c->seq;
+	w->twin = true;
 	w->arg = c->arg;
 	w->in = ranges_new();
 	w->out = ranges_new();
@@ -1296,6 +1704,7 @@ static int replay_probe(struct cusemu_device *dev, char **why)
 	g_autoptr(GError) error = NULL;
 	g_autofree char *text = NULL;
 	g_autofree char *node = NULL;
+	bool ok;
 
 	g_mutex_init(&rp->lock);
 	g_cond_init(&rp->more);
@@ -1303,6 +1712,9 @@ static int replay_probe(struct cusemu_device *dev, char **why)
 	rp->file = g_strdup(file);
 	rp->strict = cusemu_device_param_bool(dev, "strict");
 	rp->calls = g_ptr_array_new_with_free_func(call_free);
+	/* Freed at release, or here if a fenced device had none. */
+	rp->files = g_ptr_array_new_with_free_func(candidates_free);
+	rp->seqs = 1;
 	if (!*file) {
 		*why = g_strdup("replay needs file=RECORDING");
 		goto fail;
@@ -1311,7 +1723,10 @@ static int replay_probe(struct cusemu_device *dev, char **why)
 		*why = g_strdup(error->message);
 		goto fail;
 	}
-	if (!load_text(rp, text, &node, why))
+	rp->seq_of_pid = g_hash_table_new(NULL, NULL);
+	ok = load_text(rp, text, &node, why);
+	g_clear_pointer(&rp->seq_of_pid, g_hash_table_unref);
+	if (!ok)
 		goto fail;
 	say_unusable(rp);
 	if (*layouts && !add_twins(rp, layouts, why))
@@ -1362,6 +1777,7 @@ const struct cusemu_device_model cusemu_model_replay = {
 	.params = replay_params,
 	.probe = replay_probe,
 	.remove = replay_remove,
+	.release = replay_release,
 	.read = replay_read,
 	.write = replay_write,
 	.poll = replay_poll,

@@ -26,6 +26,9 @@
 /* An _IOW command with 4 bytes in and none out, _IOWR with 4 each way. */
 #define TEST_SET _IOW('r', 1, __u32)
 #define TEST_XCHG _IOWR('r', 2, __u32)
+/* A device that must be started before it is read. */
+#define TEST_START _IO('r', 3)
+#define TEST_READ _IOR('r', 4, __u32)
 
 struct fixture {
 	char *dir;
@@ -747,6 +750,351 @@ static void test_refused(void)
 			   "/nonexistent/rec.json*");
 }
 
+static char *read_ioctl_line(const char *pid, const char *answer)
+{
+	g_autofree char *out = g_strdup_printf(
+		"[{\"addr\":\"0x7ffc00000010\",\"len\":4,\"data\":\"%s\"}]",
+		answer);
+	g_autofree char *line = ioctl_line(
+		TEST_READ, "TEST_READ", "x86_64", "0x7ffc00000010", "[]", out,
+		"\"result\":0,\"error\":null");
+
+	g_auto(GStrv) parts = g_strsplit(line, "\"pid\":7", 2);
+
+	/* Its pid, for the open it belongs to. */
+	return g_strjoinv(pid, parts);
+}
+
+/* TEST_READ on file, its answer. */
+static uint32_t read_on(struct fixture *f, struct cusemu_file *file,
+			long want)
+{
+	uint32_t v = 0xAAAAAAAA;
+	unsigned int rt;
+
+	memcpy(mem(f, false, 0x100), &v, 4);
+	g_assert_cmpint(fake_ioctl(&f->native, f->dev, file, TEST_READ,
+				   at(f, false, 0x100), &rt), ==, want);
+	memcpy(&v, mem(f, false, 0x100), 4);
+	return v;
+}
+
+static long start_on(struct fixture *f, struct cusemu_file *file)
+{
+	unsigned int rt;
+
+	return fake_ioctl(&f->native, f->dev, file, TEST_START, 0, &rt);
+}
+
+/*
+ * Each open file follows a recorded open file in its order: a new client
+ * starts again from the first answer, not the latest; a call the
+ * recording made only after another (a READ before START, a read() before
+ * START) is flagged under strict, and answered but counted without it.
+ */
+static void test_sequence(void)
+{
+	struct fixture fx = { 0 }, *f = &fx;
+	g_autofree char *start_line = ioctl_line(
+		TEST_START, "TEST_START", "x86_64", "0x0", "[]", "[]",
+		"\"result\":0,\"error\":null");
+	g_autofree char *r1 = read_ioctl_line("\"pid\":7", "2a000000");
+	g_autofree char *r2 = read_ioctl_line("\"pid\":7", "2b000000");
+	const char *lines[] = {
+		HEADER,
+		"{\"node\":\"clock7\",\"pid\":7,\"op\":\"open\",\"result\":0,"
+		"\"error\":null}",
+		start_line, r1, r2, READ_LINE("0102", "2"),
+		"{\"node\":\"clock7\",\"pid\":0,\"op\":\"release\","
+		"\"result\":0,\"error\":null}",
+		NULL
+	};
+	struct cusemu_file a, b, c, d;
+	g_autoptr(GString) out = g_string_new(NULL);
+	char *argv[] = { "status", NULL };
+	char buf[8];
+
+	fixture_init(f);
+	start(f, lines, ",strict=true");
+	a = b = c = d = f->file;
+	g_test_expect_message("cusemu-model", G_LOG_LEVEL_CRITICAL,
+			      "*not in it: ioctl 0x80047204 TEST_READ from "
+			      "x86_64, arg *; line 4 has it, out of the "
+			      "recorded order: no recorded open file began "
+			      "with it");
+	read_on(f, &a, -EIO);
+	g_test_assert_expected_messages();
+	g_assert_cmpint(start_on(f, &c), ==, 0);
+	g_test_expect_message("cusemu-model", G_LOG_LEVEL_CRITICAL,
+			      "*not in it: read; line 6 has it, out of the "
+			      "recorded order: line 4 came next");
+	g_assert_cmpint(f->dev->model->read(f->dev, &c, buf, 8), ==, -EIO);
+	g_test_assert_expected_messages();
+
+	g_assert_cmpint(start_on(f, &b), ==, 0);
+	g_assert_cmphex(read_on(f, &b, 0), ==, 0x2a);
+	g_assert_cmphex(read_on(f, &b, 0), ==, 0x2b);
+	/* Repeated more often than recorded: the latest again. */
+	g_assert_cmphex(read_on(f, &b, 0), ==, 0x2b);
+	g_assert_cmpint(f->dev->model->read(f->dev, &b, buf, 8), ==, 2);
+	g_assert_cmpmem(buf, 2, "\x01\x02", 2);
+	f->dev->model->release(f->dev, &b);
+	/* A new client, from the start. */
+	g_assert_cmpint(start_on(f, &d), ==, 0);
+	g_assert_cmphex(read_on(f, &d, 0), ==, 0x2a);
+	fixture_clear(f);
+
+	fixture_init(f);
+	start(f, lines, NULL);
+	a = f->file;
+	g_assert_cmphex(read_on(f, &a, 0), ==, 0x2a);
+	g_assert_cmpint(f->dev->model->control(f->dev, argv, out), ==, 0);
+	g_assert_nonnull(strstr(out->str, "out of order: 1\n"));
+	fixture_clear(f);
+}
+
+/* line, made by pid instead of 7: the open file it belongs to. */
+static char *by_pid(const char *line, unsigned int pid)
+{
+	g_auto(GStrv) parts = g_strsplit(line, "\"pid\":7,", 2);
+	g_autofree char *with = g_strdup_printf("\"pid\":%u,", pid);
+
+	return g_strjoinv(with, parts);
+}
+
+static char *open_line(unsigned int pid)
+{
+	return g_strdup_printf("{\"node\":\"clock7\",\"pid\":%u,\"op\":"
+			       "\"open\",\"result\":0,\"error\":null}",
+			       pid);
+}
+
+/* How many calls the replay answered out of order and left unmatched. */
+static void assert_status(struct fixture *f, unsigned int out_of_order,
+			  unsigned int unmatched)
+{
+	g_autoptr(GString) out = g_string_new(NULL);
+	g_autofree char *want = g_strdup_printf(
+		"unmatched: %u\nout of order: %u\n", unmatched, out_of_order);
+	char *argv[] = { "status", NULL };
+
+	g_assert_cmpint(f->dev->model->control(f->dev, argv, out), ==, 0);
+	g_assert_nonnull(strstr(out->str, want));
+}
+
+/* The calls an i2cset and an i2cdump both begin with, on file. */
+static void i2c_prefix_on(struct fixture *f, struct cusemu_file *file,
+			  unsigned int step)
+{
+	unsigned int rt;
+
+	if (step == 0) {
+		memset(mem(f, false, 0x100), 0xAA, 8);
+		g_assert_cmpint(fake_ioctl(&f->native, f->dev, file,
+					   I2C_FUNCS, at(f, false, 0x100),
+					   &rt), ==, 0);
+		g_assert_cmpmem(mem(f, false, 0x100), 8,
+				"\x01\x00\x00\x00\x00\x00\x00\x80", 8);
+	} else {
+		g_assert_cmpint(fake_ioctl(&f->native, f->dev, file,
+					   I2C_SLAVE, 0x50, &rt), ==, 0);
+	}
+}
+
+/* What the i2cset-like run does after them: one TEST_SET of 0xab. */
+static void set_on(struct fixture *f, struct cusemu_file *file)
+{
+	uint32_t v = 0xab;
+	unsigned int rt;
+
+	memcpy(mem(f, false, 0x200), &v, 4);
+	g_assert_cmpint(fake_ioctl(&f->native, f->dev, file, TEST_SET,
+				   at(f, false, 0x200), &rt), ==, 0);
+}
+
+/* ... and the i2cdump-like one: TEST_XCHG of reg, the value it gets. */
+static uint32_t xchg_on(struct fixture *f, struct cusemu_file *file,
+			uint32_t reg)
+{
+	unsigned int rt;
+
+	memcpy(mem(f, false, 0x300), &reg, 4);
+	g_assert_cmpint(fake_ioctl(&f->native, f->dev, file, TEST_XCHG,
+				   at(f, false, 0x300), &rt), ==, 0);
+	memcpy(&reg, mem(f, false, 0x300), 4);
+	return reg;
+}
+
+/*
+ * Two recorded open files that begin alike, as an i2cset and an i2cdump
+ * do (I2C_FUNCS, I2C_SLAVE), then differ: under strict, a live file of
+ * each is answered in order, whichever opens and calls first, one after
+ * the other or interleaved. A live file is not bound to the first
+ * recorded file that began with its first call.
+ */
+static void test_shared_prefix(void)
+{
+	g_autofree char *funcs = ioctl_line(
+		I2C_FUNCS, "I2C_FUNCS", "x86_64", "0x7ffc00000010", "[]",
+		"[{\"addr\":\"0x7ffc00000010\",\"len\":8,"
+		"\"data\":\"0100000000000080\"}]",
+		"\"result\":0,\"error\":null");
+	g_autofree char *slave = ioctl_line(
+		I2C_SLAVE, "I2C_SLAVE", "x86_64", "0x50", "[]", "[]",
+		"\"result\":0,\"error\":null");
+	g_autofree char *set = ioctl_line(
+		TEST_SET, "TEST_SET", "x86_64", "0x7ffc00000020",
+		"[{\"addr\":\"0x7ffc00000020\",\"len\":4,"
+		"\"data\":\"ab000000\"}]",
+		"[]", "\"result\":0,\"error\":null");
+	g_autofree char *x0 = xchg_line("x86_64", "0x7ffc00000030", "00000000",
+					"11000000", "\"result\":0,\"error\":null");
+	g_autofree char *x1 = xchg_line("x86_64", "0x7ffc00000030", "01000000",
+					"22000000", "\"result\":0,\"error\":null");
+	g_autofree char *open7 = open_line(7), *open8 = open_line(8);
+	g_autofree char *funcs8 = by_pid(funcs, 8), *slave8 = by_pid(slave, 8);
+	g_autofree char *x0_8 = by_pid(x0, 8), *x1_8 = by_pid(x1, 8);
+	const char *lines[] = { HEADER, open7, funcs, slave, set,
+				open8, funcs8, slave8, x0_8, x1_8, NULL };
+
+	for (unsigned int order = 0; order < 3; order++) {
+		struct fixture fx = { 0 }, *f = &fx;
+		struct cusemu_file a, b;
+
+		fixture_init(f);
+		start(f, lines, ",strict=true");
+		a = b = f->file;
+		/* a is the i2cset, b the i2cdump. */
+		if (order == 0) {
+			i2c_prefix_on(f, &a, 0);
+			i2c_prefix_on(f, &a, 1);
+			set_on(f, &a);
+		}
+		if (order < 2) {
+			i2c_prefix_on(f, &b, 0);
+			i2c_prefix_on(f, &b, 1);
+			g_assert_cmphex(xchg_on(f, &b, 0), ==, 0x11);
+			g_assert_cmphex(xchg_on(f, &b, 1), ==, 0x22);
+		}
+		if (order == 1) {
+			i2c_prefix_on(f, &a, 0);
+			i2c_prefix_on(f, &a, 1);
+			set_on(f, &a);
+		}
+		if (order == 2) {
+			/* The dump first, each step of the two in turn. */
+			for (unsigned int step = 0; step < 2; step++) {
+				i2c_prefix_on(f, &b, step);
+				i2c_prefix_on(f, &a, step);
+			}
+			g_assert_cmphex(xchg_on(f, &b, 0), ==, 0x11);
+			set_on(f, &a);
+			g_assert_cmphex(xchg_on(f, &b, 1), ==, 0x22);
+		}
+		assert_status(f, 0, 0);
+		f->dev->model->release(f->dev, &a);
+		f->dev->model->release(f->dev, &b);
+		fixture_clear(f);
+	}
+}
+
+static char *who_line(const char *abi, const char *arg, const char *answer)
+{
+	bool compat = !strcmp(abi, "i386");
+	g_autofree char *out = g_strdup_printf(
+		"[{\"addr\":\"%s\",\"len\":%zu,\"data\":\"%s\"}]", arg,
+		strlen(answer) / 2, answer);
+
+	return ioctl_line(compat ? _IOR('P', 2, uint32_t)
+				 : _IOR('P', 2, uint64_t),
+			  "PROBE_WHO", abi, arg, "[]", out,
+			  "\"result\":0,\"error\":null");
+}
+
+/* PROBE_WHO from file in an ABI, its answer. */
+static uint64_t who_on(struct fixture *f, struct cusemu_file *file,
+		       bool compat)
+{
+	uint64_t v = 0;
+	unsigned int rt;
+
+	memset(mem(f, compat, 0x200), 0, 8);
+	g_assert_cmpint(fake_ioctl(compat ? &f->compat : &f->native, f->dev,
+				   file,
+				   compat ? _IOR('P', 2, uint32_t)
+					  : _IOR('P', 2, uint64_t),
+				   at(f, compat, 0x200), &rt), ==, 0);
+	memcpy(&v, mem(f, compat, 0x200), 8);
+	return v;
+}
+
+/*
+ * The caller's ABI first: with layouts=, the x86_64 run's PROBE_WHO
+ * answers an i386 caller too, converted, and it was recorded first; but
+ * an i386 live file follows the i386 run recorded after it, and an x86_64
+ * one the x86_64 run, whichever of them comes first.
+ */
+static void test_abi_first(void)
+{
+	g_autofree char *probe = g_test_build_filename(
+		G_TEST_DIST, "..", "include", "cusemu", "abi", "probe.h", NULL);
+	g_autofree char *extra = g_strdup_printf(",layouts=%s,strict=true",
+						 probe);
+	g_autofree char *w64 = who_line("x86_64", "0x7ffc00001000",
+					"0201000000000000");
+	g_autofree char *w32 = who_line("i386", "0xffd00010", "03020000");
+	g_autofree char *open7 = open_line(7), *open8 = open_line(8);
+	g_autofree char *w32_8 = by_pid(w32, 8);
+	const char *lines[] = { HEADER, open7, w64, open8, w32_8, NULL };
+
+	for (int first = 0; first < 2; first++) {
+		struct fixture fx = { 0 }, *f = &fx;
+		struct cusemu_file a, b;
+		bool compat = first;
+
+		fixture_init(f);
+		start(f, lines, extra);
+		a = b = f->file;
+		for (int k = 0; k < 2; k++, compat = !compat)
+			g_assert_cmphex(who_on(f, k ? &b : &a, compat), ==,
+					compat ? 0x203 : 0x102);
+		assert_status(f, 0, 0);
+		fixture_clear(f);
+	}
+}
+
+/*
+ * A recording of two runs that begin alike: two live files, one after the
+ * other, get the two runs' answers, each from its start; a third the first
+ * run's again.
+ */
+static void test_two_runs(void)
+{
+	g_autofree char *t1 = rd_time("x86_64", 1), *t2 = rd_time("x86_64", 2);
+	g_autofree char *open7 = open_line(7), *open8 = open_line(8);
+	g_autofree char *t2_8 = by_pid(t2, 8);
+	const char *lines[] = { HEADER, open7, t1, open8, t2_8, NULL };
+	struct fixture fx = { 0 }, *f = &fx;
+	struct cusemu_file files[3];
+	const int want[] = { 1, 2, 1 };
+	struct rtc_time tm;
+	unsigned int rt;
+
+	fixture_init(f);
+	start(f, lines, ",strict=true");
+	for (int k = 0; k < 3; k++) {
+		files[k] = f->file;
+		g_assert_cmpint(fake_ioctl(&f->native, f->dev, &files[k],
+					   RTC_RD_TIME, at(f, false, 0x100),
+					   &rt), ==, 0);
+		memcpy(&tm, mem(f, false, 0x100), sizeof(tm));
+		g_assert_cmpint(tm.tm_sec, ==, want[k]);
+		f->dev->model->release(f->dev, &files[k]);
+	}
+	assert_status(f, 0, 0);
+	fixture_clear(f);
+}
+
 /* Log lines of unmatched calls written (not expected by a test). */
 static unsigned int said_unmatched;
 
@@ -896,5 +1244,9 @@ int main(int argc, char **argv)
 	g_test_add_func("/replay/refused", test_refused);
 	g_test_add_func("/replay/secret", test_secret);
 	g_test_add_func("/replay/flood", test_flood);
+	g_test_add_func("/replay/sequence", test_sequence);
+	g_test_add_func("/replay/shared-prefix", test_shared_prefix);
+	g_test_add_func("/replay/abi-first", test_abi_first);
+	g_test_add_func("/replay/two-runs", test_two_runs);
 	return g_test_run();
 }

@@ -22,6 +22,8 @@ start_daemon "$work/replay-rec.log" \
 	--device "i2c:name=i2c-5,record=$work/i2c.json"
 if wait_for 15 is_char_node /dev/rtc-rec && wait_for 5 is_char_node /dev/i2c-5; then
 	# Recorded too, and replayed to nobody: a replay need not use every line.
+	# They begin as i2cdump does (I2C_FUNCS, I2C_SLAVE): its replay must
+	# not take them for its own run.
 	/usr/sbin/i2cset -y 5 0x50 0x10 0xab && /usr/sbin/i2cset -y 5 0x50 0x21 0x5a
 	/sbin/hwclock "${rtc_opts[@]}" >"$work/hw-rec.out" 2>&1
 	/usr/sbin/i2cdump -y 5 0x50 >"$work/dump-rec-64.out" 2>&1
