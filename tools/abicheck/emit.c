@@ -553,7 +553,9 @@ static void emit_body(struct emitter *e, int i64, struct body *b)
 }
 
 /* Where the pointee of the member at i has an i386 layout of its own,
- * its compat struct and array conversions; their name, or NULL. */
+ * its compat struct and array conversions; their name, or NULL. A
+ * buffer of scalars (--pointee TAG.MEMBER=long[COUNT]) has no struct:
+ * its elements convert one by one. */
 static const char *emit_pointee(struct emitter *e, int i)
 {
 	const struct member *m = at(e->l64, i);
@@ -561,7 +563,9 @@ static const char *emit_pointee(struct emitter *e, int i)
 	struct layout p64, p32;
 	struct emitter sub = *e;
 
-	if (!m->pointee || !n || !n->pointee)
+	if (!m->pointee || !n || !n->pointee ||
+	    !(((const struct member *)m->pointee->pdata[0])->flags &
+	      (MEMBER_STRUCT | MEMBER_UNION)))
 		return NULL;
 	p64 = (struct layout){ true, m->pointee };
 	p32 = (struct layout){ true, n->pointee };
