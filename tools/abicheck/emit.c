@@ -1219,9 +1219,9 @@ static void emit_step(struct emitter *e, GPtrArray *commands)
 		else
 			why = "the payload has too many of them";
 		if (why) {
-			g_string_append_printf(e->steps, "\n/* %s: no fetch "
-					       "step written for %s: %s. */\n",
-					       c->name, m->path, why);
+			comment(e->steps, "%s: no fetch step written for %s: "
+				"%s; the model's to write.", c->name, m->path,
+				why);
 			return;
 		}
 		st.counted = st.counted || st.b[st.nb].count;
@@ -1231,9 +1231,8 @@ static void emit_step(struct emitter *e, GPtrArray *commands)
 		return;
 	st.p = g_ascii_strdown(c->name, -1);
 	if (!step_names(&st, &taken)) {
-		g_string_append_printf(e->steps, "\n/* %s: no fetch step "
-				       "written: %s is another command's. */\n",
-				       c->name, taken);
+		comment(e->steps, "%s: no fetch step written: %s is another "
+			"command's.", c->name, taken);
 		g_free(st.p);
 		return;
 	}
