@@ -20,7 +20,7 @@ struct emitter {
 	const struct layout *l64, *l32;
 	const struct command *c;
 	GPtrArray *problems;		/* what could not be generated */
-	GString *steps;			/* fetch steps, after the conversions */
+	GString *steps;			/* fetch steps, after conversions */
 };
 
 static const struct member *at(const struct layout *l, int i)
@@ -711,7 +711,7 @@ static const char *emit_aggregate(struct emitter *e, int i64)
 /* A member that --pointee names: the buffer a fetch step names. */
 struct buffer {
 	const struct member *m;		/* the pointer, or the __u64 */
-	const struct member *count;	/* how many it points to; NULL: one */
+	const struct member *count;	/* how many; NULL: one */
 	const char *elem;		/* the native element's type */
 	/* i386's element where it differs: a compat struct, or the
 	 * fixed-width type of a long (narrow); NULL when alike. */
@@ -728,8 +728,8 @@ struct step {
 	const char *name;		/* BUFS_READ */
 	char *p;			/* bufs_read */
 	char *native;			/* struct bufs_read */
-	char *compat;			/* struct compat_bufs_read, or NULL */
-	bool back;			/* the payload goes back to the caller */
+	char *compat;			/* its compat struct, or NULL */
+	bool back;			/* the payload goes back */
 	bool counted;			/* a buffer has a count: max */
 	struct buffer b[STEP_BUFFERS];
 	unsigned int nb;
@@ -1062,7 +1062,8 @@ static void step_from_user(struct step *st, const struct buffer *b)
 	}
 	g_string_append_printf(st->s,
 		"\t%s c;\n\n\tif (!cusemu_in_compat_syscall())\n"
-		"\t\treturn cusemu_copy_from_user(dst, addr, n * sizeof(*dst)) ?\n"
+		"\t\treturn cusemu_copy_from_user(dst, addr, "
+		"n * sizeof(*dst)) ?\n"
 		"\t\t\t-EFAULT : 0;\n"
 		"\tfor (size_t i = 0; i < n; i++) {\n"
 		"\t\tif (cusemu_copy_from_user(&c, addr + i * sizeof(c), "
@@ -1070,8 +1071,8 @@ static void step_from_user(struct step *st, const struct buffer *b)
 	if (b->narrow)
 		g_string_append(st->s, "\t\tdst[i] = c;\n");
 	else
-		g_string_append_printf(st->s, "\t\t%s_from_compat(&dst[i], &c);\n",
-				       tag_in(b->celem));
+		g_string_append_printf(st->s, "\t\t%s_from_compat(&dst[i], "
+				       "&c);\n", tag_in(b->celem));
 	g_string_append(st->s, "\t}\n\treturn 0;\n}\n");
 }
 
@@ -1107,7 +1108,8 @@ static void step_to_user(struct step *st, const struct buffer *b)
 	}
 	g_string_append_printf(st->s,
 		"\t%s c;\n\n\tif (!cusemu_in_compat_syscall())\n"
-		"\t\treturn cusemu_copy_to_user(addr, src, n * sizeof(*src)) ?\n"
+		"\t\treturn cusemu_copy_to_user(addr, src, "
+		"n * sizeof(*src)) ?\n"
 		"\t\t\t-EFAULT : 0;\n"
 		"\tfor (size_t i = 0; i < n; i++) {\n", b->celem);
 	if (b->narrow)
@@ -1116,8 +1118,8 @@ static void step_to_user(struct step *st, const struct buffer *b)
 			"\t\t\treturn -EOVERFLOW;\n\t\tc = (%s)src[i];\n",
 			strcmp(b->celem, "__s32") ? "u32" : "s32", b->celem);
 	else
-		g_string_append_printf(st->s, "\t\tif (%s_to_compat(&c, &src[i]))\n"
-				       "\t\t\treturn -EOVERFLOW;\n",
+		g_string_append_printf(st->s, "\t\tif (%s_to_compat(&c, "
+				       "&src[i]))\n\t\t\treturn -EOVERFLOW;\n",
 				       tag_in(b->celem));
 	g_string_append(st->s,
 		"\t\tif (cusemu_copy_to_user(addr + i * sizeof(c), &c, "
@@ -1147,8 +1149,8 @@ static void step_fetch(struct step *st)
 				"sizeof(*dst));\n\n");
 	if (st->back)
 		g_string_append_printf(st->s, "\tif (err && err != -EAGAIN)\n"
-				       "\t\treturn err;\n"
-				       "\terr = %s_from_user(dst, arg);\n", st->p);
+				       "\t\treturn err;\n\terr = %s_from_user("
+				       "dst, arg);\n", st->p);
 	else
 		g_string_append_printf(st->s, "\tint err = %s_from_user(dst, "
 				       "arg);\n\n", st->p);
@@ -1178,7 +1180,8 @@ static bool step_names(struct step *st, char **taken)
 						   NULL));
 	}
 	for (guint i = 0; i < names->len; i++) {
-		g_autofree char *key = g_strconcat("fn:", names->pdata[i], NULL);
+		g_autofree char *key = g_strconcat("fn:", names->pdata[i],
+						   NULL);
 
 		if (g_hash_table_contains(st->e->done, key)) {
 			*taken = g_strdup(names->pdata[i]);
