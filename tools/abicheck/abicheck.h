@@ -68,6 +68,9 @@ struct member {
 	 * beside this one that holds how many TYPE it points to; 0 when
 	 * it points to one. */
 	int pointee_count;
+	/* The pointee is --pointee's: the member holds a pointer that the
+	 * driver follows, for which --emit-compat writes a fetch step. */
+	bool pointee_given;
 };
 
 struct layout {

@@ -5,6 +5,8 @@
  * the offset i386 gives it, with compile-time checks of those offsets, and
  * the conversions to and from the native struct that a model's compat row
  * calls. Pointers travel as __u32 and come back through cusemu_compat_ptr.
+ * A pointer that --pointee names, with its count, gets the fetch step and
+ * the copies its handler makes, for callers of both ABIs.
  */
 #include <string.h>
 
@@ -18,6 +20,7 @@ struct emitter {
 	const struct layout *l64, *l32;
 	const struct command *c;
 	GPtrArray *problems;		/* what could not be generated */
+	GString *steps;			/* fetch steps, after conversions */
 };
 
 static const struct member *at(const struct layout *l, int i)
@@ -553,7 +556,9 @@ static void emit_body(struct emitter *e, int i64, struct body *b)
 }
 
 /* Where the pointee of the member at i has an i386 layout of its own,
- * its compat struct and array conversions; their name, or NULL. */
+ * its compat struct and array conversions; their name, or NULL. A
+ * buffer of scalars (--pointee TAG.MEMBER=long[COUNT]) has no struct:
+ * its elements convert one by one. */
 static const char *emit_pointee(struct emitter *e, int i)
 {
 	const struct member *m = at(e->l64, i);
@@ -561,7 +566,9 @@ static const char *emit_pointee(struct emitter *e, int i)
 	struct layout p64, p32;
 	struct emitter sub = *e;
 
-	if (!m->pointee || !n || !n->pointee)
+	if (!m->pointee || !n || !n->pointee ||
+	    !(((const struct member *)m->pointee->pdata[0])->flags &
+	      (MEMBER_STRUCT | MEMBER_UNION)))
 		return NULL;
 	p64 = (struct layout){ true, m->pointee };
 	p32 = (struct layout){ true, n->pointee };
@@ -699,6 +706,558 @@ static const char *emit_aggregate(struct emitter *e, int i64)
 	return name;
 }
 
+/* ---- Fetch steps: a pointer that --pointee names, and its count */
+
+/* A member that --pointee names: the buffer a fetch step names. */
+struct buffer {
+	const struct member *m;		/* the pointer, or the __u64 */
+	const struct member *count;	/* how many; NULL: one */
+	const char *elem;		/* the native element's type */
+	/* i386's element where it differs: a compat struct, or the
+	 * fixed-width type of a long (narrow); NULL when alike. */
+	const char *celem;
+	bool narrow;
+};
+
+#define STEP_BUFFERS 8
+
+/* The functions of one command, prefixed with its name in lower case. */
+struct step {
+	struct emitter *e;
+	GString *s;
+	const char *name;		/* BUFS_READ */
+	char *p;			/* bufs_read */
+	char *native;			/* struct bufs_read */
+	char *compat;			/* its compat struct, or NULL */
+	bool back;			/* the payload goes back */
+	bool counted;			/* a buffer has a count: max */
+	struct buffer b[STEP_BUFFERS];
+	unsigned int nb;
+};
+
+static void comment(GString *s, const char *format, ...) G_GNUC_PRINTF(2, 3);
+
+/* A comment of prose, its words filled to 78 columns: on one line when
+ * it fits. "\n\n" in it starts a paragraph, and a line that starts with
+ * a tab is taken as it is (code). */
+static void comment(GString *s, const char *format, ...)
+{
+	va_list ap;
+	g_autofree char *text = NULL;
+	g_auto(GStrv) lines = NULL;
+	GString *line = g_string_new(NULL);
+
+	va_start(ap, format);
+	text = g_strdup_vprintf(format, ap);
+	va_end(ap);
+	if (!strchr(text, '\n') && strlen(text) + 6 <= 78) {
+		g_string_append_printf(s, "\n/* %s */\n", text);
+		g_string_free(line, TRUE);
+		return;
+	}
+	g_string_append(s, "\n/*\n");
+	lines = g_strsplit(text, "\n", -1);
+	for (char **l = lines; *l; l++) {
+		g_auto(GStrv) words = NULL;
+
+		if (**l == '\t' || !**l) {
+			g_string_append_printf(s, " *%s\n", *l);
+			continue;
+		}
+		words = g_strsplit(*l, " ", -1);
+		g_string_truncate(line, 0);
+		for (char **w = words; *w; w++) {
+			if (line->len && line->len + 1 + strlen(*w) > 74) {
+				g_string_append_printf(s, " * %s\n", line->str);
+				g_string_truncate(line, 0);
+			}
+			if (line->len)
+				g_string_append_c(line, ' ');
+			g_string_append(line, *w);
+		}
+		if (line->len)
+			g_string_append_printf(s, " * %s\n", line->str);
+	}
+	g_string_append(s, " */\n");
+	g_string_free(line, TRUE);
+}
+
+/* An integer, as a count is. */
+static bool integer(const struct member *m)
+{
+	return (m->flags & (MEMBER_SCALAR | MEMBER_ENUM | MEMBER_LONG)) &&
+	       !(m->flags & (MEMBER_FLOAT | MEMBER_ARRAY | MEMBER_POINTER));
+}
+
+/* The buffer that the member at i points to; NULL, or why none. */
+static const char *buffer_of(struct emitter *e, int i, struct buffer *b)
+{
+	const struct member *m = at(e->l64, i);
+	const struct member *n = layout_find(e->l32, m->path);
+	const struct member *p = m->pointee->pdata[0];
+	const struct member *q = n && n->pointee ? n->pointee->pdata[0] : NULL;
+
+	*b = (struct buffer){ .m = m, .elem = p->type };
+	if (!q || m->parent != 0)
+		return "it is inside a struct or union of the payload";
+	if (m->flags & MEMBER_ARRAY)
+		return "it is an array";
+	if (!(m->flags & MEMBER_POINTER) && (!integer(m) || m->size != 8))
+		return "it holds no pointer (a pointer, or an integer of 64 "
+		       "bits)";
+	if (!nameable(p->type) || !p->size || !q->size)
+		return "what it points to has no name or no size";
+	if (m->pointee_count) {
+		b->count = at(e->l64, m->pointee_count);
+		if (!integer(b->count) || (b->count->flags & MEMBER_BITFIELD))
+			return "its count is no integer member";
+	}
+	if (p->flags & (MEMBER_STRUCT | MEMBER_UNION)) {
+		b->celem = emit_pointee(e, i);
+	} else if (p->flags & MEMBER_LONG) {
+		b->celem = fixed_of(q->size, q->flags & MEMBER_SIGNED);
+		b->narrow = true;
+	} else if (p->size != q->size) {
+		return "its elements are scalars of another size on i386";
+	}
+	return NULL;
+}
+
+/* The address a buffer's member holds, in the native struct src. */
+static char *buffer_addr(const struct buffer *b, const char *src)
+{
+	return g_strdup_printf("(cusemu_uptr_t)%s%s->%s",
+			       b->m->flags & MEMBER_POINTER ? "(uintptr_t)" : "",
+			       src, b->m->name);
+}
+
+/* Who names the command's i386 number in a compat table. */
+static char *compat_row(GPtrArray *commands, const struct command *c)
+{
+	for (guint i = 0; i < commands->len; i++) {
+		const struct command *o = commands->pdata[i];
+
+		if (o->compat_of == c ||
+		    (g_str_has_prefix(o->name, c->name) &&
+		     !strcmp(o->name + strlen(c->name), "32")))
+			return g_strdup(o->name);
+	}
+	if (c->number[ABI_X86_64] == c->number[ABI_I386])
+		return g_strdup(c->name);
+	/* The macro emit_compat writes, where it writes one. */
+	if (c->dir != DIR_UNKNOWN && c->type_arg)
+		return g_strconcat(c->name, "32", NULL);
+	return g_strdup_printf("0x%08x", c->number[ABI_I386]);
+}
+
+/* The handler of the usage comment, from the payload on. */
+static char *usage_handler(const struct step *st)
+{
+	const struct buffer *b = &st->b[0];
+	const char *cnt = b->count ? b->count->name : NULL;
+	const char *var = cnt ? "buf" : "one";
+
+	if (st->back)
+		return g_strdup_printf(
+			"\t\tif (err)\n\t\t\treturn err;\n"
+			"\t\t... the driver's work, into %s%s%s ...\n"
+			"\t\terr = %s_%s_to_user(&p, %s%s);\n"
+			"\t\treturn err ? err : %s_to_user(arg, &p);\n",
+			var, cnt ? ": n elements, at most p." : "",
+			cnt ? cnt : "", st->p, b->m->name,
+			cnt ? "buf" : "&one", cnt ? ", n" : "", st->p);
+	return g_strdup_printf(
+		"\t\tif (!err)\n\t\t\terr = %s_%s_from_user(%s, &p%s%s);\n"
+		"\t\tif (err)\n\t\t\treturn err;\n"
+		"\t\t... the driver's work on %s ...\n\t\treturn 0;\n",
+		st->p, b->m->name, cnt ? "buf" : "&one", cnt ? ", p." : "",
+		cnt ? cnt : "", var);
+}
+
+/* The model's part, in the comment above the functions: a fetch step
+ * and a handler that call them, and their rows. */
+static void step_usage(struct step *st, const char *row32)
+{
+	static const char *const dirs[] = { "_IO", "_IOR", "_IOW", "_IOWR",
+					    "a plain number" };
+	const struct buffer *b = &st->b[0];
+	const char *cnt = b->count ? b->count->name : NULL;
+	g_autofree char *what = cnt ? g_strdup_printf("p.%s elements of %s",
+						      cnt, b->elem)
+				    : g_strdup_printf("%s", b->elem);
+	g_autofree char *handler = usage_handler(st);
+
+	comment(st->s,
+		"%s (%s): %s from the caller%s, and the %s that %s points "
+		"to, each in the layout of the caller's ABI "
+		"(cusemu_in_compat_syscall()), so that one fetch step and "
+		"one handler serve both tables. %s\n\n"
+		"\tstatic int my_fetch(struct cusemu_device *dev,\n"
+		"\t\t\t    struct cusemu_file *file, unsigned int cmd,\n"
+		"\t\t\t    unsigned long arg)\n\t{\n\t\t%s p;\n\n"
+		"\t\treturn %s_fetch(arg, &p%s);\n\t}\n\n"
+		"\tstatic long my_ioctl(struct cusemu_device *dev,\n"
+		"\t\t\t     struct cusemu_file *file, unsigned int cmd,\n"
+		"\t\t\t     unsigned long arg)\n\t{\n"
+		"\t\t%s %s%s;\n\t\t%s p;\n"
+		"\t\tint err = %s_from_user(&p, arg);\n\n%s\t}\n\n"
+		"\tnative table: CUSEMU_IOCTL_USER(%s, my_fetch, my_ioctl)\n"
+		"\tcompat table: CUSEMU_IOCTL_USER(%s, my_fetch, my_ioctl)%s",
+		st->name, dirs[st->e->c->dir], st->native,
+		st->back ? " and back" : "", what, b->m->name,
+		st->back ? "As the command writes back, what the payload "
+			   "points to is fetched both ways: what the handler "
+			   "leaves unwritten keeps its value."
+			 : "Nothing goes back to the caller.",
+		st->native, st->p, st->counted ? ", MAX" : "", b->elem,
+		cnt ? "buf" : "one", cnt ? "[MAX]" : "", st->native, st->p,
+		handler, st->name, row32,
+		st->counted ? "\n\nMAX: the most elements the driver takes, "
+			      "more get -EINVAL; 0 takes as many as one call "
+			      "moves (CUSEMU_USER_MAX_BYTES), more get "
+			      "-ENOMEM." : "");
+}
+
+/* The payload, from the caller and back: each ABI's layout. */
+static void step_payload(struct step *st)
+{
+	const char *tag = st->compat ? tag_in(st->compat) : NULL;
+
+	if (!st->compat) {
+		comment(st->s, "%s's payload from the caller, one layout in "
+			"both ABIs: 0 or -EFAULT.", st->name);
+		g_string_append_printf(st->s,
+			"static inline int %s_from_user(%s *dst,\n"
+			"\t\tcusemu_uptr_t arg)\n{\n"
+			"\treturn cusemu_copy_from_user(dst, arg, sizeof(*dst)) ?"
+			" -EFAULT : 0;\n}\n", st->p, st->native);
+		if (!st->back)
+			return;
+		comment(st->s, "%s's payload back to the caller: 0 or "
+			"-EFAULT.", st->name);
+		g_string_append_printf(st->s,
+			"static inline int %s_to_user(cusemu_uptr_t arg,\n"
+			"\t\tconst %s *src)\n{\n"
+			"\treturn cusemu_copy_to_user(arg, src, sizeof(*src)) ? "
+			"-EFAULT : 0;\n}\n", st->p, st->native);
+		return;
+	}
+	comment(st->s, "%s's payload from the caller, as %s: 0 or -EFAULT.",
+		st->name, st->native);
+	g_string_append_printf(st->s,
+		"static inline int %s_from_user(%s *dst,\n"
+		"\t\tcusemu_uptr_t arg)\n{\n"
+		"\t%s c;\n\n\tif (!cusemu_in_compat_syscall())\n"
+		"\t\treturn cusemu_copy_from_user(dst, arg, sizeof(*dst)) ?\n"
+		"\t\t\t-EFAULT : 0;\n"
+		"\tif (cusemu_copy_from_user(&c, arg, sizeof(c)))\n"
+		"\t\treturn -EFAULT;\n\t%s_from_compat(dst, &c);\n"
+		"\treturn 0;\n}\n", st->p, st->native, st->compat, tag);
+	if (!st->back)
+		return;
+	comment(st->s, "%s's payload back to the caller, in its layout: 0, "
+		"-EFAULT, or -EOVERFLOW where a long does not fit i386's.",
+		st->name);
+	g_string_append_printf(st->s,
+		"static inline int %s_to_user(cusemu_uptr_t arg,\n"
+		"\t\tconst %s *src)\n{\n"
+		"\t%s c;\n\n\tif (!cusemu_in_compat_syscall())\n"
+		"\t\treturn cusemu_copy_to_user(arg, src, sizeof(*src)) ?\n"
+		"\t\t\t-EFAULT : 0;\n"
+		"\tif (%s_to_compat(&c, src))\n\t\treturn -EOVERFLOW;\n"
+		"\treturn cusemu_copy_to_user(arg, &c, sizeof(c)) ? "
+		"-EFAULT : 0;\n}\n", st->p, st->native, st->compat, tag);
+}
+
+/* The size of one element of b in the caller's ABI, as C. */
+static char *elem_size(const struct buffer *b)
+{
+	if (!b->celem)
+		return g_strdup_printf("sizeof(%s)", b->elem);
+	return g_strdup_printf("cusemu_in_compat_syscall() ?\n\t\tsizeof(%s) : "
+			       "sizeof(%s)", b->celem, b->elem);
+}
+
+/* For the fetch step: name what b's member points to, both ways when
+ * the command writes back. */
+static void step_want(struct step *st, const struct buffer *b)
+{
+	g_autofree char *addr = buffer_addr(b, "src");
+	g_autofree char *size = elem_size(b);
+	const char *cnt = b->count ? b->count->name : NULL;
+	g_autofree char *len = cnt ? g_strdup_printf("(size_t)src->%s * size",
+						     cnt)
+				   : g_strdup("size");
+
+	if (cnt) {
+		comment(st->s, "For %s's fetch step, once the payload is "
+			"here: the src->%s elements that %s points to, in the "
+			"caller's layout, named for reading%s. 0; -EINVAL for "
+			"more than max (when max is not 0)%s, -ENOMEM for more "
+			"than one call moves, before anything is named; "
+			"-EFAULT where the caller cannot have them.", st->name,
+			cnt, b->m->name, st->back ? " and writing back" : "",
+			b->count->flags & MEMBER_SIGNED ? " or below 0" : "");
+		g_string_append_printf(st->s, "static inline int %s_want_%s("
+				       "const %s *src,\n\t\tsize_t max)\n",
+				       st->p, b->m->name, st->native);
+	} else {
+		comment(st->s, "For %s's fetch step, once the payload is "
+			"here: the %s that %s points to, in the caller's "
+			"layout, named for reading%s. 0, or -EFAULT where the "
+			"caller cannot have it.", st->name, b->elem,
+			b->m->name, st->back ? " and writing back" : "");
+		g_string_append_printf(st->s, "static inline int %s_want_%s("
+				       "const %s *src)\n", st->p, b->m->name,
+				       st->native);
+	}
+	g_string_append_printf(st->s, "{\n\tsize_t size = %s;\n"
+			       "\tcusemu_uptr_t addr = %s;\n\tint err;\n\n",
+			       size, addr);
+	if (cnt && (b->count->flags & MEMBER_SIGNED))
+		g_string_append_printf(st->s, "\tif (src->%s < 0)\n"
+				       "\t\treturn -EINVAL;\n", cnt);
+	if (cnt)
+		g_string_append_printf(st->s,
+			"\tif (max && (__u64)src->%s > max)\n"
+			"\t\treturn -EINVAL;\n"
+			"\tif ((__u64)src->%s > CUSEMU_USER_MAX_BYTES / size)\n"
+			"\t\treturn -ENOMEM;\n", cnt, cnt);
+	g_string_append_printf(st->s, "\terr = cusemu_user_want_read(addr, "
+			       "%s);\n", len);
+	if (st->back)
+		g_string_append_printf(st->s, "\tif (!err || err == -EAGAIN)\n"
+				       "\t\terr = cusemu_user_want_write(addr, "
+				       "%s);\n", len);
+	g_string_append(st->s, "\treturn err == -EAGAIN ? 0 : err;\n}\n");
+}
+
+/* For the handler: b's elements from the caller, converted. */
+static void step_from_user(struct step *st, const struct buffer *b)
+{
+	g_autofree char *addr = buffer_addr(b, "src");
+	const char *cnt = b->count ? b->count->name : NULL;
+
+	if (cnt) {
+		comment(st->s, "For %s's handler: the first n elements that "
+			"%s points to (n at most src->%s), as %s: 0 or "
+			"-EFAULT.", st->name, b->m->name, cnt, b->elem);
+		g_string_append_printf(st->s, "static inline int %s_%s_from_"
+				       "user(%s *dst,\n\t\tconst %s *src, "
+				       "size_t n)\n{\n", st->p, b->m->name,
+				       b->elem, st->native);
+	} else {
+		comment(st->s, "For %s's handler: what %s points to, as %s: "
+			"0 or -EFAULT.", st->name, b->m->name, b->elem);
+		g_string_append_printf(st->s, "static inline int %s_%s_from_"
+				       "user(%s *dst,\n\t\tconst %s *src)\n{\n"
+				       "\tconst size_t n = 1;\n", st->p,
+				       b->m->name, b->elem, st->native);
+	}
+	g_string_append_printf(st->s, "\tcusemu_uptr_t addr = %s;\n", addr);
+	if (!b->celem) {
+		g_string_append(st->s, "\n\treturn cusemu_copy_from_user(dst, "
+				"addr, n * sizeof(*dst)) ? -EFAULT : 0;\n}\n");
+		return;
+	}
+	g_string_append_printf(st->s,
+		"\t%s c;\n\n\tif (!cusemu_in_compat_syscall())\n"
+		"\t\treturn cusemu_copy_from_user(dst, addr, "
+		"n * sizeof(*dst)) ?\n"
+		"\t\t\t-EFAULT : 0;\n"
+		"\tfor (size_t i = 0; i < n; i++) {\n"
+		"\t\tif (cusemu_copy_from_user(&c, addr + i * sizeof(c), "
+		"sizeof(c)))\n\t\t\treturn -EFAULT;\n", b->celem);
+	if (b->narrow)
+		g_string_append(st->s, "\t\tdst[i] = c;\n");
+	else
+		g_string_append_printf(st->s, "\t\t%s_from_compat(&dst[i], "
+				       "&c);\n", tag_in(b->celem));
+	g_string_append(st->s, "\t}\n\treturn 0;\n}\n");
+}
+
+/* For the handler: b's elements to the caller, converted. */
+static void step_to_user(struct step *st, const struct buffer *b)
+{
+	g_autofree char *addr = buffer_addr(b, "dst");
+	const char *cnt = b->count ? b->count->name : NULL;
+
+	if (cnt) {
+		comment(st->s, "For %s's handler: n elements (n at most "
+			"dst->%s) to where %s points, in the caller's layout: "
+			"0, -EFAULT, or -EOVERFLOW where a long does not fit "
+			"i386's.", st->name, cnt, b->m->name);
+		g_string_append_printf(st->s, "static inline int %s_%s_to_user("
+				       "const %s *dst,\n\t\tconst %s *src, "
+				       "size_t n)\n{\n", st->p, b->m->name,
+				       st->native, b->elem);
+	} else {
+		comment(st->s, "For %s's handler: src to where %s points, in "
+			"the caller's layout: 0, -EFAULT, or -EOVERFLOW where "
+			"a long does not fit i386's.", st->name, b->m->name);
+		g_string_append_printf(st->s, "static inline int %s_%s_to_user("
+				       "const %s *dst,\n\t\tconst %s *src)\n{\n"
+				       "\tconst size_t n = 1;\n", st->p,
+				       b->m->name, st->native, b->elem);
+	}
+	g_string_append_printf(st->s, "\tcusemu_uptr_t addr = %s;\n", addr);
+	if (!b->celem) {
+		g_string_append(st->s, "\n\treturn cusemu_copy_to_user(addr, "
+				"src, n * sizeof(*src)) ? -EFAULT : 0;\n}\n");
+		return;
+	}
+	g_string_append_printf(st->s,
+		"\t%s c;\n\n\tif (!cusemu_in_compat_syscall())\n"
+		"\t\treturn cusemu_copy_to_user(addr, src, "
+		"n * sizeof(*src)) ?\n"
+		"\t\t\t-EFAULT : 0;\n"
+		"\tfor (size_t i = 0; i < n; i++) {\n", b->celem);
+	if (b->narrow)
+		g_string_append_printf(st->s,
+			"\t\tif (!cusemu_compat_fits_%s(src[i]))\n"
+			"\t\t\treturn -EOVERFLOW;\n\t\tc = (%s)src[i];\n",
+			strcmp(b->celem, "__s32") ? "u32" : "s32", b->celem);
+	else
+		g_string_append_printf(st->s, "\t\tif (%s_to_compat(&c, "
+				       "&src[i]))\n\t\t\treturn -EOVERFLOW;\n",
+				       tag_in(b->celem));
+	g_string_append(st->s,
+		"\t\tif (cusemu_copy_to_user(addr + i * sizeof(c), &c, "
+		"sizeof(c)))\n\t\t\treturn -EFAULT;\n\t}\n\treturn 0;\n}\n");
+}
+
+/* The fetch step itself: the payload, then what it points to. */
+static void step_fetch(struct step *st)
+{
+	comment(st->s, "%s's fetch step: the payload, named for reading%s, "
+		"and, once it is here, what it points to (%s_want_*()). dst "
+		"gets the payload as far as it has arrived. Returns what a "
+		"fetch step returns.", st->name,
+		st->back ? " and writing back" : "", st->p);
+	g_string_append_printf(st->s, "static inline int %s_fetch("
+			       "cusemu_uptr_t arg,\n\t\t%s *dst%s)\n{\n",
+			       st->p, st->native,
+			       st->counted ? ", size_t max" : "");
+	if (st->back && st->compat)
+		g_string_append_printf(st->s,
+			"\tsize_t size = cusemu_in_compat_syscall() ?\n"
+			"\t\tsizeof(%s) : sizeof(*dst);\n"
+			"\tint err = cusemu_user_want_write(arg, size);\n\n",
+			st->compat);
+	else if (st->back)
+		g_string_append(st->s, "\tint err = cusemu_user_want_write(arg, "
+				"sizeof(*dst));\n\n");
+	if (st->back)
+		g_string_append_printf(st->s, "\tif (err && err != -EAGAIN)\n"
+				       "\t\treturn err;\n\terr = %s_from_user("
+				       "dst, arg);\n", st->p);
+	else
+		g_string_append_printf(st->s, "\tint err = %s_from_user(dst, "
+				       "arg);\n\n", st->p);
+	for (unsigned int i = 0; i < st->nb; i++)
+		g_string_append_printf(st->s, "\tif (!err)\n\t\terr = "
+				       "%s_want_%s(dst%s);\n", st->p,
+				       st->b[i].m->name,
+				       st->b[i].count ? ", max" : "");
+	g_string_append(st->s, "\treturn err;\n}\n");
+}
+
+/* Claims the names of st's functions; FALSE when one is another's. */
+static bool step_names(struct step *st, char **taken)
+{
+	g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+
+	g_ptr_array_add(names, g_strconcat(st->p, "_from_user", NULL));
+	g_ptr_array_add(names, g_strconcat(st->p, "_to_user", NULL));
+	g_ptr_array_add(names, g_strconcat(st->p, "_fetch", NULL));
+	for (unsigned int i = 0; i < st->nb; i++) {
+		const char *m = st->b[i].m->name;
+
+		g_ptr_array_add(names, g_strconcat(st->p, "_want_", m, NULL));
+		g_ptr_array_add(names, g_strconcat(st->p, "_", m, "_from_user",
+						   NULL));
+		g_ptr_array_add(names, g_strconcat(st->p, "_", m, "_to_user",
+						   NULL));
+	}
+	for (guint i = 0; i < names->len; i++) {
+		g_autofree char *key = g_strconcat("fn:", names->pdata[i],
+						   NULL);
+
+		if (g_hash_table_contains(st->e->done, key)) {
+			*taken = g_strdup(names->pdata[i]);
+			return false;
+		}
+	}
+	for (guint i = 0; i < names->len; i++)
+		g_hash_table_insert(st->e->done, g_strconcat("fn:",
+				    names->pdata[i], NULL), NULL);
+	return true;
+}
+
+/*
+ * For a payload whose members --pointee names: its fetch step and the
+ * copies a handler makes, for callers of both ABIs. What it cannot write
+ * is said in a comment, for the model to write by hand.
+ */
+static void emit_step(struct emitter *e, GPtrArray *commands)
+{
+	const struct command *c = e->c;
+	const struct member *root = at(e->l64, 0);
+	struct step st = { .e = e, .s = e->steps, .name = c->name,
+			   .back = c->dir != DIR_WRITE };
+	g_autofree char *row32 = NULL, *taken = NULL;
+	bool converts;
+
+	if (c->compat_of || c->sizeof_arg || (root->flags & MEMBER_ARRAY) ||
+	    !(root->flags & MEMBER_STRUCT))
+		return;
+	for (guint i = 1; i < e->l64->members->len; i++) {
+		const struct member *m = at(e->l64, (int)i);
+		const char *why = NULL;
+
+		if (!m->pointee_given)
+			continue;
+		if (st.nb < STEP_BUFFERS)
+			why = buffer_of(e, (int)i, &st.b[st.nb]);
+		else
+			why = "the payload has too many of them";
+		if (why) {
+			comment(e->steps, "%s: no fetch step written for %s: "
+				"%s; the model's to write.", c->name, m->path,
+				why);
+			return;
+		}
+		st.counted = st.counted || st.b[st.nb].count;
+		st.nb++;
+	}
+	if (!st.nb)
+		return;
+	st.p = g_ascii_strdown(c->name, -1);
+	if (!step_names(&st, &taken)) {
+		comment(e->steps, "%s: no fetch step written: %s is another "
+			"command's.", c->name, taken);
+		g_free(st.p);
+		return;
+	}
+	st.native = native_type(e, root);
+	st.compat = compat_type(e, 0, at(e->l32, 0), &converts);
+	if (!converts)
+		g_clear_pointer(&st.compat, g_free);
+	row32 = compat_row(commands, c);
+	step_usage(&st, row32);
+	step_payload(&st);
+	for (unsigned int i = 0; i < st.nb; i++) {
+		step_want(&st, &st.b[i]);
+		step_from_user(&st, &st.b[i]);
+		if (st.back)
+			step_to_user(&st, &st.b[i]);
+	}
+	step_fetch(&st);
+	g_free(st.p);
+	g_free(st.native);
+	g_free(st.compat);
+}
+
 /*
  * The include guard, from the headers' names: a file's directory and name
  * (CUSEMU_COMPAT_SENSORHUB_SENSORHUB_H for examples/sensorhub/sensorhub.h,
@@ -783,6 +1342,7 @@ void emit_compat(GString *out, GPtrArray *commands, char **headers,
 	g_autoptr(GString) decls = g_string_new(NULL);
 	g_autoptr(GString) funcs = g_string_new(NULL);
 	g_autoptr(GString) macros = g_string_new(NULL);
+	g_autoptr(GString) steps = g_string_new(NULL);
 	g_autoptr(GHashTable) done = g_hash_table_new_full(g_str_hash,
 							   g_str_equal, g_free,
 							   g_free);
@@ -791,7 +1351,8 @@ void emit_compat(GString *out, GPtrArray *commands, char **headers,
 	for (guint i = 0; i < commands->len; i++) {
 		const struct command *c = commands->pdata[i];
 		struct emitter e = { decls, funcs, done, &c->layout[ABI_X86_64],
-				     &c->layout[ABI_I386], c, problems };
+				     &c->layout[ABI_I386], c, problems,
+				     steps };
 		const struct member *p;
 		g_autofree char *ct = NULL;
 		bool named = false, converts;
@@ -824,6 +1385,7 @@ void emit_compat(GString *out, GPtrArray *commands, char **headers,
 		 * that --pointee names). */
 		for (guint j = 0; j < e.l64->members->len; j++)
 			emit_pointee(&e, (int)j);
+		emit_step(&e, commands);
 		if (c->compatible || c->compat_of)
 			continue;
 		for (guint j = 0; j < commands->len; j++) {
@@ -878,7 +1440,12 @@ void emit_compat(GString *out, GPtrArray *commands, char **headers,
 		g_string_append_printf(out, " %s", *h);
 	g_string_append(out,
 		":\n * the i386 layouts of the commands that need a translation,"
-		"\n * for a model's compat rows.\n */\n");
+		"\n * for a model's compat rows");
+	if (steps->len)
+		g_string_append(out, ", and the fetch steps and copies of\n"
+				" * the buffers that --pointee names, for both "
+				"tables");
+	g_string_append(out, ".\n */\n");
 	g_string_append_printf(out, "#ifndef %s\n#define %s\n\n", guard, guard);
 	/* What the probes gave the headers, so that the file compiles
 	 * alone: a uapi header may use _IOW without linux/ioctl.h (as
@@ -911,5 +1478,6 @@ void emit_compat(GString *out, GPtrArray *commands, char **headers,
 		g_string_append_printf(out, "\n/* The i386 numbers. */\n%s",
 				       macros->str);
 	g_string_append(out, funcs->str);
+	g_string_append(out, steps->str);
 	g_string_append(out, "\n#endif\n");
 }

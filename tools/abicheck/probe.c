@@ -1219,6 +1219,7 @@ static gboolean attach_pointees(enum abi abi, GPtrArray *commands,
 				m->pointee = walk_pointee(abi, &t, 0, g->count);
 				named = true;
 				laid_out = m->pointee != NULL;
+				m->pointee_given = laid_out;
 				m->pointee_count =
 					g->count ? sibling(l, m, g->count) : 0;
 				if (g->count && !m->pointee_count) {
@@ -1947,8 +1948,19 @@ out:
  * fails here too.
  */
 static const char uaccess_stub[] =
+	"#include <errno.h>\n"
+	"#include <stdbool.h>\n"
+	"#include <stddef.h>\n"
 	"#include <stdint.h>\n"
 	"typedef uint64_t cusemu_uptr_t;\n"
+	"#define CUSEMU_USER_MAX_BYTES (128u * 1024u)\n"
+	"unsigned long cusemu_copy_from_user(void *to, cusemu_uptr_t from,\n"
+	"\t\t\t\t    unsigned long n);\n"
+	"unsigned long cusemu_copy_to_user(cusemu_uptr_t to, const void *from,\n"
+	"\t\t\t\t  unsigned long n);\n"
+	"int cusemu_user_want_read(cusemu_uptr_t addr, size_t len);\n"
+	"int cusemu_user_want_write(cusemu_uptr_t addr, size_t len);\n"
+	"bool cusemu_in_compat_syscall(void);\n"
 	"static inline cusemu_uptr_t cusemu_compat_ptr(uint32_t uptr)\n"
 	"{\n\treturn uptr;\n}\n";
 
