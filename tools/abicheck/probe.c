@@ -143,22 +143,31 @@ static void block_fatal_signals(sigset_t *old)
 	sigprocmask(SIG_BLOCK, &set, old);
 }
 
-/* From now until workdir_clear(), a fatal signal removes w first. */
-static void workdir_guard(struct workdir *w)
+/*
+ * w's directory, made with the signals blocked: from then until
+ * workdir_clear(), a fatal signal removes it first, and none can come
+ * between the two and leave it behind.
+ */
+static gboolean workdir_make(struct workdir *w, GError **error)
 {
 	struct sigaction sa = { .sa_handler = on_fatal_signal };
 	sigset_t old;
 
 	block_fatal_signals(&old);
-	g_strlcpy(cleanup_dir, w->path, sizeof(cleanup_dir));
-	cleanup_count = 0;
-	sigfillset(&sa.sa_mask);
-	for (guint i = 0; i < G_N_ELEMENTS(fatal_signals); i++)
-		sigaction(fatal_signals[i], &sa, &saved_actions[i]);
+	w->path = g_dir_make_tmp("cusemu-abicheck-XXXXXX", error);
+	if (w->path) {
+		w->files = g_ptr_array_new_with_free_func(g_free);
+		g_strlcpy(cleanup_dir, w->path, sizeof(cleanup_dir));
+		cleanup_count = 0;
+		sigfillset(&sa.sa_mask);
+		for (guint i = 0; i < G_N_ELEMENTS(fatal_signals); i++)
+			sigaction(fatal_signals[i], &sa, &saved_actions[i]);
+	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
+	return w->path != NULL;
 }
 
-/* Removes w, and puts back the signal actions workdir_guard() found. */
+/* Removes w, and puts back the signal actions workdir_make() found. */
 static void workdir_clear(struct workdir *w)
 {
 	sigset_t old;
@@ -1854,11 +1863,8 @@ gboolean probe_headers(const struct probe_options *o, char **headers,
 
 	if (!check_header_names(headers, error))
 		goto out;
-	w.path = g_dir_make_tmp("cusemu-abicheck-XXXXXX", error);
-	if (!w.path)
+	if (!workdir_make(&w, error))
 		goto out;
-	w.files = g_ptr_array_new_with_free_func(g_free);
-	workdir_guard(&w);
 	w.prelude = workdir_file(&w, PRELUDE_NAME);
 	if (!g_file_set_contents(w.prelude, prelude, -1, error))
 		goto out;
@@ -1987,11 +1993,8 @@ gboolean probe_check_code(const struct probe_options *o, char **headers,
 	g_autofree char *drm = NULL;
 	gboolean ok = FALSE;
 
-	w.path = g_dir_make_tmp("cusemu-abicheck-XXXXXX", error);
-	if (!w.path)
+	if (!workdir_make(&w, error))
 		return FALSE;
-	w.files = g_ptr_array_new_with_free_func(g_free);
-	workdir_guard(&w);
 	header = workdir_file(&w, "compat.h");
 	unit = workdir_file(&w, "check.c");
 	/* The file before its directory: they go in this order. */
