@@ -50,6 +50,26 @@
 /* An oops under panic_on_oops ends the daemon with this status. */
 #define PANIC_STATUS 3
 
+/*
+ * What a report says of the call a guard serves, copied out of it: a
+ * stuck thread copies its own when the watchdog samples it, since the
+ * call may end (and its guard go) as soon as the handler returns. The
+ * strings it points to outlive the call: model tables and names, and
+ * plugin files, are never unloaded; the node's name is copied.
+ */
+struct call_context {
+	guint seq;			/* the slot's, when copied */
+	/* The model, for the plugin it came from: models outlive devices. */
+	const struct cusemu_device_model *m;
+	const char *model, *kmodel;
+	char node[72];
+	enum cusemu_op op;
+	pid_t pid;
+	bool ioctl, compat;
+	const char *command;		/* or NULL */
+	unsigned int cmd;
+};
+
 /* What the watchdog knows of one thread that calls into models. */
 struct slot {
 	pid_t tid;
@@ -63,10 +83,13 @@ struct slot {
 	gint64 seen_since;
 	guint reported_seq;
 	bool reported;
-	/* A backtrace the thread takes of itself when the watchdog asks. */
+	/* A backtrace the thread takes of itself when the watchdog asks,
+	 * and what it serves; has_context is false outside a guard. */
 	gint sampled;
 	void *frames[CUSEMU_OOPS_FRAMES];
 	int n_frames;
+	bool has_context;
+	struct call_context context;
 };
 
 static struct {
@@ -137,6 +160,28 @@ static void *fault_ip(void *context)
 
 static void report_daemon_fault(int signo, const siginfo_t *si, void *ip);
 
+/* g's call, copied into c. Async-signal-safe: it only reads memory. */
+static void context_of(const struct cusemu_oops_guard *g, guint seq,
+		       struct call_context *c)
+{
+	const struct cusemu_device *dev = g->dev;
+	size_t i;
+
+	c->seq = seq;
+	c->m = dev->model;
+	c->model = dev->model->name;
+	c->kmodel = cusemu_device_kernel_model(dev);
+	for (i = 0; dev->name[i] && i + 1 < sizeof(c->node); i++)
+		c->node[i] = dev->name[i];
+	c->node[i] = '\0';
+	c->op = g->op;
+	c->pid = g->pid;
+	c->ioctl = g->call != NULL;
+	c->compat = g->call && g->call->compat;
+	c->command = g->call ? cusemu_call_command_name(g->call) : NULL;
+	c->cmd = g->call ? g->call->cmd : 0;
+}
+
 /* The plugin whose code one of the first frames runs, or NULL. */
 static const char *plugin_of(void *const *frames, int n)
 {
@@ -190,6 +235,9 @@ static void on_signal(int signo, siginfo_t *si, void *context)
 	if (signo == oops.lockup_signal) {
 		if (s) {
 			s->n_frames = capture(s->frames, ip);
+			s->has_context = g != NULL;
+			if (g)
+				context_of(g, s->seq, &s->context);
 			g_atomic_int_set(&s->sampled, 1);
 		}
 		return;
@@ -492,35 +540,29 @@ static void comm_of(pid_t pid, char *buf, size_t size)
 		g_strlcpy(buf, "?", size);
 }
 
-/* Device:, Call: and Thread: lines of a guard's report. */
-static void append_context(GString *r, const struct cusemu_oops_guard *g,
+/* Device:, Call: and Thread: lines of a report. */
+static void append_context(GString *r, const struct call_context *c,
 			   pid_t tid)
 {
-	const struct cusemu_device *dev = g->dev;
-	const char *origin = cusemu_plugin_origin(dev->model);
+	const char *origin = cusemu_plugin_origin(c->m);
 	char comm[32], self[32];
 
-	comm_of(g->pid, comm, sizeof(comm));
+	comm_of(c->pid, comm, sizeof(comm));
 	comm_of(tid, self, sizeof(self));
 
 	g_string_append_printf(r, "Device: %s, model %s (%s%s), kernel model "
 				  "%s\n",
-			       dev->name, dev->model->name,
-			       origin ? "from " : "built in",
-			       origin ? origin : "",
-			       cusemu_device_kernel_model(dev));
-	g_string_append_printf(r, "Call: %s", cusemu_op_name(g->op));
-	if (g->call) {
-		const char *name = cusemu_call_command_name(g->call);
-
+			       c->node, c->model, origin ? "from " : "built in",
+			       origin ? origin : "", c->kmodel);
+	g_string_append_printf(r, "Call: %s", cusemu_op_name(c->op));
+	if (c->ioctl)
 		g_string_append_printf(r, " %s (0x%08x) from an %s caller",
-				       name ? name : "an unknown command",
-				       g->call->cmd,
-				       g->call->compat ? "i386" : "x86_64");
-	}
-	if (g->pid)
-		g_string_append_printf(r, ", pid %d (%s)", (int)g->pid, comm);
-	else if (g->op == CUSEMU_OP_CONTROL)
+				       c->command ? c->command
+						  : "an unknown command",
+				       c->cmd, c->compat ? "i386" : "x86_64");
+	if (c->pid)
+		g_string_append_printf(r, ", pid %d (%s)", (int)c->pid, comm);
+	else if (c->op == CUSEMU_OP_CONTROL)
 		g_string_append(r, ", from cusemuctl device");
 	g_string_append_printf(r, "\nThread: %d (%s) Tainted: %s\n", (int)tid,
 			       self, cusemu_oops_taint());
@@ -556,6 +598,7 @@ static void report_daemon_fault(int signo, const siginfo_t *si, void *ip)
 static char *oops_report(const struct cusemu_oops_guard *g, int number)
 {
 	GString *r = g_string_new(NULL);
+	struct call_context context;
 
 	append_headline(r, g->signo, g->code, g->addr);
 	g_string_append_printf(r, "\nOops: %s (%s) [#%d] in %s's %s\n",
@@ -563,7 +606,8 @@ static char *oops_report(const struct cusemu_oops_guard *g, int number)
 			       code_name(g->signo, g->code), number,
 			       g->dev->model->name,
 			       cusemu_op_name(g->op));
-	append_context(r, g, my_slot->tid);
+	context_of(g, my_slot->seq, &context);
+	append_context(r, &context, my_slot->tid);
 	append_symbols(r, g->frames, g->n_frames, true);
 	if (!oops.panic)
 		g_string_append_printf(r, "%s is fenced: every call on it "
@@ -705,59 +749,103 @@ void cusemu_oops_bury(struct cusemu_device *dev)
 
 /* ---- the soft-lockup watchdog */
 
-/* The stuck thread takes its own backtrace, from the lockup signal. */
-static bool sample(struct slot *s)
+/*
+ * A soft lockup, as the watchdog found it: copied out of the slot under
+ * oops.lock, reported after it, so that the slow part (symbols) holds no
+ * thread that enters a guard or a fence.
+ */
+struct lockup {
+	pid_t tid;
+	gint64 stuck_us;
+	bool answered;		/* the thread took its backtrace */
+	struct call_context context;
+	void *frames[CUSEMU_OOPS_FRAMES];
+	int n_frames;
+};
+
+/* At most this many reports per look; the others wait for the next. */
+#define LOCKUPS_PER_LOOK 4
+
+/*
+ * The stuck thread takes its own backtrace and copies what it serves,
+ * from the lockup signal; under oops.lock. False when it did not answer
+ * in time, or answered from another call (the stuck one ended meanwhile).
+ */
+static bool sample(struct slot *s, guint seq, struct lockup *l)
 {
 	g_atomic_int_set(&s->sampled, 0);
 	if (syscall(SYS_tgkill, getpid(), s->tid, oops.lockup_signal) < 0)
 		return false;
 	for (int waited = 0; waited < SAMPLE_WAIT_MS; waited += 5) {
-		if (g_atomic_int_get(&s->sampled))
+		if (g_atomic_int_get(&s->sampled)) {
+			if (!s->has_context || s->context.seq != seq)
+				return false;
+			l->context = s->context;
+			l->n_frames = s->n_frames;
+			memcpy(l->frames, s->frames,
+			       sizeof(l->frames[0]) * (size_t)s->n_frames);
 			return true;
+		}
 		poll(NULL, 0, 5);
 	}
 	return false;
 }
 
-static void report_lockup(struct slot *s, struct cusemu_oops_guard *g,
-			  gint64 stuck_us)
+static void report_lockup(const struct lockup *l)
 {
 	GString *r = g_string_new(NULL);
+	const struct call_context *c = &l->context;
 	char comm[32];
 
-	comm_of(g->pid ? g->pid : s->tid, comm, sizeof(comm));
-
 	g_atomic_int_inc(&oops.lockups);
+	if (!l->answered) {
+		comm_of(l->tid, comm, sizeof(comm));
+		g_string_append_printf(r, "BUG: soft lockup - a call stuck "
+					  "for %us without sleeping! [%s:%d]\n"
+					  "Call Trace: (the thread did not "
+					  "answer)\n---[ end trace ]---",
+				       (unsigned int)(l->stuck_us /
+						      G_USEC_PER_SEC),
+				       comm, (int)l->tid);
+		log_report(r->str);
+		g_string_free(r, TRUE);
+		return;
+	}
+	comm_of(c->pid ? c->pid : l->tid, comm, sizeof(comm));
 	g_string_append_printf(r, "BUG: soft lockup - %s's %s stuck for %us "
 				  "without sleeping! [%s:%d]\n",
-			       g->dev->model->name, cusemu_op_name(g->op),
-			       (unsigned int)(stuck_us / G_USEC_PER_SEC),
-			       comm,
-			       (int)(g->pid ? g->pid : s->tid));
-	append_context(r, g, s->tid);
-	if (sample(s))
-		append_symbols(r, s->frames, s->n_frames, true);
-	else
-		g_string_append(r, "Call Trace: (the thread did not answer)\n");
+			       c->model, cusemu_op_name(c->op),
+			       (unsigned int)(l->stuck_us / G_USEC_PER_SEC),
+			       comm, (int)(c->pid ? c->pid : l->tid));
+	append_context(r, c, l->tid);
+	append_symbols(r, l->frames, l->n_frames, true);
 	g_string_append_printf(r, "The call goes on; sleep through "
 				  "<cusemu/sched.h> (cusemu_msleep, "
 				  "cusemu_cond_wait_until) to let other "
 				  "calls of %s run\n---[ end trace ]---",
-			       g->dev->name);
+			       c->node);
 	log_report(r->str);
 	g_string_free(r, TRUE);
 }
 
-/* One look at every thread; under oops.lock. */
-static void watch(gint64 now, gint64 limit_us)
+/*
+ * One look at every thread, under oops.lock: the stuck ones sampled into
+ * found (at most LOCKUPS_PER_LOOK), their number returned. A thread that
+ * did not answer is reported once, without its call; one whose call ended
+ * meanwhile is not stuck.
+ */
+static int watch(gint64 now, gint64 limit_us, struct lockup *found)
 {
-	for (guint i = 0; i < oops.slots->len; i++) {
+	int n = 0;
+
+	for (guint i = 0; i < oops.slots->len && n < LOCKUPS_PER_LOOK; i++) {
 		struct slot *s = oops.slots->pdata[i];
 		struct cusemu_oops_guard *g =
 			__atomic_load_n(&s->guard, __ATOMIC_ACQUIRE);
 		guint seq = __atomic_load_n(&s->seq, __ATOMIC_RELAXED);
 		unsigned long sleeps =
 			__atomic_load_n(s->sleeps, __ATOMIC_RELAXED);
+		struct lockup *l = &found[n];
 
 		if (!g || (sleeps & 1) || seq != s->seen_seq ||
 		    sleeps != s->seen_sleeps) {
@@ -769,10 +857,16 @@ static void watch(gint64 now, gint64 limit_us)
 		if (now - s->seen_since < limit_us ||
 		    (s->reported && s->reported_seq == seq))
 			continue;
+		l->tid = s->tid;
+		l->stuck_us = now - s->seen_since;
+		l->answered = sample(s, seq, l);
+		if (!l->answered && g_atomic_int_get(&s->sampled))
+			continue;	/* it moved on: not stuck */
 		s->reported = true;
 		s->reported_seq = seq;
-		report_lockup(s, g, now - s->seen_since);
+		n++;
 	}
+	return n;
 }
 
 static gpointer watchdog(gpointer data)
@@ -780,16 +874,24 @@ static gpointer watchdog(gpointer data)
 	gint64 limit = (gint64)oops.lockup_secs * G_USEC_PER_SEC;
 	/* Five looks per threshold, as the kernel's sample period. */
 	gint64 period = limit / 5;
+	struct lockup *found = g_new(struct lockup, LOCKUPS_PER_LOOK);
 
 	(void)data;
 	g_mutex_lock(&oops.lock);
 	while (!oops.stopping) {
+		int n = 0;
+
 		g_cond_wait_until(&oops.cond, &oops.lock,
 				  g_get_monotonic_time() + period);
 		if (!oops.stopping && oops.slots)
-			watch(g_get_monotonic_time(), limit);
+			n = watch(g_get_monotonic_time(), limit, found);
+		g_mutex_unlock(&oops.lock);
+		for (int i = 0; i < n; i++)
+			report_lockup(&found[i]);
+		g_mutex_lock(&oops.lock);
 	}
 	g_mutex_unlock(&oops.lock);
+	g_free(found);
 	return NULL;
 }
 

@@ -223,6 +223,46 @@ static void test_soft_lockup(void)
 	fake_device_free(dev);
 }
 
+/* Spins until the watchdog has its report, then returns at once. */
+static int spin_until_reported(struct cusemu_device *dev)
+{
+	unsigned int before = cusemu_oops_lockups();
+
+	while (cusemu_oops_lockups() == before)
+		;
+	return 0;
+}
+
+/* What a stack the returned call left may hold next. */
+static G_NO_INLINE void scribble(void)
+{
+	volatile char junk[8192];
+
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = (char)0xa5;
+}
+
+/*
+ * The call ends, and its device goes, while its report is written: the
+ * report says what the call was, from what the thread copied when it was
+ * sampled, never from the guard or the device it no longer has.
+ */
+static void test_soft_lockup_call_ends(void)
+{
+	struct cusemu_device *dev = stateless_device("spin1");
+	unsigned int reports = log_count("BUG: soft lockup");
+
+	g_assert_cmpint(guarded(dev, spin_until_reported), ==, 0);
+	fake_device_free(dev);
+	scribble();
+	for (int i = 0; i < 1000 && !log_has("calls of spin1 run"); i++)
+		g_usleep(10 * 1000);
+	g_assert_cmpuint(log_count("BUG: soft lockup"), ==, reports + 1);
+	g_assert_true(log_has("Device: spin1, model stateless (built in)"));
+	g_assert_true(log_has("spin_until_reported+0x"));
+	g_assert_true(log_has("calls of spin1 run"));
+}
+
 int main(int argc, char **argv)
 {
 	int status;
@@ -236,6 +276,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/oops/locks-let-go", test_locks_let_go);
 	g_test_add_func("/oops/divide-and-abort", test_divide_and_abort);
 	g_test_add_func("/oops/soft-lockup", test_soft_lockup);
+	g_test_add_func("/oops/soft-lockup-call-ends",
+			test_soft_lockup_call_ends);
 	status = g_test_run();
 	cusemu_oops_shutdown();
 	return status;
