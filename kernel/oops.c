@@ -287,6 +287,7 @@ static const char *signal_name(int signo)
 	case SIGFPE: return "SIGFPE";
 	case SIGILL: return "SIGILL";
 	case SIGABRT: return "SIGABRT";
+	case SIGSYS: return "SIGSYS";
 	}
 	return "signal";
 }
@@ -310,6 +311,8 @@ static const char *code_name(int signo, int code)
 	case SIGILL:
 		return code == ILL_ILLOPN ? "illegal operand" :
 					    "illegal instruction";
+	case SIGSYS:
+		return "a system call off the allow-list";
 	}
 	return "";
 }
@@ -340,6 +343,11 @@ static void append_headline(GString *r, int signo, int code, void *addr)
 	else if (signo == SIGABRT)
 		g_string_append(r, "BUG: abort() called (a failed assertion, "
 				   "or an error the code cannot go on from)");
+	else if (signo == SIGSYS)
+		g_string_append_printf(r, "BUG: system call %" G_GINTPTR_MODIFIER
+					  "u is off the model host's allow-list "
+					  "(seccomp)",
+				       a);
 	else
 		g_string_append_printf(r, "BUG: %s", signal_name(signo));
 }
@@ -451,9 +459,29 @@ static int find_local_debuginfo(Dwfl_Module *mod, void **userdata,
 					    debuginfo_file_name);
 }
 
-/* The trace as lines, "RIP:" first. */
-static void append_symbols(GString *out, void *const *frames, int n,
-			   bool rip)
+/* The objects of another process, as it listed them. */
+struct remote_objects {
+	const struct cusemu_oops_module *mods;
+	int n;
+};
+
+static void report_remote(Dwfl *dwfl, const struct remote_objects *r)
+{
+	for (int i = 0; i < r->n; i++) {
+		const struct cusemu_oops_module *m = &r->mods[i];
+		int fd = m->fd >= 0 ? fcntl(m->fd, F_DUPFD_CLOEXEC, 0) : -1;
+
+		if (!dwfl_report_elf(dwfl, m->name, m->path, fd, m->base,
+				     true) &&
+		    fd >= 0)
+			close(fd);
+	}
+}
+
+/* The trace as lines, "RIP:" first: of this process's objects, or of
+ * remote's. */
+static void append_symbols_of(GString *out, const struct remote_objects *remote,
+			      void *const *frames, int n, bool rip)
 {
 	static const Dwfl_Callbacks callbacks = {
 		.find_elf = dwfl_linux_proc_find_elf,
@@ -463,7 +491,10 @@ static void append_symbols(GString *out, void *const *frames, int n,
 
 	if (dwfl) {
 		dwfl_report_begin(dwfl);
-		dl_iterate_phdr(report_object, dwfl);
+		if (remote)
+			report_remote(dwfl, remote);
+		else
+			dl_iterate_phdr(report_object, dwfl);
 		dwfl_report_end(dwfl, NULL, NULL);
 	}
 	if (rip && n > 0) {
@@ -480,9 +511,28 @@ static void append_symbols(GString *out, void *const *frames, int n,
 		dwfl_end(dwfl);
 }
 
+static void append_symbols(GString *out, void *const *frames, int n,
+			   bool rip)
+{
+	append_symbols_of(out, NULL, frames, n, rip);
+}
+
 void cusemu_oops_append_trace(GString *out, void *const *frames, int n)
 {
 	append_symbols(out, frames, n, false);
+}
+
+void cusemu_oops_append_remote_trace(GString *out,
+				     const struct cusemu_oops_module *mods,
+				     int n_mods, const uint64_t *frames, int n)
+{
+	struct remote_objects remote = { mods, n_mods };
+	void *pcs[CUSEMU_OOPS_FRAMES];
+
+	n = MIN(n, CUSEMU_OOPS_FRAMES);
+	for (int i = 0; i < n; i++)
+		pcs[i] = (void *)(uintptr_t)frames[i];
+	append_symbols_of(out, &remote, pcs, n, true);
 }
 
 /* The command name of pid, "?" when it is gone (or pid is 0). */
@@ -492,16 +542,17 @@ static void comm_of(pid_t pid, char *buf, size_t size)
 		g_strlcpy(buf, "?", size);
 }
 
-/* Device:, Call: and Thread: lines of a guard's report. */
-static void append_context(GString *r, const struct cusemu_oops_guard *g,
-			   pid_t tid)
+void cusemu_oops_append_context(GString *r, const struct cusemu_device *dev,
+				const struct cusemu_oops_call *c)
 {
-	const struct cusemu_device *dev = g->dev;
 	const char *origin = cusemu_plugin_origin(dev->model);
 	char comm[32], self[32];
 
-	comm_of(g->pid, comm, sizeof(comm));
-	comm_of(tid, self, sizeof(self));
+	comm_of(c->pid, comm, sizeof(comm));
+	if (c->thread)
+		g_strlcpy(self, c->thread, sizeof(self));
+	else
+		comm_of(c->tid, self, sizeof(self));
 
 	g_string_append_printf(r, "Device: %s, model %s (%s%s), kernel model "
 				  "%s\n",
@@ -509,21 +560,33 @@ static void append_context(GString *r, const struct cusemu_oops_guard *g,
 			       origin ? "from " : "built in",
 			       origin ? origin : "",
 			       cusemu_device_kernel_model(dev));
-	g_string_append_printf(r, "Call: %s", cusemu_op_name(g->op));
-	if (g->call) {
-		const char *name = cusemu_call_command_name(g->call);
-
+	g_string_append_printf(r, "Call: %s", cusemu_op_name(c->op));
+	if (c->op == CUSEMU_OP_IOCTL)
 		g_string_append_printf(r, " %s (0x%08x) from an %s caller",
-				       name ? name : "an unknown command",
-				       g->call->cmd,
-				       g->call->compat ? "i386" : "x86_64");
-	}
-	if (g->pid)
-		g_string_append_printf(r, ", pid %d (%s)", (int)g->pid, comm);
-	else if (g->op == CUSEMU_OP_CONTROL)
+				       c->command ? c->command
+						  : "an unknown command",
+				       c->cmd, c->compat ? "i386" : "x86_64");
+	if (c->pid)
+		g_string_append_printf(r, ", pid %d (%s)", (int)c->pid, comm);
+	else if (c->op == CUSEMU_OP_CONTROL)
 		g_string_append(r, ", from cusemuctl device");
-	g_string_append_printf(r, "\nThread: %d (%s) Tainted: %s\n", (int)tid,
-			       self, cusemu_oops_taint());
+	g_string_append_printf(r, "\nThread: %d (%s) Tainted: %s\n",
+			       (int)c->tid, self, cusemu_oops_taint());
+}
+
+/* Device:, Call: and Thread: lines of a guard's report. */
+static void append_context(GString *r, const struct cusemu_oops_guard *g,
+			   pid_t tid)
+{
+	struct cusemu_oops_call c = { .op = g->op, .pid = g->pid,
+				      .tid = tid };
+
+	if (g->call) {
+		c.command = cusemu_call_command_name(g->call);
+		c.cmd = g->call->cmd;
+		c.compat = g->call->compat;
+	}
+	cusemu_oops_append_context(r, g->dev, &c);
 }
 
 /* One line a log message, each with the first word of the report. */
@@ -553,16 +616,23 @@ static void report_daemon_fault(int signo, const siginfo_t *si, void *ip)
 	g_string_free(r, TRUE);
 }
 
+void cusemu_oops_append_fault(GString *r, int signo, int code, void *addr,
+			      int number, const char *where)
+{
+	append_headline(r, signo, code, addr);
+	g_string_append_printf(r, "\nOops: %s (%s) [#%d] in %s\n",
+			       signal_name(signo), code_name(signo, code),
+			       number, where);
+}
+
 static char *oops_report(const struct cusemu_oops_guard *g, int number)
 {
 	GString *r = g_string_new(NULL);
+	g_autofree char *where = g_strdup_printf("%s's %s",
+						 g->dev->model->name,
+						 cusemu_op_name(g->op));
 
-	append_headline(r, g->signo, g->code, g->addr);
-	g_string_append_printf(r, "\nOops: %s (%s) [#%d] in %s's %s\n",
-			       signal_name(g->signo),
-			       code_name(g->signo, g->code), number,
-			       g->dev->model->name,
-			       cusemu_op_name(g->op));
+	cusemu_oops_append_fault(r, g->signo, g->code, g->addr, number, where);
 	append_context(r, g, my_slot->tid);
 	append_symbols(r, g->frames, g->n_frames, true);
 	if (!oops.panic)
@@ -665,14 +735,17 @@ void cusemu_oops_reap(void (*fence_model)(const char *origin,
 			continue;
 		number = g_atomic_int_add(&oops.oopses, 1) + 1;
 		r = g_string_new(NULL);
-		append_headline(r, o->signo, o->code, o->addr);
-		g_string_append_printf(r, "\nOops: %s (%s) [#%d] in thread %d, "
-					  "which the model of %s started: the "
-					  "thread ends\nTainted: %s\n",
-				       signal_name(o->signo),
-				       code_name(o->signo, o->code), number,
-				       (int)o->tid, o->origin,
+		{
+		g_autofree char *where = g_strdup_printf(
+			"thread %d, which the model of %s started: the "
+			"thread ends",
+			(int)o->tid, o->origin);
+
+		cusemu_oops_append_fault(r, o->signo, o->code, o->addr, number,
+					 where);
+		g_string_append_printf(r, "Tainted: %s\n",
 				       cusemu_oops_taint());
+		}
 		append_symbols(r, o->frames, o->n_frames, true);
 		g_string_append_printf(r, "Every device of that model is "
 					  "fenced until 'cusemuctl reload'\n"
@@ -727,13 +800,8 @@ static void report_lockup(struct slot *s, struct cusemu_oops_guard *g,
 
 	comm_of(g->pid ? g->pid : s->tid, comm, sizeof(comm));
 
-	g_atomic_int_inc(&oops.lockups);
-	g_string_append_printf(r, "BUG: soft lockup - %s's %s stuck for %us "
-				  "without sleeping! [%s:%d]\n",
-			       g->dev->model->name, cusemu_op_name(g->op),
-			       (unsigned int)(stuck_us / G_USEC_PER_SEC),
-			       comm,
-			       (int)(g->pid ? g->pid : s->tid));
+	cusemu_oops_append_lockup(r, g->dev, g->op, stuck_us,
+				  g->pid ? g->pid : s->tid, comm);
 	append_context(r, g, s->tid);
 	if (sample(s))
 		append_symbols(r, s->frames, s->n_frames, true);
@@ -746,6 +814,44 @@ static void report_lockup(struct slot *s, struct cusemu_oops_guard *g,
 			       g->dev->name);
 	log_report(r->str);
 	g_string_free(r, TRUE);
+}
+
+void cusemu_oops_append_lockup(GString *r, const struct cusemu_device *dev,
+			       enum cusemu_op op, gint64 stuck_us, pid_t pid,
+			       const char *comm)
+{
+	char buf[32];
+
+	if (!comm) {
+		comm_of(pid, buf, sizeof(buf));
+		comm = buf;
+	}
+	g_atomic_int_inc(&oops.lockups);
+	g_string_append_printf(r, "BUG: soft lockup - %s's %s stuck for %us "
+				  "without sleeping! [%s:%d]\n",
+			       dev->model->name, cusemu_op_name(op),
+			       (unsigned int)(stuck_us / G_USEC_PER_SEC), comm,
+			       (int)pid);
+}
+
+int cusemu_oops_next(void)
+{
+	return g_atomic_int_add(&oops.oopses, 1) + 1;
+}
+
+void cusemu_oops_log(const char *report)
+{
+	log_report(report);
+}
+
+bool cusemu_oops_panics(void)
+{
+	return oops.panic;
+}
+
+unsigned int cusemu_oops_lockup_secs(void)
+{
+	return oops.lockup_secs;
 }
 
 /* One look at every thread; under oops.lock. */
