@@ -99,8 +99,9 @@ void host_fault_thread_init(void)
 
 void host_fault_init(void)
 {
+	/* SIGTRAP: glib's g_error() ends a program with a breakpoint. */
 	static const int faults[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL,
-				      SIGABRT, SIGSYS };
+				      SIGABRT, SIGSYS, SIGTRAP };
 	struct sigaction sa = { .sa_sigaction = on_signal,
 				.sa_flags = SA_SIGINFO | SA_ONSTACK };
 	void *warm[2];

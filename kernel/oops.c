@@ -288,6 +288,7 @@ static const char *signal_name(int signo)
 	case SIGILL: return "SIGILL";
 	case SIGABRT: return "SIGABRT";
 	case SIGSYS: return "SIGSYS";
+	case SIGTRAP: return "SIGTRAP";
 	}
 	return "signal";
 }
@@ -343,6 +344,10 @@ static void append_headline(GString *r, int signo, int code, void *addr)
 	else if (signo == SIGABRT)
 		g_string_append(r, "BUG: abort() called (a failed assertion, "
 				   "or an error the code cannot go on from)");
+	else if (signo == SIGTRAP)
+		g_string_append(r, "BUG: a breakpoint trap (glib's g_error() "
+				   "ends a program so: an error the code cannot "
+				   "go on from)");
 	else if (signo == SIGSYS)
 		g_string_append_printf(r, "BUG: system call %" G_GINTPTR_MODIFIER
 					  "u is off the model host's allow-list "
