@@ -126,64 +126,6 @@ static struct {
 
 /* ---- messages */
 
-static ssize_t recv_fds(int sock, void *buf, size_t len, int *fds, int n_fds,
-			int flags)
-{
-	char control[CMSG_SPACE(sizeof(int) * 2)];
-	struct iovec iov = { buf, len };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
-			      .msg_control = control,
-			      .msg_controllen = sizeof(control) };
-	struct cmsghdr *c;
-	ssize_t got;
-
-	for (int i = 0; i < n_fds; i++)
-		fds[i] = -1;
-	do
-		got = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | flags);
-	while (got < 0 && errno == EINTR);
-	for (c = CMSG_FIRSTHDR(&msg); got >= 0 && c; c = CMSG_NXTHDR(&msg, c)) {
-		int k = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		for (int i = 0; i < k; i++) {
-			int fd;
-
-			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
-			if (i < n_fds)
-				fds[i] = fd;
-			else
-				close(fd);
-		}
-	}
-	return got;
-}
-
-static bool send_fds(int sock, const void *buf, size_t len, const int *fds,
-		     int n_fds)
-{
-	char control[CMSG_SPACE(sizeof(int) * 2)] = { 0 };
-	struct iovec iov = { (void *)buf, len };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *c;
-	ssize_t n;
-
-	if (n_fds) {
-		msg.msg_control = control;
-		msg.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * n_fds);
-	}
-	do
-		n = sendmsg(sock, &msg, MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
-	return n == (ssize_t)len;
-}
-
 /* Wait until fd is readable, up to ms: false on time out. */
 static bool readable(int fd, int ms)
 {
@@ -264,10 +206,10 @@ static int reap(pid_t pid)
 	int fd;
 
 	g_mutex_lock(&hosts.lock);
-	if (hosts.launcher < 0 || !send_fds(hosts.launcher, &m, sizeof(m),
+	if (hosts.launcher < 0 || !host_send_fds(hosts.launcher, &m, sizeof(m),
 					    NULL, 0) ||
 	    !readable(hosts.launcher, 2000) ||
-	    recv_fds(hosts.launcher, &m, sizeof(m), &fd, 1, 0) != sizeof(m) ||
+	    host_recv_fds(hosts.launcher, &m, sizeof(m), &fd, 1, 0) != sizeof(m) ||
 	    m.type != HOST_MSG_REAPED)
 		m.status = -1;
 	g_mutex_unlock(&hosts.lock);
@@ -299,9 +241,9 @@ static int launch(const char *label, int image, int control, pid_t *pid,
 		g_mutex_unlock(&hosts.lock);
 		return -1;
 	}
-	if (!send_fds(hosts.launcher, &m, sizeof(m), fds, 2) ||
+	if (!host_send_fds(hosts.launcher, &m, sizeof(m), fds, 2) ||
 	    !readable(hosts.launcher, DESCRIBE_MS) ||
-	    recv_fds(hosts.launcher, &r, sizeof(r), &pidfd, 1, 0) !=
+	    host_recv_fds(hosts.launcher, &r, sizeof(r), &pidfd, 1, 0) !=
 		    sizeof(r) ||
 	    r.type != HOST_MSG_LAUNCHED || r.pid <= 0 || pidfd < 0) {
 		g_mutex_unlock(&hosts.lock);
@@ -557,7 +499,7 @@ static ssize_t next_message(struct host *h, void *buf, size_t size,
 		    DESCRIBE_MS / 1000);
 		return -1;
 	}
-	n = recv_fds(h->control, buf, size, &fd, 1, 0);
+	n = host_recv_fds(h->control, buf, size, &fd, 1, 0);
 	if (fd >= 0)
 		close(fd);
 	if (n <= 0)
@@ -1072,7 +1014,7 @@ static struct channel *channel_new(struct host *h)
 	fds[0] = sv[1];
 	fds[1] = mem;
 	ch->sock = sv[0];
-	if (!send_fds(h->control, &m, sizeof(m), fds, 2)) {
+	if (!host_send_fds(h->control, &m, sizeof(m), fds, 2)) {
 		close(sv[1]);
 		close(mem);
 		g_mutex_lock(&h->lock);
@@ -1173,14 +1115,8 @@ static void snapshot_call(struct host_shm *shm, const struct cusemu_call *c)
 	g_strlcpy(shm->step, c->step ? c->step : "", sizeof(shm->step));
 	shm->in_count = c->in.count;
 	shm->out_count = c->out.count;
-	for (unsigned int i = 0; i < c->in.count; i++)
-		shm->in[i] = (struct host_range){ c->in.r[i].addr,
-						  c->in.r[i].len,
-						  c->in.r[i].off };
-	for (unsigned int i = 0; i < c->out.count; i++)
-		shm->out[i] = (struct host_range){ c->out.r[i].addr,
-						   c->out.r[i].len,
-						   c->out.r[i].off };
+	host_ranges_put(shm->in, &c->in);
+	host_ranges_put(shm->out, &c->out);
 	shm->in_bytes = c->in.bytes;
 	shm->out_bytes = c->out.bytes;
 	shm->in_avail = c->in_avail;
@@ -1495,7 +1431,7 @@ static long forward(struct fwd *f)
 	m.pid = f->pid;
 	m.flags = f->file ? f->file->flags : 0;
 	m.size = f->slot == HOST_SLOT_READ ? f->out_size : f->len;
-	if (!send_fds(ch->sock, &m, sizeof(m), NULL, 0)) {
+	if (!host_send_fds(ch->sock, &m, sizeof(m), NULL, 0)) {
 		channel_put(h, ch, false);
 		return fail(f, -EIO);
 	}
@@ -1785,7 +1721,7 @@ static bool sample(struct host *h, int channel, struct host_fault_msg *out)
 
 		if (!readable(h->control, 50))
 			continue;
-		n = recv_fds(h->control, &m, sizeof(m), &fd, 1, MSG_DONTWAIT);
+		n = host_recv_fds(h->control, &m, sizeof(m), &fd, 1, MSG_DONTWAIT);
 		if (fd >= 0)
 			close(fd);
 		if (n <= 0)
@@ -1899,7 +1835,7 @@ static bool read_control(struct host *h)
 		struct host_text_msg text;
 	} m;
 	int fd;
-	ssize_t n = recv_fds(h->control, &m, sizeof(m), &fd, 1, MSG_DONTWAIT);
+	ssize_t n = host_recv_fds(h->control, &m, sizeof(m), &fd, 1, MSG_DONTWAIT);
 
 	if (fd >= 0)
 		close(fd);

@@ -15,9 +15,9 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
-#include <ucontext.h>
 #include <unistd.h>
 
+#include "backtrace.h"
 #include "host.h"
 
 #define ALT_STACK_SIZE (256 * 1024)
@@ -27,37 +27,14 @@
 static __thread int my_channel = -1;
 static int faulted;
 
-static void *fault_ip(void *context)
-{
-	const ucontext_t *uc = context;
-
-#if defined(__x86_64__)
-	return (void *)uc->uc_mcontext.gregs[REG_RIP];
-#elif defined(__i386__)
-	return (void *)uc->uc_mcontext.gregs[REG_EIP];
-#else
-	(void)uc;
-	return NULL;
-#endif
-}
-
-/* The frames from the interrupted instruction on (as kernel/oops.c). */
 static unsigned int capture(uint64_t *frames, void *ip)
 {
-	void *raw[HOST_FRAMES + 8];
-	int n = backtrace(raw, G_N_ELEMENTS(raw)), from = -1;
-	unsigned int count = 0;
+	void *pcs[HOST_FRAMES];
+	int n = cusemu_backtrace_from(pcs, HOST_FRAMES, ip);
 
-	for (int i = 0; i < n && from < 0; i++)
-		if (raw[i] == ip)
-			from = i;
-	if (from < 0) {
-		frames[count++] = (uintptr_t)ip;
-		from = MIN(n, 2);
-	}
-	for (int i = from; i < n && count < HOST_FRAMES; i++)
-		frames[count++] = (uintptr_t)raw[i];
-	return count;
+	for (int i = 0; i < n; i++)
+		frames[i] = (uintptr_t)pcs[i];
+	return (unsigned int)n;
 }
 
 static void on_signal(int signo, siginfo_t *si, void *context)
@@ -71,7 +48,7 @@ static void on_signal(int signo, siginfo_t *si, void *context)
 	m.addr = (uintptr_t)si->si_addr;
 	m.tid = (int32_t)syscall(SYS_gettid);
 	m.channel = my_channel;
-	m.n_frames = capture(m.frames, fault_ip(context));
+	m.n_frames = capture(m.frames, cusemu_fault_ip(context));
 	if (signo == SIGSYS)	/* the call the filter refused */
 		m.addr = (uint64_t)si->si_syscall;
 	if (signo == SAMPLE_SIGNAL) {

@@ -51,60 +51,6 @@ void host_send(const void *msg, size_t len)
 
 /* ---- the launcher */
 
-/* Receive one message and up to two descriptors; its length, or -1. */
-static ssize_t recv_fds(int sock, void *buf, size_t len, int *fds, int n_fds)
-{
-	char control[CMSG_SPACE(sizeof(int) * 2)];
-	struct iovec iov = { buf, len };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
-			      .msg_control = control,
-			      .msg_controllen = sizeof(control) };
-	struct cmsghdr *c;
-	ssize_t got;
-
-	for (int i = 0; i < n_fds; i++)
-		fds[i] = -1;
-	do
-		got = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-	while (got < 0 && errno == EINTR);
-	for (c = CMSG_FIRSTHDR(&msg); got >= 0 && c; c = CMSG_NXTHDR(&msg, c)) {
-		int k = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		for (int i = 0; i < k; i++) {
-			int fd;
-
-			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
-			if (i < n_fds)
-				fds[i] = fd;
-			else
-				close(fd);
-		}
-	}
-	return got;
-}
-
-static void send_fd(int sock, const void *buf, size_t len, int fd)
-{
-	char control[CMSG_SPACE(sizeof(int))] = { 0 };
-	struct iovec iov = { (void *)buf, len };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *c;
-
-	if (fd >= 0) {
-		msg.msg_control = control;
-		msg.msg_controllen = sizeof(control);
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(fd));
-	}
-	while (sendmsg(sock, &msg, MSG_NOSIGNAL) < 0 && errno == EINTR)
-		;
-}
-
 /* In the child of a launch: the host program, with its descriptors. */
 static G_GNUC_NORETURN void exec_host(const char *self,
 				      const struct host_launch_msg *l,
@@ -155,7 +101,7 @@ static void launch(int sock, const char *self, const struct host_launch_msg *l,
 		r.pid = pid;
 		pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	}
-	send_fd(sock, &r, sizeof(r), pidfd);
+	host_send_fds(sock, &r, sizeof(r), &pidfd, pidfd >= 0);
 	if (pidfd >= 0)
 		close(pidfd);
 }
@@ -174,7 +120,7 @@ static int launcher_main(int sock)
 			uint32_t type;
 		} m;
 		int fds[2];
-		ssize_t n = recv_fds(sock, &m, sizeof(m), fds, 2);
+		ssize_t n = host_recv_fds(sock, &m, sizeof(m), fds, 2, 0);
 
 		if (n <= 0)
 			return 0;
@@ -188,7 +134,7 @@ static int launcher_main(int sock)
 				status = -1;
 			m.reap.type = HOST_MSG_REAPED;
 			m.reap.status = status;
-			send_fd(sock, &m.reap, sizeof(m.reap), -1);
+			host_send_fds(sock, &m.reap, sizeof(m.reap), NULL, 0);
 		}
 		for (int i = 0; i < 2; i++)
 			if (fds[i] >= 0)
@@ -418,7 +364,7 @@ static G_GNUC_NORETURN void serve_control(void)
 	for (;;) {
 		struct host_channel_msg m;
 		int fds[2];
-		ssize_t n = recv_fds(host_control, &m, sizeof(m), fds, 2);
+		ssize_t n = host_recv_fds(host_control, &m, sizeof(m), fds, 2, 0);
 
 		if (n <= 0)
 			_exit(0);	/* the daemon is done with us */

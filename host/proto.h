@@ -14,8 +14,11 @@
 #ifndef CUSEMU_HOST_PROTO_H
 #define CUSEMU_HOST_PROTO_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
+#include "call.h"
 #include "cusemu/uaccess.h"
 
 /* Bumped whenever a message or struct host_shm changes. */
@@ -288,5 +291,21 @@ struct host_shm {
 	 * control's words and answer, a message for the user. */
 	char data[HOST_DATA_MAX];
 };
+
+/*
+ * A message and up to two descriptors (SCM_RIGHTS), either way; received
+ * ones are close-on-exec, and ones beyond n_fds closed. recv: its length,
+ * or -1.
+ */
+ssize_t host_recv_fds(int sock, void *buf, size_t len, int *fds, int n_fds,
+		      int flags);
+bool host_send_fds(int sock, const void *buf, size_t len, const int *fds,
+		   int n_fds);
+
+/* A call's ranges into shared memory, and back. */
+void host_ranges_put(struct host_range *to,
+		     const struct cusemu_user_ranges *from);
+void host_ranges_get(struct cusemu_user_ranges *to,
+		     const struct host_range *from, unsigned int count);
 
 #endif

@@ -4,8 +4,9 @@
  * gives it: what the daemon keeps (the big lock, the dispatcher's locks
  * over a sleep, a process's ABI) is asked of the daemon thread that waits
  * for the call; wake-ups, events and lost data go to the daemon on the
- * control socket. User memory, the fetch helpers and sleeping itself are
- * the daemon's own code (runtime/call.c, sched.c, request.c).
+ * control socket. User memory, the fetch helpers, parameters and sleeping
+ * itself are the daemon's own code (runtime/call.c, params.c, sched.c,
+ * request.c).
  */
 #define G_LOG_DOMAIN "cusemu-host"
 
@@ -15,36 +16,6 @@
 #include "cusemu/device.h"
 #include "cusemu/sched.h"
 #include "host.h"
-
-static const char *param_value(const struct cusemu_device *dev,
-			       const char *key)
-{
-	const char *v = g_hash_table_lookup(cusemu_instance(dev)->params, key);
-
-	if (!v)
-		g_error("device model %s reads key '%s' it does not declare "
-			"or that has no default",
-			dev->model->name, key);
-	return v;
-}
-
-uint64_t cusemu_device_param_u64(const struct cusemu_device *dev,
-				 const char *key)
-{
-	return g_ascii_strtoull(param_value(dev, key), NULL, 10);
-}
-
-bool cusemu_device_param_bool(const struct cusemu_device *dev,
-			      const char *key)
-{
-	return !strcmp(param_value(dev, key), "true");
-}
-
-const char *cusemu_device_param_str(const struct cusemu_device *dev,
-				    const char *key)
-{
-	return param_value(dev, key);
-}
 
 static void send_event(uint32_t type, const struct cusemu_device *dev,
 		       const char *event)
@@ -80,11 +51,6 @@ void cusemu_device_lost(struct cusemu_device *dev, const char *format, ...)
 	g_vsnprintf(m.text, sizeof(m.text), format, ap);
 	va_end(ap);
 	host_send(&m, sizeof(m));
-}
-
-bool cusemu_device_ratelimit(struct cusemu_device *dev, char *note)
-{
-	return cusemu_ratelimit(&cusemu_instance(dev)->model_said, note);
 }
 
 /* Outside ->probe the daemon does not hear of it: as in the daemon, where

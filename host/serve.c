@@ -212,14 +212,10 @@ static void load_call(struct host_channel *ch, struct host_dev *d,
 
 	cusemu_call_init(call, &d->inst.pub, file, c->cmd, c->arg,
 			 shm->compat, c->pid);
-	call->in.count = MIN(shm->in_count, CUSEMU_USER_MAX_RANGES);
-	call->out.count = MIN(shm->out_count, CUSEMU_USER_MAX_RANGES);
-	for (unsigned int i = 0; i < call->in.count; i++)
-		call->in.r[i] = (struct cusemu_user_range){
-			shm->in[i].addr, shm->in[i].len, shm->in[i].off };
-	for (unsigned int i = 0; i < call->out.count; i++)
-		call->out.r[i] = (struct cusemu_user_range){
-			shm->out[i].addr, shm->out[i].len, shm->out[i].off };
+	host_ranges_get(&call->in, shm->in,
+			MIN(shm->in_count, CUSEMU_USER_MAX_RANGES));
+	host_ranges_get(&call->out, shm->out,
+			MIN(shm->out_count, CUSEMU_USER_MAX_RANGES));
 	call->in.bytes = shm->in_bytes;
 	call->out.bytes = shm->out_bytes;
 	call->in_data = shm->in_data;
@@ -239,14 +235,8 @@ static void store_call(struct host_shm *shm, const struct cusemu_call *call)
 {
 	shm->in_count = call->in.count;
 	shm->out_count = call->out.count;
-	for (unsigned int i = 0; i < call->in.count; i++)
-		shm->in[i] = (struct host_range){ call->in.r[i].addr,
-						  call->in.r[i].len,
-						  call->in.r[i].off };
-	for (unsigned int i = 0; i < call->out.count; i++)
-		shm->out[i] = (struct host_range){ call->out.r[i].addr,
-						   call->out.r[i].len,
-						   call->out.r[i].off };
+	host_ranges_put(shm->in, &call->in);
+	host_ranges_put(shm->out, &call->out);
 	shm->in_bytes = call->in.bytes;
 	shm->out_bytes = call->out.bytes;
 	shm->out_used = call->out_used;

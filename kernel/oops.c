@@ -29,6 +29,7 @@
 #include <elfutils/libdwfl.h>
 #include <glib.h>
 
+#include "backtrace.h"
 #include "call.h"
 #include "device.h"
 #include "handler.h"
@@ -100,39 +101,14 @@ static struct orphan {
 
 /* ---- the signal handler: backtrace, then back to the guard */
 
-/*
- * The frames from the interrupted instruction on: backtrace() starts in
- * this handler and goes through the kernel's signal frame.
- */
 static int capture(void **frames, void *ip)
 {
-	void *raw[CUSEMU_OOPS_FRAMES + 8];
-	int n = backtrace(raw, G_N_ELEMENTS(raw)), from = -1, count = 0;
-
-	for (int i = 0; i < n && from < 0; i++)
-		if (raw[i] == ip)
-			from = i;
-	if (from < 0) {
-		frames[count++] = ip;
-		from = MIN(n, 2);	/* this handler and the signal frame */
-	}
-	for (int i = from; i < n && count < CUSEMU_OOPS_FRAMES; i++)
-		frames[count++] = raw[i];
-	return count;
+	return cusemu_backtrace_from(frames, CUSEMU_OOPS_FRAMES, ip);
 }
 
 static void *fault_ip(void *context)
 {
-	const ucontext_t *uc = context;
-
-#if defined(__x86_64__)
-	return (void *)uc->uc_mcontext.gregs[REG_RIP];
-#elif defined(__i386__)
-	return (void *)uc->uc_mcontext.gregs[REG_EIP];
-#else
-	(void)uc;
-	return NULL;
-#endif
+	return cusemu_fault_ip(context);
 }
 
 static void report_daemon_fault(int signo, const siginfo_t *si, void *ip);

@@ -21,36 +21,6 @@
 #include "request.h"
 #include "stats.h"
 
-static const char *param_value(const struct cusemu_device *dev,
-			       const char *key)
-{
-	const char *v = g_hash_table_lookup(cusemu_instance(dev)->params, key);
-
-	if (!v)
-		g_error("device model %s reads key '%s' it does not declare "
-			"or that has no default",
-			dev->model->name, key);
-	return v;
-}
-
-uint64_t cusemu_device_param_u64(const struct cusemu_device *dev,
-				 const char *key)
-{
-	return g_ascii_strtoull(param_value(dev, key), NULL, 10);
-}
-
-bool cusemu_device_param_bool(const struct cusemu_device *dev,
-			      const char *key)
-{
-	return !strcmp(param_value(dev, key), "true");
-}
-
-const char *cusemu_device_param_str(const struct cusemu_device *dev,
-				    const char *key)
-{
-	return param_value(dev, key);
-}
-
 void cusemu_device_wake_up(struct cusemu_device *dev)
 {
 	if (cusemu_instance(dev)->wake_up)
@@ -81,11 +51,6 @@ void cusemu_device_lost(struct cusemu_device *dev, const char *format, ...)
 	g_critical("/dev/%s (%s) lost data: %s", dev->name, dev->model->name,
 		   what);
 	g_atomic_int_inc(&lost);
-}
-
-bool cusemu_device_ratelimit(struct cusemu_device *dev, char *note)
-{
-	return cusemu_ratelimit(&cusemu_instance(dev)->model_said, note);
 }
 
 unsigned int cusemu_device_lost_count(void)
