@@ -887,6 +887,10 @@ gboolean cusemu_sandbox_seal_host(const struct cusemu_host_seal *seal,
 	unsigned int allowed = 0;
 	int err;
 
+#if defined(__SANITIZE_ADDRESS__)
+	/* AddressSanitizer reserves terabytes of shadow address space. */
+	as.rlim_cur = as.rlim_max = RLIM_INFINITY;
+#endif
 	if (seal->memory && setrlimit(RLIMIT_AS, &as))
 		return fail_errno(error, errno, "cannot limit its memory",
 				  "is host_memory= too low?");
