@@ -502,9 +502,11 @@ static ssize_t next_message(struct host *h, void *buf, size_t size,
 	n = host_recv_fds(h->control, buf, size, &fd, 1, 0);
 	if (fd >= 0)
 		close(fd);
-	if (n <= 0)
+	if (n <= 0) {
 		bad(error, "ended while it loaded the plugin (its "
 			   "constructors crashed or exited?)");
+		return -1;
+	}
 	return n;
 }
 
@@ -773,6 +775,20 @@ static gboolean read_description(struct host *h, struct cusemu_host_models *set,
 	return n >= 0;
 }
 
+gboolean cusemu_host_check_description(int sock, GError **error)
+{
+	struct cusemu_host_models set = { .origin = (char *)"test",
+					  .label = (char *)"test" };
+	struct host h = { .control = sock, .set = &set };
+	gboolean ok;
+
+	h.modules = g_array_new(FALSE, TRUE, sizeof(struct host_module_msg));
+	ok = read_description(&h, &set, true, error);
+	g_array_unref(h.modules);
+	/* The proxies of a test stay: they are small. */
+	return ok;
+}
+
 /* ---- hosts */
 
 static void host_free_channels(struct host *h)
@@ -860,7 +876,8 @@ static void host_close(struct host *h)
 	g_mutex_lock(&h->lock);
 	h->closing = true;
 	g_mutex_unlock(&h->lock);
-	g_atomic_int_set(&h->dead, 1);
+	/* Its models have nothing left to save: no need to wait for it. */
+	kill_host(h);
 	shutdown(h->control, SHUT_RDWR);
 	if (h->reader)
 		return;
@@ -1351,7 +1368,7 @@ static void put_data(struct host_shm *shm, const void *data, size_t len)
 
 static long apply(struct fwd *f, struct host_shm *shm, int64_t result)
 {
-	struct results *r = g_new(struct results, 1);
+	struct results results, *r = &results;
 	long ret = (long)result;
 
 	copy_results(r, shm);
@@ -1387,7 +1404,6 @@ static long apply(struct fwd *f, struct host_shm *shm, int64_t result)
 			ret = -EINVAL;
 		}
 	}
-	g_free(r);
 	return ret;
 }
 

@@ -69,6 +69,12 @@ bool cusemu_host_model(const struct cusemu_device_model *m);
 void cusemu_hosts_stop_begin(unsigned int ms);
 void cusemu_hosts_stop_end(void);
 
+/*
+ * For tests: read a description from sock as from a host's control socket
+ * (HELLO to READY), with every check; FALSE and why when it is refused.
+ */
+gboolean cusemu_host_check_description(int sock, GError **error);
+
 /* For cusemuctl list and the log: the host's pid of a device, 0 if none. */
 pid_t cusemu_host_pid(const struct cusemu_device *dev);
 

@@ -130,8 +130,19 @@ static int launcher_main(int sock)
 		} else if (n == sizeof(m.reap) && m.type == HOST_MSG_REAP) {
 			int status = -1;
 
-			if (waitpid(m.reap.pid, &status, 0) < 0)
+			/* A host that does not end in time is not waited for:
+			 * the daemon reads one answer per question. */
+			for (int i = 0; i < 150; i++) {
+				pid_t r = waitpid(m.reap.pid, &status, WNOHANG);
+
+				if (r != 0) {
+					if (r < 0)
+						status = -1;
+					break;
+				}
 				status = -1;
+				usleep(10000);
+			}
 			m.reap.type = HOST_MSG_REAPED;
 			m.reap.status = status;
 			host_send_fds(sock, &m.reap, sizeof(m.reap), NULL, 0);
