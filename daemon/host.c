@@ -42,8 +42,12 @@ const char *cusemu_host_program;
  * made on the main thread (probe, control, sandboxed, remove). */
 #define DESCRIBE_MS 10000
 #define MAIN_CALL_MS 5000
-/* After a client gave up, how long its call's host has to answer. */
-#define INTERRUPT_MS 1000
+/*
+ * After a client gave up, how long its call's host has to answer: then the
+ * daemon answers EINTR itself, so that a killed caller is gone within a
+ * second whatever the model does.
+ */
+#define INTERRUPT_MS 800
 /* How often a waiting thread looks at its client and its host. */
 #define TICK_MS 50
 /* How long a stuck thread has to send its backtrace. */
