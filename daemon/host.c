@@ -465,13 +465,6 @@ bool cusemu_host_model(const struct cusemu_device_model *m)
 	return m && m->probe == tr_probe;
 }
 
-pid_t cusemu_host_pid(const struct cusemu_device *dev)
-{
-	return cusemu_host_model(dev->model) && host_of(dev)
-		       ? host_of(dev)->pid
-		       : 0;
-}
-
 /* ---- descriptions */
 
 static gboolean bad(GError **error, const char *format, ...)

@@ -75,7 +75,4 @@ void cusemu_hosts_stop_end(void);
  */
 gboolean cusemu_host_check_description(int sock, GError **error);
 
-/* For cusemuctl list and the log: the host's pid of a device, 0 if none. */
-pid_t cusemu_host_pid(const struct cusemu_device *dev);
-
 #endif
