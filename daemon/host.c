@@ -860,8 +860,24 @@ fail:
 static void kill_host(struct host *h)
 {
 	g_atomic_int_set(&h->dead, 1);
-	if (h->pidfd >= 0)
+	g_mutex_lock(&h->lock);
+	/* Once ended, its descriptors are closed and their numbers reused. */
+	if (!h->ended && h->pidfd >= 0)
 		syscall(SYS_pidfd_send_signal, h->pidfd, SIGKILL, NULL, 0);
+	g_mutex_unlock(&h->lock);
+}
+
+/* A message on h's control socket, unless h has ended. */
+static bool control_send(struct host *h, const void *msg, size_t len,
+			 const int *fds, int n_fds)
+{
+	bool sent = false;
+
+	g_mutex_lock(&h->lock);
+	if (!h->ended)
+		sent = host_send_fds(h->control, msg, len, fds, n_fds);
+	g_mutex_unlock(&h->lock);
+	return sent;
 }
 
 /*
@@ -875,13 +891,20 @@ static void host_close(struct host *h)
 	g_mutex_unlock(&h->lock);
 	/* Its models have nothing left to save: no need to wait for it. */
 	kill_host(h);
-	shutdown(h->control, SHUT_RDWR);
+	g_mutex_lock(&h->lock);
+	if (!h->ended)
+		shutdown(h->control, SHUT_RDWR);
+	g_mutex_unlock(&h->lock);
 	if (h->reader)
 		return;
 	/* Never served: nothing of it is in use. */
-	close(h->control);
-	h->control = -1;
 	reap(h->pid);
+	g_mutex_lock(&h->lock);
+	h->ended = true;
+	close(h->control);
+	close(h->pidfd);
+	h->control = h->pidfd = -1;
+	g_mutex_unlock(&h->lock);
 	g_mutex_lock(&hosts.lock);
 	if (hosts.hosts)
 		g_ptr_array_remove(hosts.hosts, h);
@@ -1028,7 +1051,7 @@ static struct channel *channel_new(struct host *h)
 	fds[0] = sv[1];
 	fds[1] = mem;
 	ch->sock = sv[0];
-	if (!host_send_fds(h->control, &m, sizeof(m), fds, 2)) {
+	if (!control_send(h, &m, sizeof(m), fds, 2)) {
 		close(sv[1]);
 		close(mem);
 		g_mutex_lock(&h->lock);
@@ -1308,7 +1331,7 @@ static enum waited wait_done(struct host *h, struct channel *ch,
 				.type = HOST_MSG_INTERRUPT, .channel = ch->id,
 				.seq = ch->seq };
 
-			send(h->control, &in, sizeof(in), MSG_NOSIGNAL);
+			control_send(h, &in, sizeof(in), NULL, 0);
 			told = now;
 		}
 		if (told && now - told >= (gint64)INTERRUPT_MS * 1000)
@@ -1702,6 +1725,10 @@ static void host_ended(struct host *h)
 		g_ptr_array_add(devs, dev);
 	host_free_channels(h);
 	h->ended = true;
+	/* Nothing reads them any more; the pid is reaped. */
+	close(h->control);
+	close(h->pidfd);
+	h->control = h->pidfd = -1;
 	g_mutex_unlock(&h->lock);
 	if (quiet)
 		return;
