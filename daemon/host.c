@@ -658,6 +658,33 @@ static gboolean take_module(struct host *h, struct host_module_msg *mm,
 	return TRUE;
 }
 
+/* The proxies of a description nobody uses. */
+static void proxies_free(struct cusemu_host_models *set)
+{
+	for (unsigned int i = 0; i < set->n; i++) {
+		struct proxy *p = &set->proxies[i];
+
+		g_free((char *)p->m.name);
+		g_free((char *)p->m.summary);
+		g_free((char *)p->m.node_prefix);
+		for (unsigned int k = 0; p->params && p->params[k].key; k++) {
+			g_free((char *)p->params[k].key);
+			g_free((char *)p->params[k].default_value);
+			g_free((char *)p->params[k].help);
+		}
+		g_free(p->params);
+		for (int t = 0; t < 2; t++) {
+			for (unsigned int k = 0; p->tables[t] && p->tables[t][k].name;
+			     k++)
+				g_free((char *)p->tables[t][k].name);
+			g_free(p->tables[t]);
+		}
+	}
+	g_free(set->proxies);
+	set->proxies = NULL;
+	set->n = 0;
+}
+
 /* The description a fresh host sends of set's plugin, into set's proxies
  * the first time, else checked against them. */
 static gboolean read_description(struct host *h, struct cusemu_host_models *set,
@@ -746,29 +773,8 @@ static gboolean read_description(struct host *h, struct cusemu_host_models *set,
 			n = bad(error, "described other models than the first "
 				       "host of the same file") - 1;
 	}
-	if (!fresh) {
-		for (unsigned int i = 0; i < scratch.n; i++) {
-			struct proxy *p = &scratch.proxies[i];
-
-			g_free((char *)p->m.name);
-			g_free((char *)p->m.summary);
-			g_free((char *)p->m.node_prefix);
-			for (unsigned int k = 0; p->params && p->params[k].key;
-			     k++) {
-				g_free((char *)p->params[k].key);
-				g_free((char *)p->params[k].default_value);
-				g_free((char *)p->params[k].help);
-			}
-			g_free(p->params);
-			for (int t = 0; t < 2; t++) {
-				for (unsigned int k = 0;
-				     p->tables[t] && p->tables[t][k].name; k++)
-					g_free((char *)p->tables[t][k].name);
-				g_free(p->tables[t]);
-			}
-		}
-		g_free(scratch.proxies);
-	}
+	if (!fresh)
+		proxies_free(&scratch);
 	return n >= 0;
 }
 
@@ -782,7 +788,7 @@ gboolean cusemu_host_check_description(int sock, GError **error)
 	h.modules = g_array_new(FALSE, TRUE, sizeof(struct host_module_msg));
 	ok = read_description(&h, &set, true, error);
 	g_array_unref(h.modules);
-	/* The proxies of a test stay: they are small. */
+	proxies_free(&set);
 	return ok;
 }
 
@@ -802,6 +808,19 @@ static void host_free_channels(struct host *h)
 		h->channels->pdata[i] = NULL;
 	}
 	g_ptr_array_set_size(h->idle, 0);
+}
+
+/* A host nothing refers to any more, its descriptors closed. */
+static void host_free(struct host *h)
+{
+	g_ptr_array_unref(h->channels);
+	g_ptr_array_unref(h->idle);
+	g_hash_table_unref(h->devices);
+	g_hash_table_unref(h->events);
+	g_array_unref(h->modules);
+	g_free(h->kill_report);
+	g_mutex_clear(&h->lock);
+	g_free(h);
 }
 
 static struct host *host_start(struct cusemu_host_models *set, bool fresh,
@@ -847,13 +866,7 @@ fail:
 	}
 	if (h->control >= 0)
 		close(h->control);
-	g_ptr_array_unref(h->channels);
-	g_ptr_array_unref(h->idle);
-	g_hash_table_unref(h->devices);
-	g_hash_table_unref(h->events);
-	g_array_unref(h->modules);
-	g_mutex_clear(&h->lock);
-	g_free(h);
+	host_free(h);
 	return NULL;
 }
 
@@ -912,6 +925,7 @@ static void host_close(struct host *h)
 	g_mutex_lock(&h->lock);
 	host_free_channels(h);
 	g_mutex_unlock(&h->lock);
+	host_free(h);
 }
 
 static void host_put(struct host *h, struct cusemu_device *dev)
@@ -984,11 +998,15 @@ void cusemu_host_models_free(struct cusemu_host_models *set)
 {
 	if (!set)
 		return;
+	/* Refused: no device has its models, and its host never served. */
 	if (set->host)
 		host_close(set->host);
-	/* The proxies stay: messages may still name them. */
+	proxies_free(set);
 	g_free(set->list);
-	set->list = NULL;
+	g_free(set->origin);
+	g_free(set->label);
+	g_mutex_clear(&set->lock);
+	g_free(set);
 }
 
 static gpointer reader_main(gpointer data);

@@ -56,7 +56,7 @@ struct cusemu_host_models *
 cusemu_host_describe(const char *origin, int image,
 		     const struct cusemu_device_model *const **models,
 		     GError **error);
-/* A refused description's host ends; its models are gone. */
+/* A refused description's host ends; its models are gone (never used). */
 void cusemu_host_models_free(struct cusemu_host_models *set);
 
 /* Whether m is a proxy model, one of a host's. */
