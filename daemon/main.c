@@ -34,6 +34,7 @@
 #include "device.h"
 #include "dispatch.h"
 #include "fusefs.h"
+#include "host.h"
 #include "node.h"
 #include "oops.h"
 #include "plugin.h"
@@ -62,6 +63,7 @@ struct options {
 	gboolean allow_other;
 	gboolean panic_on_oops;
 	char *soft_lockup_secs;
+	char *host_memory;
 	char **plugins;		/* loaded before the options are parsed */
 	gboolean version;
 	gboolean check;		/* --check-config: check, then exit */
@@ -77,6 +79,7 @@ struct daemon {
 	char *mount_dir;	/* --fuse: transport_settings.fuse_dir's */
 	gboolean panic_on_oops;	/* an oops ends the daemon */
 	unsigned int soft_lockup_secs;	/* 0: no watchdog */
+	uint64_t host_memory;	/* RLIMIT_AS of a model host, bytes */
 	/* The transport the settings chose, once, and the running one. */
 	struct cusemu_transport_settings transport_settings;
 	const struct cusemu_transport_ops *transport_ops;
@@ -199,7 +202,7 @@ static char *models_description(void)
 		"The configuration file has a [daemon] group (model=, lock=, "
 		"control=,\ncontrol_group=, seccomp=, user=, plugins=, threads=, "
 		"major=, fuse=,\nallow_other=, panic_on_oops=, "
-		"soft_lockup_secs=) and one [device "
+		"soft_lockup_secs=, host_memory=) and one [device "
 		"NAME] group per node\n(model=fioc, then the keys above). The "
 		"command line wins over the file.\n"
 		"--check-config reads and checks what a start would before it "
@@ -317,6 +320,10 @@ static gboolean parse_options(int *argc, char ***argv, struct options *o,
 		  &o->soft_lockup_secs,
 		  "Report a handler that runs this long without sleeping "
 		  "(default: 20; 0: never)", "N" },
+		{ "host-memory", 0, 0, G_OPTION_ARG_STRING, &o->host_memory,
+		  "Address space of each model host, the process a plugin's "
+		  "models run in (default: " CUSEMU_HOST_MEMORY_DEFAULT
+		  "; 0: no bound)", "SIZE" },
 		{ "plugin", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->plugins,
 		  "Load the device models of the shared object FILE; repeat "
 		  "for more", "FILE" },
@@ -554,6 +561,46 @@ static gboolean resolve_oops(struct daemon *d, const struct options *o,
 	return TRUE;
 }
 
+/* The bound of a model host's address space: a size, 0 for none. */
+static gboolean resolve_host(struct daemon *d, const struct options *o,
+			     const struct cusemu_config *config,
+			     GError **error)
+{
+	static const struct cusemu_param size = {
+		.key = "host_memory", .type = CUSEMU_PARAM_SIZE };
+	const char *origin;
+	const char *text = pick(o->host_memory, "--host-memory",
+				config->host_memory,
+				config->host_memory_origin, &origin);
+	struct cusemu_host_settings hs = { 0 };
+	const struct cusemu_sandbox *sb = &d->sandbox;
+	g_autofree char *bytes = NULL;
+	const char *why = NULL;
+
+	bytes = cusemu_param_normalise(&size, text ? text
+						   : CUSEMU_HOST_MEMORY_DEFAULT,
+				       &why);
+	if (!bytes) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s: host_memory '%s' is not a size (%s); write "
+			    "bytes with an optional K, M or G, or 0 for no "
+			    "bound",
+			    origin, text, why);
+		return FALSE;
+	}
+	d->host_memory = g_ascii_strtoull(bytes, NULL, 10);
+	hs.uid = sb->user ? sb->uid : geteuid();
+	hs.gid = sb->user ? sb->gid : getegid();
+	for (guint i = 0; sb->user && sb->groups && i < sb->groups->len &&
+			  i < G_N_ELEMENTS(hs.groups);
+	     i++)
+		hs.groups[hs.n_groups++] = g_array_index(sb->groups, gid_t, i);
+	hs.memory = d->host_memory;
+	hs.seccomp = sb->seccomp;
+	cusemu_hosts_configure(&hs);
+	return TRUE;
+}
+
 static gboolean resolve_transport(struct daemon *d, const struct options *o,
 				  const struct cusemu_config *config,
 				  GError **error)
@@ -605,7 +652,8 @@ static gboolean resolve_settings(struct daemon *d, const struct options *o,
 	       resolve_sandbox(d, o, config, error) &&
 	       resolve_numbers(d, o, config, error) &&
 	       resolve_oops(d, o, config, error) &&
-	       resolve_transport(d, o, config, error);
+	       resolve_transport(d, o, config, error) &&
+	       resolve_host(d, o, config, error);
 }
 
 static gboolean create_devices(struct daemon *d,
@@ -671,6 +719,8 @@ static gboolean start_transport(struct daemon *d, GError **error)
 
 static void stop(struct daemon *d)
 {
+	/* Calls stuck in a model host end when it is killed. */
+	cusemu_hosts_stop_begin(1000);
 	cusemu_oops_shutdown();
 	if (d->control)
 		cusemu_control_stop(d->control);
@@ -687,6 +737,7 @@ static void stop(struct daemon *d)
 	cusemu_transport_free(d->transport);
 	d->transport = NULL;
 	cusemu_sandbox_clear(&d->sandbox);
+	cusemu_hosts_stop_end();
 }
 
 /* One model and where it came from: in JSON, or for people. */
@@ -1243,7 +1294,9 @@ static int control_reload(void *data, const char *node, GString *out)
 	origin = cusemu_plugin_origin(m);
 	what = g_strdup_printf("a fresh %s %s%s", m->name,
 			       !origin ? "(built in)" :
-			       m == old_model ? "of the same code (the file is "
+			       cusemu_plugin_hosted(m) ==
+					       cusemu_plugin_hosted(old_model)
+				       ? "of the same code (the file is "
 						"the one loaded: not rebuilt) "
 						"from " :
 						"from the rebuilt ",
@@ -1340,6 +1393,8 @@ static gboolean enter_sandbox(struct daemon *d, GError **error)
 
 	for (guint i = 0; i < d->devices->len; i++)
 		d->sandbox.passthrough |= is_passthrough(d->devices->pdata[i]);
+	/* Model hosts come from the launcher from now on, or not at all. */
+	cusemu_hosts_seal();
 	if (!cusemu_sandbox_apply(&d->sandbox, error))
 		return FALSE;
 	for (guint i = 0; i < d->devices->len; i++)
@@ -1500,6 +1555,7 @@ static void options_clear(struct options *o)
 	g_free(o->threads);
 	g_free(o->fuse);
 	g_free(o->soft_lockup_secs);
+	g_free(o->host_memory);
 	g_free(o->check_file);
 }
 
@@ -1552,6 +1608,8 @@ int main(int argc, char **argv)
 	/* cusemud-test, never installed: the tests' own models directory. */
 	if (g_getenv("CUSEMUD_TEST_MODELS_DIR"))
 		cusemu_models_dir = g_getenv("CUSEMUD_TEST_MODELS_DIR");
+	if (g_getenv("CUSEMUD_TEST_HOST"))
+		cusemu_host_program = g_getenv("CUSEMUD_TEST_HOST");
 #endif
 	d.devices = g_ptr_array_new();
 	if (!parse_options(&argc, &argv, &o, &usage, &error))

@@ -2,9 +2,11 @@
 /*
  * Loading device models from plugins: the file's ownership and permissions
  * first (sshd's rule for what root runs), then a sealed copy of it in
- * memory, which GModule loads: no later write to the file (cp over it
- * keeps its inode) changes the code the daemon runs. Then the entry
- * symbol, the API version and the models' names.
+ * memory: no later write to the file (cp over it keeps its inode) changes
+ * the code that runs. A model host loads the copy (host.h) and describes
+ * its models, which the daemon checks (the entry symbol, the API version,
+ * the models' names) and serves through proxies; a device with
+ * isolation=none has GModule load the same copy into the daemon instead.
  */
 #define G_LOG_DOMAIN "cusemu-plugin"
 
@@ -27,6 +29,7 @@
 
 #include "cusemu/plugin.h"
 #include "device.h"
+#include "host.h"
 #include "plugin.h"
 
 const char *cusemu_models_dir = CUSEMU_MODELS_DIR;
@@ -37,10 +40,14 @@ struct plugin_file {
 	char *loaded_as;	/* the name the dynamic loader knows it by */
 	char *sum;		/* SHA-256 of the content loaded */
 	int fd;			/* the sealed copy loaded: for backtraces */
+	struct cusemu_host_models *hosted;	/* its host's description */
+	GModule *module;	/* the copy loaded in the daemon, if asked */
+	const struct cusemu_plugin *plugin;	/* its entry, then */
 };
 
 struct loaded {
-	const struct cusemu_device_model *model;
+	const struct cusemu_device_model *model;	/* the host's proxy */
+	const struct cusemu_device_model *in_process;	/* or NULL */
 	struct plugin_file *file;
 	bool current;		/* false once a reload brought another */
 };
@@ -606,24 +613,6 @@ static char *image_name(int image)
 }
 
 /*
- * An image the dynamic loader refused or let go of is closed; one it still
- * holds (a plugin that cannot be unloaded) stays open, so that its name is
- * never another image's: the loader would take that name for the object
- * it already has.
- */
-static void forget_image(int image)
-{
-	g_autofree char *name = image_name(image);
-	void *held = dlopen(name, RTLD_NOW | RTLD_NOLOAD);
-
-	if (held) {
-		dlclose(held);
-		return;
-	}
-	close(image);
-}
-
-/*
  * The code of each plugin, for a fault in a thread of a model's own (a
  * timer): written at load, read by the oops handler, never shrinking.
  */
@@ -688,16 +677,26 @@ const char *cusemu_plugin_code_origin(const void *pc)
 	return NULL;
 }
 
-/* Models stay for the daemon's life: the module is never closed. */
-static void keep(GModule *module, const struct cusemu_plugin *plugin,
+static const struct loaded *loaded_model(const struct cusemu_device_model *m)
+{
+	for (guint i = 0; loaded && i < loaded->len; i++) {
+		const struct loaded *l = &g_array_index(loaded, struct loaded, i);
+
+		if (l->model == m || (m && l->in_process == m))
+			return l;
+	}
+	return NULL;
+}
+
+/* The models of a file described by its host, from now on the current
+ * ones of their names. */
+static void keep(const struct cusemu_device_model *const *models,
 		 struct plugin_file *file)
 {
-	g_module_make_resident(module);
-	note_code(plugin, file->origin);
 	if (!loaded)
 		loaded = g_array_new(FALSE, FALSE, sizeof(struct loaded));
-	for (unsigned int i = 0; plugin->models[i]; i++) {
-		struct loaded l = { plugin->models[i], file, true };
+	for (unsigned int i = 0; models[i]; i++) {
+		struct loaded l = { models[i], NULL, file, true };
 
 		for (guint j = 0; j < loaded->len; j++) {
 			struct loaded *old =
@@ -738,13 +737,45 @@ static int checked_image(const char *path, const char *real, char **sum,
 	return image;
 }
 
+/*
+ * The image described by a model host, its models checked as a load's
+ * (reloading: the file they may replace): the file loaded, or NULL.
+ */
+static struct plugin_file *describe(const char *path, const char *real,
+				    int image, char *sum,
+				    const char *reloading, GError **error)
+{
+	const struct cusemu_device_model *const *models = NULL;
+	g_autoptr(GError) why = NULL;
+	struct cusemu_host_models *hosted =
+		cusemu_host_describe(real, image, &models, &why);
+	struct plugin_file *f;
+
+	if (!hosted) {
+		refuse(error, path, "%s", why->message);
+		close(image);
+		g_free(sum);
+		return NULL;
+	}
+	for (unsigned int i = 0; models[i]; i++) {
+		if (!check_model(path, models[i], reloading, error) ||
+		    !check_siblings(path, models, i, error)) {
+			cusemu_host_models_free(hosted);
+			close(image);
+			g_free(sum);
+			return NULL;
+		}
+	}
+	f = file_new(real, image, sum);
+	f->hosted = hosted;
+	keep(models, f);
+	return f;
+}
+
 gboolean cusemu_plugin_load(const char *path, GError **error)
 {
 	char real[PATH_MAX];
-	const struct cusemu_plugin *plugin;
-	g_autofree char *as = NULL;
 	char *sum = NULL;
-	GModule *module;
 	struct stat st;
 	int image;
 
@@ -755,26 +786,45 @@ gboolean cusemu_plugin_load(const char *path, GError **error)
 	image = checked_image(path, real, &sum, error);
 	if (image < 0)
 		return FALSE;
-	as = image_name(image);
-	module = open_plugin(path, as, NULL, &plugin, error);
-	if (!module) {
-		forget_image(image);
-		g_free(sum);
-		return FALSE;
-	}
-	keep(module, plugin, file_new(real, image, sum));
-	return TRUE;
+	return describe(path, real, image, sum, NULL, error) != NULL;
 }
 
-static const struct loaded *loaded_model(const struct cusemu_device_model *m)
+const struct cusemu_device_model *
+cusemu_plugin_in_process(const struct cusemu_device_model *m, GError **error)
 {
-	for (guint i = 0; loaded && i < loaded->len; i++) {
-		const struct loaded *l = &g_array_index(loaded, struct loaded, i);
+	struct loaded *l = (struct loaded *)loaded_model(m);
+	struct plugin_file *f;
 
-		if (l->model == m)
-			return l;
+	if (!l)
+		return m;
+	if (l->in_process)
+		return l->in_process;
+	f = l->file;
+	if (!f->module) {
+		f->module = open_plugin(f->origin, f->loaded_as, f->origin,
+					&f->plugin, error);
+		if (!f->module)
+			return NULL;
+		/* Models stay for the daemon's life: never closed. */
+		g_module_make_resident(f->module);
+		note_code(f->plugin, f->origin);
 	}
-	return NULL;
+	for (unsigned int i = 0; f->plugin->models[i]; i++)
+		if (!strcmp(f->plugin->models[i]->name, l->model->name))
+			l->in_process = f->plugin->models[i];
+	if (!l->in_process)
+		refuse(error, f->origin, "loaded in the daemon, it has no model "
+					 "named '%s'",
+		       l->model->name);
+	return l->in_process;
+}
+
+const struct cusemu_device_model *
+cusemu_plugin_hosted(const struct cusemu_device_model *m)
+{
+	const struct loaded *l = loaded_model(m);
+
+	return l ? l->model : m;
 }
 
 const struct cusemu_device_model *
@@ -782,10 +832,8 @@ cusemu_plugin_reload(const struct cusemu_device_model *m, GError **error)
 {
 	const struct loaded *l = loaded_model(m), *current;
 	const struct plugin_file *was;
-	const struct cusemu_plugin *plugin;
-	g_autofree char *as = NULL;
-	g_autofree char *sum = NULL;
-	GModule *module;
+	const struct plugin_file *f;
+	char *sum = NULL;
 	int image;
 
 	if (!l)
@@ -796,29 +844,21 @@ cusemu_plugin_reload(const struct cusemu_device_model *m, GError **error)
 		return NULL;
 	/*
 	 * Rebuilt or not, by content: cp over the file keeps its inode, and a
-	 * touch keeps its bytes. Not rebuilt: the model loaded last.
+	 * touch keeps its bytes. Not rebuilt: the model loaded last (its
+	 * host, if it has ended, is started again by the new instance).
 	 */
 	current = find_loaded(m->name);
 	if (!strcmp(sum, current ? current->file->sum : was->sum)) {
 		close(image);
-		return current ? current->model : m;
+		g_free(sum);
+		return current ? current->model : l->model;
 	}
-	as = image_name(image);
-	module = open_plugin(was->origin, as, was->origin, &plugin, error);
-	if (!module) {
-		forget_image(image);
+	f = describe(was->origin, was->origin, image, sum, was->origin, error);
+	if (!f)
 		return NULL;
-	}
-	for (unsigned int i = 0; plugin->models[i]; i++) {
-		if (!strcmp(plugin->models[i]->name, m->name)) {
-			keep(module, plugin,
-			     file_new(was->origin, image, g_steal_pointer(&sum)));
-			return plugin->models[i];
-		}
-	}
-	/* Resident anyway: the loader ran its constructors. Its image
-	 * stays open: the loader holds its name. */
-	g_module_make_resident(module);
+	current = find_loaded(m->name);
+	if (current && current->file == f)
+		return current->model;
 	refuse(error, was->origin, "it holds no model named '%s' any more",
 	       m->name);
 	return NULL;

@@ -40,6 +40,17 @@ const char *cusemu_plugin_file_origin(const char *path, int *fd);
 const char *cusemu_plugin_code_origin(const void *pc);
 
 /*
+ * The model m (a model host's proxy) loaded into the daemon itself, for a
+ * device with isolation=none: its file's sealed image is loaded once, on
+ * the first such device. NULL and why when the loader refuses it.
+ */
+const struct cusemu_device_model *
+cusemu_plugin_in_process(const struct cusemu_device_model *m, GError **error);
+/* The proxy of a model loaded in the daemon (m itself for others). */
+const struct cusemu_device_model *
+cusemu_plugin_hosted(const struct cusemu_device_model *m);
+
+/*
  * cusemuctl reload: model m's plugin file loaded again if it was rebuilt
  * (a new file at its path), with the checks of a first load; the model of
  * the same name in it, which --device and add use from now on. m itself

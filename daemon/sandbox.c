@@ -27,6 +27,7 @@
 #include <linux/seccomp.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -160,6 +161,13 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 				       "other address family"),
 	ALLOW(connect, "syslog connects to /dev/log"),
 	ALLOW(geteuid, "the daemon's own user may use the control socket"),
+	ALLOW_IF_ARG0(socketpair, AF_UNIX, "a model host's call channels, "
+					   "and the control socket of a host "
+					   "started for a reload"),
+	ALLOW(sendmsg, "a model host gets its channels, the launcher a "
+		       "host's sockets (SCM_RIGHTS)"),
+	ALLOW(pidfd_send_signal, "a stuck or faulted model host is ended, "
+				 "named by its pidfd"),
 	{ NULL },
 };
 
@@ -220,6 +228,72 @@ const struct cusemu_syscall_rule cusemu_sandbox_unmounter_rules[] = {
 	ALLOW(restart_syscall, "a wait that SIGSTOP, SIGCONT or a debugger "
 			       "interrupted goes on"),
 	ALLOW(exit_group, "done"),
+	{ NULL },
+};
+
+/*
+ * A model host's (cusemu-host): what a plugin's models do in the daemon's
+ * place, and nothing more. Unlike the daemon it makes no socket, starts no
+ * process, mounts nothing; it talks to the daemon on the sockets it was
+ * given. docs/security.md has the same table.
+ */
+const struct cusemu_syscall_rule cusemu_sandbox_host_rules[] = {
+	ALLOW(brk, "malloc grows the heap"),
+	ALLOW(mmap, "malloc; thread stacks; the plugin's code and the call "
+		    "channels' memory"),
+	ALLOW(munmap, "the same, given back"),
+	ALLOW(mprotect, "a new thread's stack guard; the loader maps the "
+			"plugin"),
+	ALLOW(madvise, "glibc gives back the memory of ended threads"),
+	ALLOW(mremap, "realloc of large blocks"),
+	ALLOW_IF_ARG0_HAS(clone, CLONE_THREAD,
+			  "a thread per call channel, and the model's own; "
+			  "threads only, never a new process"),
+	ENOSYS_FOR(clone3, "its flags are in memory a filter cannot read: "
+			   "ENOSYS makes glibc fall back to clone"),
+	ALLOW(set_robust_list, "each new thread registers its robust futexes"),
+	ALLOW_IF_ARG0(prctl, PR_SET_NAME, "glib names each thread"),
+	ALLOW(rseq, "each new thread registers its restartable sequences"),
+	ALLOW(futex, "mutexes, condition variables, thread joins"),
+	ALLOW(exit, "a thread ends"),
+	ALLOW(exit_group, "the host ends"),
+	ALLOW(getpid, "abort()"),
+	ALLOW(gettid, "the fault handler names the faulting thread"),
+	ALLOW_IF_OWN_PID(tgkill, "abort() raises SIGABRT; the daemon asks a "
+				 "stuck thread for its backtrace; only the "
+				 "host's own threads"),
+	ALLOW(rt_sigprocmask, "threads start with signals blocked"),
+	ALLOW(rt_sigaction, "abort() puts back SIGABRT's default action"),
+	ALLOW(rt_sigreturn, "return from a signal handler"),
+	ALLOW(sigaltstack, "each call thread gets a stack for the fault "
+			   "handler (a model's stack overflow)"),
+	ALLOW(restart_syscall, "a timed wait that SIGSTOP, SIGCONT or a "
+			       "debugger interrupted goes on"),
+	ALLOW(clock_gettime, "clocks, where the vDSO falls back to the call"),
+	ALLOW(gettimeofday, "wall-clock time, where the vDSO falls back"),
+	ALLOW(openat, "the loader opens the plugin and its libraries; models "
+		      "open their files"),
+	ALLOW(close, "every descriptor"),
+	ALLOW(read, "the loader reads the plugin; models read their files"),
+	ALLOW(pread64, "the loader reads an object's notes"),
+	ALLOW(write, "models write their files"),
+	ALLOW(lseek, "stdio gives back what it read ahead"),
+	ALLOW(newfstatat, "the loader and stdio look at a file"),
+	ALLOW(fcntl, "stdio reads a descriptor's flags"),
+	ALLOW(fallocate, "glib reserves a saved file's size before writing "
+			 "it"),
+	ALLOW(fsync, "a saved file is on disk before its rename"),
+	ALLOW(ftruncate, "a model shortens its file"),
+	ALLOW(rename, "a saved file is replaced whole"),
+	ALLOW(unlink, "a failed save's temporary file"),
+	ALLOW(getuid, "glib asks who runs it"),
+	ALLOW(geteuid, "the same"),
+	ALLOW(poll, "a model waits on its descriptors"),
+	ALLOW(recvmsg, "calls, interrupts and new call channels from the "
+		       "daemon (SCM_RIGHTS)"),
+	ALLOW(recvfrom, "the daemon's answers during a call"),
+	ALLOW(sendto, "results, faults, wake-ups and log lines to the "
+		      "daemon"),
 	{ NULL },
 };
 
@@ -635,11 +709,10 @@ static uint32_t off_list_action(enum cusemu_seccomp_mode mode)
 					      : SCMP_ACT_LOG;
 }
 
-static int load_rules(enum cusemu_seccomp_mode mode,
-		      const struct cusemu_syscall_rule *rules,
-		      bool passthrough, unsigned int *allowed)
+static int load_rules_as(uint32_t off_list,
+			 const struct cusemu_syscall_rule *rules,
+			 bool passthrough, unsigned int *allowed)
 {
-	uint32_t off_list = off_list_action(mode);
 	scmp_filter_ctx ctx = seccomp_init(off_list);
 	int err = ctx ? build_filter(ctx, off_list, rules, passthrough,
 				     allowed)
@@ -647,6 +720,14 @@ static int load_rules(enum cusemu_seccomp_mode mode,
 
 	seccomp_release(ctx);
 	return err;
+}
+
+static int load_rules(enum cusemu_seccomp_mode mode,
+		      const struct cusemu_syscall_rule *rules,
+		      bool passthrough, unsigned int *allowed)
+{
+	return load_rules_as(off_list_action(mode), rules, passthrough,
+			     allowed);
 }
 
 /* The filter as BPF, for a process that cannot run libseccomp. */
@@ -789,6 +870,53 @@ gboolean cusemu_sandbox_apply(struct cusemu_sandbox *sb, GError **error)
 	    (sb->user && !switch_user(sb, error)))
 		return FALSE;
 	return sb->seccomp == CUSEMU_SECCOMP_OFF || load_filter(sb, error);
+}
+
+/* ---- a model host */
+
+gboolean cusemu_sandbox_seal_host(const struct cusemu_host_seal *seal,
+				  GError **error)
+{
+	struct rlimit as = { seal->memory, seal->memory };
+	/* Enforced, a call off the list is a fault the host reports (SIGSYS
+	 * names the call), rather than a silent death. */
+	uint32_t off_list = seal->seccomp == CUSEMU_SECCOMP_ENFORCE
+				    ? SCMP_ACT_TRAP
+				    : SCMP_ACT_LOG;
+	bool switching = seal->uid != geteuid();
+	unsigned int allowed = 0;
+	int err;
+
+#if defined(__SANITIZE_ADDRESS__)
+	/* AddressSanitizer reserves terabytes of shadow address space. */
+	as.rlim_cur = as.rlim_max = RLIM_INFINITY;
+#endif
+	if (seal->memory && setrlimit(RLIMIT_AS, &as))
+		return fail_errno(error, errno, "cannot limit its memory",
+				  "is host_memory= too low?");
+	last_cap = find_last_cap();
+	privileged = geteuid() == 0;
+	keep_caps = switching ? (1ull << CAP_SETUID) | (1ull << CAP_SETGID)
+			      : 0;
+	err = drop_own_caps();
+	if (err)
+		return fail_errno(error, -err, "cannot drop capabilities",
+				  "the launcher runs as root");
+	if (switching &&
+	    (setgroups(seal->n_groups, seal->groups) ||
+	     setresgid(seal->gid, seal->gid, seal->gid) ||
+	     setresuid(seal->uid, seal->uid, seal->uid)))
+		return fail_errno(error, errno, "cannot switch to the daemon's "
+				  "user", "the launcher runs as root");
+	/* The switch made it undumpable: /proc/self/fd, where the plugin's
+	 * image is, would be root's. */
+	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+	if (seal->seccomp == CUSEMU_SECCOMP_OFF)
+		return TRUE;
+	err = load_rules_as(off_list, cusemu_sandbox_host_rules, false,
+			    &allowed);
+	return !err || fail_errno(error, -err, "cannot install its seccomp "
+				  "filter", "--seccomp=off runs without it");
 }
 
 /* ---- root's FUSE unmounter */

@@ -97,6 +97,25 @@ gboolean cusemu_sandbox_unmounter_prepare(struct cusemu_sandbox *sb,
 int cusemu_sandbox_unmounter_seal(const struct cusemu_unmounter_seal *seal);
 void cusemu_sandbox_unmounter_clear(struct cusemu_unmounter_seal *seal);
 
+/*
+ * What a model host (cusemu-host) gives up before it loads a plugin: its
+ * address space bounded (RLIMIT_AS, 0 for no bound), every capability and
+ * root for the daemon's user, no_new_privs, and a seccomp filter of its own
+ * (cusemu_sandbox_host_rules) as the daemon's seccomp mode says; enforced,
+ * a call off the list raises SIGSYS, which the host reports as a fault.
+ */
+struct cusemu_host_seal {
+	uid_t uid;
+	gid_t gid;
+	const gid_t *groups;
+	unsigned int n_groups;
+	uint64_t memory;
+	enum cusemu_seccomp_mode seccomp;
+};
+
+gboolean cusemu_sandbox_seal_host(const struct cusemu_host_seal *seal,
+				  GError **error);
+
 /* One line on what the daemon runs with, for the log and cusemuctl list. */
 void cusemu_sandbox_describe(const struct cusemu_sandbox *sb, GString *out);
 /* The same as a JSON object. */
@@ -128,6 +147,8 @@ extern const struct cusemu_syscall_rule cusemu_sandbox_rules[];
 extern const struct cusemu_syscall_rule cusemu_sandbox_helper_rules[];
 /* What a passthrough device adds: [0] for x86_64, the rest for i386. */
 extern const struct cusemu_syscall_rule cusemu_sandbox_passthrough_rules[];
+/* A model host's, the same way. */
+extern const struct cusemu_syscall_rule cusemu_sandbox_host_rules[];
 /* Root's FUSE unmounter's, the same way. */
 extern const struct cusemu_syscall_rule cusemu_sandbox_unmounter_rules[];
 

@@ -27,6 +27,9 @@ const struct cusemu_param cusemu_common_params[] = {
 	{ .key = "kernel", .type = CUSEMU_PARAM_STRING,
 	  .help = "kernel model for this device (default: the daemon's "
 		  "--model)" },
+	{ .key = "isolation", .type = CUSEMU_PARAM_STRING,
+	  .help = "process: a plugin's model runs in a model host of its "
+		  "own (the default); none: in the daemon" },
 	{ .key = "record", .type = CUSEMU_PARAM_PATH,
 	  .help = "write every answered request to this file, one JSON "
 		  "trace line each, data uncut (the file is replaced)" },
@@ -95,9 +98,8 @@ static gboolean parse_bool(const char *s, gboolean *out)
 	return FALSE;
 }
 
-/* The value in a canonical form, or NULL with a hint in *why. */
-static char *normalise(const struct cusemu_param *p, const char *value,
-		       const char **why)
+char *cusemu_param_normalise(const struct cusemu_param *p, const char *value,
+			     const char **why)
 {
 	uint64_t v;
 	gboolean b;
@@ -145,7 +147,7 @@ static gboolean set_param(struct cusemu_device *dev,
 			  const struct cusemu_setting *s, GError **error)
 {
 	const char *why = NULL;
-	char *v = normalise(p, s->value, &why);
+	char *v = cusemu_param_normalise(p, s->value, &why);
 
 	if (!v) {
 		g_autofree char *range =
@@ -177,7 +179,7 @@ gboolean cusemu_device_load_params(struct cusemu_device *dev,
 
 		if (!p->default_value)
 			continue;
-		v = normalise(p, p->default_value, &why);
+		v = cusemu_param_normalise(p, p->default_value, &why);
 		if (!v)
 			g_error("device model %s: default '%s' of %s: %s",
 				m->name, p->default_value, p->key, why);
@@ -261,7 +263,7 @@ static gboolean load_record_max(struct cusemu_device *dev,
 	const char *origin, *why = NULL;
 	const char *v = cusemu_device_setting(spec, p->key, p->default_value,
 					      &origin);
-	g_autofree char *bytes = normalise(p, v, &why);
+	g_autofree char *bytes = cusemu_param_normalise(p, v, &why);
 
 	if (!bytes) {
 		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,

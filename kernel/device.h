@@ -145,6 +145,9 @@ void cusemu_device_free(struct cusemu_device *dev);
 
 /* The common keys every model takes, for --help. */
 extern const struct cusemu_param cusemu_common_params[];
+/* A value of key p in its canonical form, or NULL with a hint in *why. */
+char *cusemu_param_normalise(const struct cusemu_param *p, const char *value,
+			     const char **why);
 /* Key's description, a common key's or m's own; NULL if neither has it. */
 const struct cusemu_param *cusemu_param_of(const struct cusemu_device_model *m,
 					  const char *key);

@@ -16,15 +16,6 @@
 #include "lock.h"
 #include "request.h"
 
-const struct cusemu_ioctl *cusemu_ioctl_lookup(const struct cusemu_ioctl *table,
-					       unsigned int cmd)
-{
-	for (const struct cusemu_ioctl *row = table; row && row->name; row++)
-		if (row->cmd == cmd)
-			return row;
-	return NULL;
-}
-
 const char *cusemu_call_command_name(const struct cusemu_call *call)
 {
 	const struct cusemu_device_model *m = call->dev->model;

@@ -13,10 +13,6 @@
 
 #include "call.h"
 
-/* The table row for cmd, or NULL. */
-const struct cusemu_ioctl *cusemu_ioctl_lookup(const struct cusemu_ioctl *table,
-					       unsigned int cmd);
-
 /*
  * The name of the call's command: the row the dispatcher ran
  * (call->stats.name), else the row of the caller's table, else of the

@@ -29,6 +29,7 @@
 #include <elfutils/libdwfl.h>
 #include <glib.h>
 
+#include "backtrace.h"
 #include "call.h"
 #include "device.h"
 #include "handler.h"
@@ -51,8 +52,8 @@
 #define PANIC_STATUS 3
 
 /*
- * What a report says of the call a guard serves, copied out of it: a
- * stuck thread copies its own when the watchdog samples it, since the
+ * What a lockup report says of the call a guard serves, copied out of it:
+ * a stuck thread copies its own when the watchdog samples it, since the
  * call may end (and its guard go) as soon as the handler returns. The
  * strings it points to outlive the call: model tables and names, and
  * plugin files, are never unloaded; the node's name is copied.
@@ -61,13 +62,9 @@ struct call_context {
 	guint seq;			/* the slot's, when copied */
 	/* The model, for the plugin it came from: models outlive devices. */
 	const struct cusemu_device_model *m;
-	const char *model, *kmodel;
+	const char *kmodel;
 	char node[72];
-	enum cusemu_op op;
-	pid_t pid;
-	bool ioctl, compat;
-	const char *command;		/* or NULL */
-	unsigned int cmd;
+	struct cusemu_oops_call call;
 };
 
 /* What the watchdog knows of one thread that calls into models. */
@@ -123,63 +120,38 @@ static struct orphan {
 
 /* ---- the signal handler: backtrace, then back to the guard */
 
-/*
- * The frames from the interrupted instruction on: backtrace() starts in
- * this handler and goes through the kernel's signal frame.
- */
 static int capture(void **frames, void *ip)
 {
-	void *raw[CUSEMU_OOPS_FRAMES + 8];
-	int n = backtrace(raw, G_N_ELEMENTS(raw)), from = -1, count = 0;
-
-	for (int i = 0; i < n && from < 0; i++)
-		if (raw[i] == ip)
-			from = i;
-	if (from < 0) {
-		frames[count++] = ip;
-		from = MIN(n, 2);	/* this handler and the signal frame */
-	}
-	for (int i = from; i < n && count < CUSEMU_OOPS_FRAMES; i++)
-		frames[count++] = raw[i];
-	return count;
+	return cusemu_backtrace_from(frames, CUSEMU_OOPS_FRAMES, ip);
 }
 
 static void *fault_ip(void *context)
 {
-	const ucontext_t *uc = context;
-
-#if defined(__x86_64__)
-	return (void *)uc->uc_mcontext.gregs[REG_RIP];
-#elif defined(__i386__)
-	return (void *)uc->uc_mcontext.gregs[REG_EIP];
-#else
-	(void)uc;
-	return NULL;
-#endif
+	return cusemu_fault_ip(context);
 }
 
 static void report_daemon_fault(int signo, const siginfo_t *si, void *ip);
 
 /* g's call, copied into c. Async-signal-safe: it only reads memory. */
 static void context_of(const struct cusemu_oops_guard *g, guint seq,
-		       struct call_context *c)
+		       pid_t tid, struct call_context *c)
 {
 	const struct cusemu_device *dev = g->dev;
 	size_t i;
 
 	c->seq = seq;
 	c->m = dev->model;
-	c->model = dev->model->name;
 	c->kmodel = cusemu_device_kernel_model(dev);
 	for (i = 0; dev->name[i] && i + 1 < sizeof(c->node); i++)
 		c->node[i] = dev->name[i];
 	c->node[i] = '\0';
-	c->op = g->op;
-	c->pid = g->pid;
-	c->ioctl = g->call != NULL;
-	c->compat = g->call && g->call->compat;
-	c->command = g->call ? cusemu_call_command_name(g->call) : NULL;
-	c->cmd = g->call ? g->call->cmd : 0;
+	c->call = (struct cusemu_oops_call){ .op = g->op, .pid = g->pid,
+					     .tid = tid };
+	if (g->call) {
+		c->call.command = cusemu_call_command_name(g->call);
+		c->call.cmd = g->call->cmd;
+		c->call.compat = g->call->compat;
+	}
 }
 
 /* The plugin whose code one of the first frames runs, or NULL. */
@@ -237,7 +209,7 @@ static void on_signal(int signo, siginfo_t *si, void *context)
 			s->n_frames = capture(s->frames, ip);
 			s->has_context = g != NULL;
 			if (g)
-				context_of(g, s->seq, &s->context);
+				context_of(g, s->seq, s->tid, &s->context);
 			g_atomic_int_set(&s->sampled, 1);
 		}
 		return;
@@ -335,6 +307,8 @@ static const char *signal_name(int signo)
 	case SIGFPE: return "SIGFPE";
 	case SIGILL: return "SIGILL";
 	case SIGABRT: return "SIGABRT";
+	case SIGSYS: return "SIGSYS";
+	case SIGTRAP: return "SIGTRAP";
 	}
 	return "signal";
 }
@@ -358,6 +332,8 @@ static const char *code_name(int signo, int code)
 	case SIGILL:
 		return code == ILL_ILLOPN ? "illegal operand" :
 					    "illegal instruction";
+	case SIGSYS:
+		return "a system call off the allow-list";
 	}
 	return "";
 }
@@ -388,6 +364,15 @@ static void append_headline(GString *r, int signo, int code, void *addr)
 	else if (signo == SIGABRT)
 		g_string_append(r, "BUG: abort() called (a failed assertion, "
 				   "or an error the code cannot go on from)");
+	else if (signo == SIGTRAP)
+		g_string_append(r, "BUG: a breakpoint trap (glib's g_error() "
+				   "ends a program so: an error the code cannot "
+				   "go on from)");
+	else if (signo == SIGSYS)
+		g_string_append_printf(r, "BUG: system call %" G_GINTPTR_MODIFIER
+					  "u is off the model host's allow-list "
+					  "(seccomp)",
+				       a);
 	else
 		g_string_append_printf(r, "BUG: %s", signal_name(signo));
 }
@@ -499,9 +484,29 @@ static int find_local_debuginfo(Dwfl_Module *mod, void **userdata,
 					    debuginfo_file_name);
 }
 
-/* The trace as lines, "RIP:" first. */
-static void append_symbols(GString *out, void *const *frames, int n,
-			   bool rip)
+/* The objects of another process, as it listed them. */
+struct remote_objects {
+	const struct cusemu_oops_module *mods;
+	int n;
+};
+
+static void report_remote(Dwfl *dwfl, const struct remote_objects *r)
+{
+	for (int i = 0; i < r->n; i++) {
+		const struct cusemu_oops_module *m = &r->mods[i];
+		int fd = m->fd >= 0 ? fcntl(m->fd, F_DUPFD_CLOEXEC, 0) : -1;
+
+		if (!dwfl_report_elf(dwfl, m->name, m->path, fd, m->base,
+				     true) &&
+		    fd >= 0)
+			close(fd);
+	}
+}
+
+/* The trace as lines, "RIP:" first: of this process's objects, or of
+ * remote's. */
+static void append_symbols_of(GString *out, const struct remote_objects *remote,
+			      void *const *frames, int n, bool rip)
 {
 	static const Dwfl_Callbacks callbacks = {
 		.find_elf = dwfl_linux_proc_find_elf,
@@ -511,7 +516,10 @@ static void append_symbols(GString *out, void *const *frames, int n,
 
 	if (dwfl) {
 		dwfl_report_begin(dwfl);
-		dl_iterate_phdr(report_object, dwfl);
+		if (remote)
+			report_remote(dwfl, remote);
+		else
+			dl_iterate_phdr(report_object, dwfl);
 		dwfl_report_end(dwfl, NULL, NULL);
 	}
 	if (rip && n > 0) {
@@ -528,9 +536,28 @@ static void append_symbols(GString *out, void *const *frames, int n,
 		dwfl_end(dwfl);
 }
 
+static void append_symbols(GString *out, void *const *frames, int n,
+			   bool rip)
+{
+	append_symbols_of(out, NULL, frames, n, rip);
+}
+
 void cusemu_oops_append_trace(GString *out, void *const *frames, int n)
 {
 	append_symbols(out, frames, n, false);
+}
+
+void cusemu_oops_append_remote_trace(GString *out,
+				     const struct cusemu_oops_module *mods,
+				     int n_mods, const uint64_t *frames, int n)
+{
+	struct remote_objects remote = { mods, n_mods };
+	void *pcs[CUSEMU_OOPS_FRAMES];
+
+	n = MIN(n, CUSEMU_OOPS_FRAMES);
+	for (int i = 0; i < n; i++)
+		pcs[i] = (void *)(uintptr_t)frames[i];
+	append_symbols_of(out, &remote, pcs, n, true);
 }
 
 /* The command name of pid, "?" when it is gone (or pid is 0). */
@@ -540,22 +567,27 @@ static void comm_of(pid_t pid, char *buf, size_t size)
 		g_strlcpy(buf, "?", size);
 }
 
-/* Device:, Call: and Thread: lines of a report. */
-static void append_context(GString *r, const struct call_context *c,
-			   pid_t tid)
+/* The Device:, Call: and Thread: lines, from what outlives the device. */
+static void append_context_of(GString *r, const char *node,
+			      const struct cusemu_device_model *m,
+			      const char *kmodel,
+			      const struct cusemu_oops_call *c)
 {
-	const char *origin = cusemu_plugin_origin(c->m);
+	const char *origin = cusemu_plugin_origin(m);
 	char comm[32], self[32];
 
 	comm_of(c->pid, comm, sizeof(comm));
-	comm_of(tid, self, sizeof(self));
+	if (c->thread)
+		g_strlcpy(self, c->thread, sizeof(self));
+	else
+		comm_of(c->tid, self, sizeof(self));
 
 	g_string_append_printf(r, "Device: %s, model %s (%s%s), kernel model "
 				  "%s\n",
-			       c->node, c->model, origin ? "from " : "built in",
-			       origin ? origin : "", c->kmodel);
+			       node, m->name, origin ? "from " : "built in",
+			       origin ? origin : "", kmodel);
 	g_string_append_printf(r, "Call: %s", cusemu_op_name(c->op));
-	if (c->ioctl)
+	if (c->op == CUSEMU_OP_IOCTL)
 		g_string_append_printf(r, " %s (0x%08x) from an %s caller",
 				       c->command ? c->command
 						  : "an unknown command",
@@ -564,8 +596,25 @@ static void append_context(GString *r, const struct call_context *c,
 		g_string_append_printf(r, ", pid %d (%s)", (int)c->pid, comm);
 	else if (c->op == CUSEMU_OP_CONTROL)
 		g_string_append(r, ", from cusemuctl device");
-	g_string_append_printf(r, "\nThread: %d (%s) Tainted: %s\n", (int)tid,
-			       self, cusemu_oops_taint());
+	g_string_append_printf(r, "\nThread: %d (%s) Tainted: %s\n",
+			       (int)c->tid, self, cusemu_oops_taint());
+}
+
+void cusemu_oops_append_context(GString *r, const struct cusemu_device *dev,
+				const struct cusemu_oops_call *c)
+{
+	append_context_of(r, dev->name, dev->model,
+			  cusemu_device_kernel_model(dev), c);
+}
+
+/* Device:, Call: and Thread: lines of a guard's report, on its thread. */
+static void append_context(GString *r, const struct cusemu_oops_guard *g,
+			   pid_t tid)
+{
+	struct call_context c;
+
+	context_of(g, 0, tid, &c);
+	cusemu_oops_append_context(r, g->dev, &c.call);
 }
 
 /* One line a log message, each with the first word of the report. */
@@ -595,19 +644,24 @@ static void report_daemon_fault(int signo, const siginfo_t *si, void *ip)
 	g_string_free(r, TRUE);
 }
 
+void cusemu_oops_append_fault(GString *r, int signo, int code, void *addr,
+			      int number, const char *where)
+{
+	append_headline(r, signo, code, addr);
+	g_string_append_printf(r, "\nOops: %s (%s) [#%d] in %s\n",
+			       signal_name(signo), code_name(signo, code),
+			       number, where);
+}
+
 static char *oops_report(const struct cusemu_oops_guard *g, int number)
 {
 	GString *r = g_string_new(NULL);
-	struct call_context context;
+	g_autofree char *where = g_strdup_printf("%s's %s",
+						 g->dev->model->name,
+						 cusemu_op_name(g->op));
 
-	append_headline(r, g->signo, g->code, g->addr);
-	g_string_append_printf(r, "\nOops: %s (%s) [#%d] in %s's %s\n",
-			       signal_name(g->signo),
-			       code_name(g->signo, g->code), number,
-			       g->dev->model->name,
-			       cusemu_op_name(g->op));
-	context_of(g, my_slot->seq, &context);
-	append_context(r, &context, my_slot->tid);
+	cusemu_oops_append_fault(r, g->signo, g->code, g->addr, number, where);
+	append_context(r, g, my_slot->tid);
 	append_symbols(r, g->frames, g->n_frames, true);
 	if (!oops.panic)
 		g_string_append_printf(r, "%s is fenced: every call on it "
@@ -709,14 +763,17 @@ void cusemu_oops_reap(void (*fence_model)(const char *origin,
 			continue;
 		number = g_atomic_int_add(&oops.oopses, 1) + 1;
 		r = g_string_new(NULL);
-		append_headline(r, o->signo, o->code, o->addr);
-		g_string_append_printf(r, "\nOops: %s (%s) [#%d] in thread %d, "
-					  "which the model of %s started: the "
-					  "thread ends\nTainted: %s\n",
-				       signal_name(o->signo),
-				       code_name(o->signo, o->code), number,
-				       (int)o->tid, o->origin,
+		{
+		g_autofree char *where = g_strdup_printf(
+			"thread %d, which the model of %s started: the "
+			"thread ends",
+			(int)o->tid, o->origin);
+
+		cusemu_oops_append_fault(r, o->signo, o->code, o->addr, number,
+					 where);
+		g_string_append_printf(r, "Tainted: %s\n",
 				       cusemu_oops_taint());
+		}
 		append_symbols(r, o->frames, o->n_frames, true);
 		g_string_append_printf(r, "Every device of that model is "
 					  "fenced until 'cusemuctl reload'\n"
@@ -791,15 +848,33 @@ static bool sample(struct slot *s, guint seq, struct lockup *l)
 	return false;
 }
 
+/* "BUG: soft lockup - ..." (counted: the taint gets its L). */
+static void append_lockup_of(GString *r, const char *model, enum cusemu_op op,
+			     gint64 stuck_us, pid_t pid, const char *comm)
+{
+	char buf[32];
+
+	if (!comm) {
+		comm_of(pid, buf, sizeof(buf));
+		comm = buf;
+	}
+	g_atomic_int_inc(&oops.lockups);
+	g_string_append_printf(r, "BUG: soft lockup - %s's %s stuck for %us "
+				  "without sleeping! [%s:%d]\n",
+			       model, cusemu_op_name(op),
+			       (unsigned int)(stuck_us / G_USEC_PER_SEC), comm,
+			       (int)pid);
+}
+
 static void report_lockup(const struct lockup *l)
 {
 	GString *r = g_string_new(NULL);
 	const struct call_context *c = &l->context;
 	char comm[32];
 
-	g_atomic_int_inc(&oops.lockups);
 	if (!l->answered) {
 		comm_of(l->tid, comm, sizeof(comm));
+		g_atomic_int_inc(&oops.lockups);
 		g_string_append_printf(r, "BUG: soft lockup - a call stuck "
 					  "for %us without sleeping! [%s:%d]\n"
 					  "Call Trace: (the thread did not "
@@ -811,13 +886,9 @@ static void report_lockup(const struct lockup *l)
 		g_string_free(r, TRUE);
 		return;
 	}
-	comm_of(c->pid ? c->pid : l->tid, comm, sizeof(comm));
-	g_string_append_printf(r, "BUG: soft lockup - %s's %s stuck for %us "
-				  "without sleeping! [%s:%d]\n",
-			       c->model, cusemu_op_name(c->op),
-			       (unsigned int)(l->stuck_us / G_USEC_PER_SEC),
-			       comm, (int)(c->pid ? c->pid : l->tid));
-	append_context(r, c, l->tid);
+	append_lockup_of(r, c->m->name, c->call.op, l->stuck_us,
+			 c->call.pid ? c->call.pid : l->tid, NULL);
+	append_context_of(r, c->node, c->m, c->kmodel, &c->call);
 	append_symbols(r, l->frames, l->n_frames, true);
 	g_string_append_printf(r, "The call goes on; sleep through "
 				  "<cusemu/sched.h> (cusemu_msleep, "
@@ -826,6 +897,33 @@ static void report_lockup(const struct lockup *l)
 			       c->node);
 	log_report(r->str);
 	g_string_free(r, TRUE);
+}
+
+void cusemu_oops_append_lockup(GString *r, const struct cusemu_device *dev,
+			       enum cusemu_op op, gint64 stuck_us, pid_t pid,
+			       const char *comm)
+{
+	append_lockup_of(r, dev->model->name, op, stuck_us, pid, comm);
+}
+
+int cusemu_oops_next(void)
+{
+	return g_atomic_int_add(&oops.oopses, 1) + 1;
+}
+
+void cusemu_oops_log(const char *report)
+{
+	log_report(report);
+}
+
+bool cusemu_oops_panics(void)
+{
+	return oops.panic;
+}
+
+unsigned int cusemu_oops_lockup_secs(void)
+{
+	return oops.lockup_secs;
 }
 
 /*

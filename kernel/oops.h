@@ -15,6 +15,7 @@
 
 #include <setjmp.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include <glib.h>
@@ -107,6 +108,50 @@ unsigned int cusemu_oops_lockups(void);
 /* Whether dev was fenced by an oops; its report (NULL if not fenced). */
 bool cusemu_device_fenced(const struct cusemu_device *dev);
 const char *cusemu_device_oops_report(const struct cusemu_device *dev);
+
+/*
+ * For reports of models that run in a model host (daemon/host.c): the
+ * same report, from what the host sent.
+ */
+/* The call a report is about. */
+struct cusemu_oops_call {
+	enum cusemu_op op;
+	const char *command;	/* an ioctl's, or NULL */
+	unsigned int cmd;
+	bool compat;
+	pid_t pid;		/* the caller, 0 if none */
+	pid_t tid;		/* the thread that ran it */
+	const char *thread;	/* its name, NULL to read it from /proc */
+};
+/* An object of another process, where it was loaded. */
+struct cusemu_oops_module {
+	const char *name;	/* for the report: "buggy.so" */
+	const char *path;	/* the file, read for its symbols */
+	int fd;			/* or this descriptor of it, or -1 */
+	uint64_t base;
+};
+/* "BUG: ..." and "Oops: SIGNAL (code) [#number] in WHERE" lines. */
+void cusemu_oops_append_fault(GString *r, int signo, int code, void *addr,
+			      int number, const char *where);
+/* The Device:, Call: and Thread: lines. */
+void cusemu_oops_append_context(GString *r, const struct cusemu_device *dev,
+				const struct cusemu_oops_call *c);
+/* "BUG: soft lockup - ..." (counted: the taint gets its L). */
+void cusemu_oops_append_lockup(GString *r, const struct cusemu_device *dev,
+			       enum cusemu_op op, gint64 stuck_us, pid_t pid,
+			       const char *comm);
+/* "RIP:" and "Call Trace:" of another process's frames. */
+void cusemu_oops_append_remote_trace(GString *out,
+				     const struct cusemu_oops_module *mods,
+				     int n_mods, const uint64_t *frames,
+				     int n);
+/* The number of the next oops (counted: the taint gets its D). */
+int cusemu_oops_next(void);
+/* Log a report, a message a line. */
+void cusemu_oops_log(const char *report);
+bool cusemu_oops_panics(void);
+/* The soft-lockup threshold; 0 when there is no watchdog. */
+unsigned int cusemu_oops_lockup_secs(void);
 
 /*
  * Symbolize frames as the report's "Call Trace:" lines, appended to out,

@@ -171,16 +171,59 @@ static gboolean start_recording(struct cusemu_device *dev,
 	return inst->recording != NULL;
 }
 
+/*
+ * isolation=: a plugin's model in its model host (the proxy m is), or
+ * loaded into the daemon; built-in models always run in the daemon.
+ */
+static const struct cusemu_device_model *
+isolated(const struct cusemu_device_model *m,
+	 const struct cusemu_device_spec *spec, GError **error)
+{
+	const char *origin;
+	const char *v = cusemu_device_setting(spec, "isolation", NULL, &origin);
+
+	if (v && strcmp(v, "process") && strcmp(v, "none")) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s: bad isolation '%s': use process (a model "
+			    "host of its own) or none (in the daemon)",
+			    origin, v);
+		return NULL;
+	}
+	if (!cusemu_plugin_origin(m)) {
+		if (v && !strcmp(v, "process")) {
+			g_set_error(error, G_OPTION_ERROR,
+				    G_OPTION_ERROR_BAD_VALUE,
+				    "%s: %s is built in, and built-in models "
+				    "run in the daemon; isolation=process is "
+				    "for the models of plugins",
+				    origin, m->name);
+			return NULL;
+		}
+		return m;
+	}
+	if (v && !strcmp(v, "none")) {
+		m = cusemu_plugin_in_process(m, error);
+		if (!m)
+			g_prefix_error(error, "%s: ", origin);
+		return m;
+	}
+	return cusemu_plugin_hosted(m);
+}
+
 static struct cusemu_device *
 create(const struct cusemu_device_model *m,
        const struct cusemu_device_spec *spec, unsigned int instance,
        const struct cusemu_kernel_model *kmodel,
        struct cusemu_recording *continued, GError **error)
 {
-	struct cusemu_device *dev = cusemu_device_alloc(m, spec, instance,
-							 kmodel);
+	struct cusemu_device *dev;
 	char *why = NULL;
 	int err;
+
+	m = isolated(m, spec, error);
+	if (!m)
+		return NULL;
+	dev = cusemu_device_alloc(m, spec, instance, kmodel);
 
 	if (!cusemu_device_load_common(dev, spec, instance, error) ||
 	    !load_kernel_model(dev, spec, kmodel, error) ||

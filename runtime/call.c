@@ -1,18 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * User memory over FUSE_IOCTL_RETRY: the uaccess helpers of
- * <cusemu/uaccess.h>, acting on the call record of the request the current
- * thread serves.
+ * <cusemu/uaccess.h>, the fetch helpers and the report of <cusemu/report.h>,
+ * acting on the call record of the request the current thread serves. A
+ * model host links this file too, and runs them on its copy of the call.
  */
 #define G_LOG_DOMAIN "cusemu-call"
 
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
+#include <sys/ioctl.h>
 
 #include <glib.h>
 
 #include "call.h"
+#include "cusemu/report.h"
+#include "cusemu/sched.h"
 #include "device.h"
 #include "ratelimit.h"
 #include "request.h"
@@ -360,4 +364,69 @@ enum cusemu_call_outcome cusemu_call_outcome(struct cusemu_call *call,
 	 * sent back; the ones before it carry their prefilled bytes.
 	 */
 	return CUSEMU_CALL_REPLY;
+}
+
+int cusemu_fetch_range(uint64_t addr, size_t read_len, size_t write_len)
+{
+	int err = cusemu_user_want_read(addr, read_len);
+
+	if (!err || err == -EAGAIN)
+		err = cusemu_user_want_write(addr, write_len);
+	return err == -EAGAIN ? 0 : err;
+}
+
+int cusemu_fetch_ioc(struct cusemu_device *dev, struct cusemu_file *file,
+		     unsigned int cmd, unsigned long arg)
+{
+	size_t size = _IOC_SIZE(cmd);
+
+	return cusemu_fetch_range(arg, _IOC_DIR(cmd) & _IOC_WRITE ? size : 0,
+				  _IOC_DIR(cmd) & _IOC_READ ? size : 0);
+}
+
+enum cusemu_method cusemu_current_method(void)
+{
+	struct cusemu_call *call = cusemu_call_current();
+
+	return call ? call->method : 0;
+}
+
+/* Clients read the method through <cusemu/abi/report.h>: same values. */
+G_STATIC_ASSERT((int)CUSEMU_REPORT_METHOD_IOCTL == (int)CUSEMU_METHOD_IOCTL);
+G_STATIC_ASSERT((int)CUSEMU_REPORT_METHOD_UNLOCKED_IOCTL == (int)CUSEMU_METHOD_UNLOCKED_IOCTL);
+G_STATIC_ASSERT((int)CUSEMU_REPORT_METHOD_COMPAT_IOCTL == (int)CUSEMU_METHOD_COMPAT_IOCTL);
+G_STATIC_ASSERT((int)CUSEMU_REPORT_METHOD_IOCTL_NATIVE == (int)CUSEMU_METHOD_IOCTL_NATIVE);
+G_STATIC_ASSERT((int)CUSEMU_REPORT_METHOD_IOCTL_COMPAT == (int)CUSEMU_METHOD_IOCTL_COMPAT);
+G_STATIC_ASSERT((int)CUSEMU_REPORT_METHOD_IOCTL32_HANDLER == (int)CUSEMU_METHOD_IOCTL32_HANDLER);
+
+struct cusemu_ioctl_report cusemu_report_current(void)
+{
+	return (struct cusemu_ioctl_report){
+		.method = cusemu_current_method(),
+		.big_lock_depth = cusemu_kernel_lock_depth(),
+		.compat = cusemu_in_compat_syscall(),
+	};
+}
+
+long cusemu_put_report(cusemu_uptr_t uptr)
+{
+	struct cusemu_ioctl_report r = cusemu_report_current();
+
+	return cusemu_copy_to_user(uptr, &r, sizeof(r)) ? -EFAULT : 0;
+}
+
+const char *cusemu_method_name(enum cusemu_method how)
+{
+	const char *name = cusemu_report_method_name(how);
+
+	return name ? name : "none";
+}
+
+const struct cusemu_ioctl *cusemu_ioctl_lookup(const struct cusemu_ioctl *table,
+					       unsigned int cmd)
+{
+	for (const struct cusemu_ioctl *row = table; row && row->name; row++)
+		if (row->cmd == cmd)
+			return row;
+	return NULL;
 }

@@ -65,6 +65,10 @@ struct cusemu_call {
 	struct cusemu_request_stats stats;
 };
 
+/* The table row for cmd, or NULL (runtime/call.c). */
+const struct cusemu_ioctl *cusemu_ioctl_lookup(const struct cusemu_ioctl *table,
+					       unsigned int cmd);
+
 /* What the transport does with a call once the handler has run. */
 enum cusemu_call_outcome {
 	CUSEMU_CALL_REPLY,	/* result >= 0 and out_data[0, out_used) */

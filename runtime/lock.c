@@ -2,11 +2,14 @@
 /*
  * Recursive locks that sleeping lets go of, as the BKL was released over
  * schedule(): each thread keeps the stack of locks it holds, so the sleep
- * helpers (sched.c) can drop them all and take them back in the same order.
+ * helpers can drop them all and take them back in the same order. The big
+ * lock and cusemu_cond_wait_until() of <cusemu/sched.h>, as the daemon
+ * runs them.
  */
 #define G_LOG_DOMAIN "cusemu-lock"
 
 #include "call.h"
+#include "cusemu/sched.h"
 #include "lock.h"
 #include "pool.h"
 #include "request.h"
@@ -120,4 +123,54 @@ void cusemu_lock_retake_all(const struct cusemu_lock_dropped *d)
 		cusemu_lock_acquire(d->lock[i]);
 		d->lock[i]->depth = d->depth[i];
 	}
+}
+
+void cusemu_lock_kernel(void)
+{
+	cusemu_lock_acquire(&cusemu_big_lock);
+}
+
+void cusemu_unlock_kernel(void)
+{
+	cusemu_lock_release(&cusemu_big_lock);
+}
+
+unsigned int cusemu_kernel_lock_depth(void)
+{
+	return cusemu_lock_depth(&cusemu_big_lock);
+}
+
+/* Set before the waiter checks for a signal, cleared after its wait. */
+static void waiting_on(GCond *cond, GMutex *mutex)
+{
+	struct cusemu_wait_ctx *ctx = cusemu_request_wait();
+
+	if (ctx)
+		cusemu_wait_ctx_waiting_on(ctx, cond, mutex);
+}
+
+gboolean cusemu_cond_wait_until(GCond *cond, GMutex *mutex, gint64 end_time)
+{
+	struct cusemu_lock_dropped d;
+	gboolean signalled;
+
+	if (cusemu_signal_pending())
+		return FALSE;
+	waiting_on(cond, mutex);
+	cusemu_lock_drop_all(&d);
+	cusemu_pool_will_wait();
+	/* An interrupt wakes the wait too: that is not the model's signal. */
+	cusemu_request_sleep_begin();
+	signalled = !cusemu_signal_pending() &&
+		    g_cond_wait_until(cond, mutex, end_time) &&
+		    !cusemu_signal_pending();
+	cusemu_request_sleep_end();
+	waiting_on(NULL, NULL);
+	if (d.n) {
+		/* Dispatcher locks come before the model's mutex. */
+		g_mutex_unlock(mutex);
+		cusemu_lock_retake_all(&d);
+		g_mutex_lock(mutex);
+	}
+	return signalled;
 }

@@ -95,6 +95,14 @@ unsigned int cusemu_request_holds(void);
 /* Let go of the holds taken since cusemu_request_holds() was mark. */
 void cusemu_request_release_holds(unsigned int mark);
 
+/* What the request the current thread serves waits on, or NULL. */
+static inline struct cusemu_wait_ctx *cusemu_request_wait(void)
+{
+	struct cusemu_request *req = cusemu_request_current();
+
+	return req ? &req->wait : NULL;
+}
+
 /* The ioctl the current thread serves, or NULL. */
 static inline struct cusemu_call *cusemu_call_current(void)
 {

@@ -215,8 +215,8 @@ static void test_sandbox_keys(void)
 	expect_error("[daemon]\nseccomp=log\nsandbox=strict\n", 3,
 		     "the daemon settings are model, lock, control, "
 		     "control_group, seccomp, user, plugins, major, "
-		     "threads, fuse, allow_other, panic_on_oops and "
-		     "soft_lockup_secs");
+		     "threads, fuse, allow_other, panic_on_oops, "
+		     "soft_lockup_secs and host_memory");
 }
 
 static void test_device_args(void)

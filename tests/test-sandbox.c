@@ -299,14 +299,15 @@ static void assert_readme_table(guint index,
 	g_assert_cmpuint(g_hash_table_size(calls), ==, n);
 }
 
-/* The daemon's allow-list, the /proc helper's, the FUSE unmounter's, and
- * what a passthrough device adds to the first. */
+/* The daemon's allow-list, the /proc helper's, the FUSE unmounter's, what
+ * a passthrough device adds to the first, and a model host's. */
 static void test_readme_table(void)
 {
 	assert_readme_table(0, cusemu_sandbox_rules);
 	assert_readme_table(1, cusemu_sandbox_helper_rules);
 	assert_readme_table(2, cusemu_sandbox_unmounter_rules);
 	assert_readme_table(3, cusemu_sandbox_passthrough_rules);
+	assert_readme_table(4, cusemu_sandbox_host_rules);
 }
 
 /* ---- in subprocesses */

@@ -30,9 +30,11 @@ report_for() {
 	' "$work/oops.log"
 }
 
+# The daemon's own oops guard: the devices keep their model in the daemon
+# (isolation=none); client-tests/host-isolation runs bugs in a model host.
 start_daemon "$work/oops.log" --plugin "$oops_dir/buggy.so" \
-	--device buggy:name=bug0 --device buggy:name=bug1 \
-	--device buggy:name=bug2,kernel=2.6.10 --device fioc:name=fioc-oops,kernel=2.6.10 \
+	--device buggy:name=bug0,isolation=none --device buggy:name=bug1,isolation=none \
+	--device buggy:name=bug2,kernel=2.6.10,isolation=none --device fioc:name=fioc-oops,kernel=2.6.10 \
 	--device rtc:name=rtc-oops --control "$oops_ctl"
 if wait_for 15 is_char_node /dev/bug0 && wait_for 5 is_char_node /dev/rtc-oops; then
 	ok "cusemud serves fioc, rtc and the buggy plugin's devices"
@@ -144,7 +146,7 @@ grep -q 'seccomp\|Bad system call' "$work/oops.tail" && diag <"$work/oops.tail"
 cp "$build/tests/buggy.so" "$oops_dir/panic.so"
 chmod 0644 "$oops_dir/panic.so"
 start_daemon "$work/panic.log" --plugin "$oops_dir/panic.so" --panic-on-oops \
-	--device buggy:name=bug-panic --device fioc:name=fioc-panic --control none
+	--device buggy:name=bug-panic,isolation=none --device fioc:name=fioc-panic --control none
 if wait_for 15 is_char_node /dev/bug-panic; then
 	"$buggy32" /dev/bug-panic div 0 >/dev/null 2>&1
 	wait_for 10 is_dead "$daemon_pid"

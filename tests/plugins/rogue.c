@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rogue: a model whose commands do what no model host may let reach the
+ * daemon (a NULL dereference, a double free, a corrupted heap, a spin, a
+ * deadlock, a wait never woken, exit(), a leak, fork()), beside ordinary
+ * ones (an _IOR size, an _IOWR, read, write and poll). Loaded as a plugin
+ * by the model host tests.
+ */
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cusemu/plugin.h"
+#include "cusemu/sched.h"
+#include "cusemu/uaccess.h"
+#include "rogue.h"
+
+struct rogue {
+	GMutex lock;
+	GCond never;
+	uint64_t size;
+	size_t written;
+};
+
+/* The bugs are the point: not for the sanitizers to stop first. */
+#define BUG __attribute__((noinline, no_sanitize("undefined", "address")))
+
+static long rogue_get_size(struct cusemu_device *dev, struct cusemu_file *file,
+			   unsigned int cmd, unsigned long arg)
+{
+	struct rogue *r = dev->priv;
+	__u64 size = r->size;
+
+	return cusemu_copy_to_user(arg, &size, sizeof(size)) ? -EFAULT : 0;
+}
+
+static long rogue_pair(struct cusemu_device *dev, struct cusemu_file *file,
+		       unsigned int cmd, unsigned long arg)
+{
+	struct rogue_pair p;
+
+	if (cusemu_copy_from_user(&p, arg, sizeof(p)))
+		return -EFAULT;
+	p.out = p.in * 2 + 1;
+	return cusemu_copy_to_user(arg, &p, sizeof(p)) ? -EFAULT : 0;
+}
+
+BUG static int rogue_null_deref(void)
+{
+	volatile int *nothing = NULL;
+
+	return *nothing;
+}
+
+static long rogue_null(struct cusemu_device *dev, struct cusemu_file *file,
+		       unsigned int cmd, unsigned long arg)
+{
+	return rogue_null_deref();
+}
+
+BUG static long rogue_double_free(struct cusemu_device *dev,
+				  struct cusemu_file *file, unsigned int cmd,
+				  unsigned long arg)
+{
+	char *volatile chunk = malloc(2000);
+
+	memset(chunk, 1, 2000);
+	free(chunk);
+	free(chunk);
+	return 0;
+}
+
+/* A write past the end of a chunk, over the next one's header: glibc
+ * finds it at the free and aborts, inside malloc. */
+BUG static long rogue_heap(struct cusemu_device *dev, struct cusemu_file *file,
+			   unsigned int cmd, unsigned long arg)
+{
+	char *volatile chunk = malloc(64);
+	char *volatile next = malloc(64);
+
+	memset(chunk, 0xff, 64 + 16);
+	free(next);
+	free(chunk);
+	return rogue_null_deref();
+}
+
+static long rogue_spin(struct cusemu_device *dev, struct cusemu_file *file,
+		       unsigned int cmd, unsigned long arg)
+{
+	volatile unsigned long n = 0;
+
+	for (;;)
+		n++;
+	return 0;
+}
+
+static long rogue_deadlock(struct cusemu_device *dev, struct cusemu_file *file,
+			   unsigned int cmd, unsigned long arg)
+{
+	struct rogue *r = dev->priv;
+
+	g_mutex_lock(&r->lock);
+	g_mutex_lock(&r->lock);
+	return 0;
+}
+
+/* A wait queue nothing wakes: only the client's giving up ends it. */
+static long rogue_block(struct cusemu_device *dev, struct cusemu_file *file,
+			unsigned int cmd, unsigned long arg)
+{
+	struct rogue *r = dev->priv;
+
+	g_mutex_lock(&r->lock);
+	while (!cusemu_signal_pending())
+		cusemu_cond_wait_until(&r->never, &r->lock, G_MAXINT64);
+	g_mutex_unlock(&r->lock);
+	return -EINTR;
+}
+
+static long rogue_exit(struct cusemu_device *dev, struct cusemu_file *file,
+		       unsigned int cmd, unsigned long arg)
+{
+	exit(0);
+}
+
+static long rogue_leak(struct cusemu_device *dev, struct cusemu_file *file,
+		       unsigned int cmd, unsigned long arg)
+{
+	for (unsigned int i = 0; i < 1024; i++)
+		memset(g_malloc(1 << 20), i, 1 << 20);
+	return 0;
+}
+
+static long rogue_fork(struct cusemu_device *dev, struct cusemu_file *file,
+		       unsigned int cmd, unsigned long arg)
+{
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(0);
+	return pid < 0 ? -errno : 0;
+}
+
+static const struct cusemu_ioctl rogue_native[] = {
+	CUSEMU_IOCTL_IOC(ROGUE_IOC_GET_SIZE, rogue_get_size),
+	CUSEMU_IOCTL_IOC(ROGUE_IOC_PAIR, rogue_pair),
+	CUSEMU_IOCTL_NONE(ROGUE_IOC_NULL, rogue_null),
+	CUSEMU_IOCTL_NONE(ROGUE_IOC_DOUBLE_FREE, rogue_double_free),
+	CUSEMU_IOCTL_NONE(ROGUE_IOC_HEAP, rogue_heap),
+	CUSEMU_IOCTL_NONE(ROGUE_IOC_SPIN, rogue_spin),
+	CUSEMU_IOCTL_NONE(ROGUE_IOC_DEADLOCK, rogue_deadlock),
+	CUSEMU_IOCTL_NONE(ROGUE_IOC_BLOCK, rogue_block),
+	CUSEMU_IOCTL_NONE(ROGUE_IOC_EXIT, rogue_exit),
+	CUSEMU_IOCTL_NONE(ROGUE_IOC_LEAK, rogue_leak),
+	CUSEMU_IOCTL_NONE(ROGUE_IOC_FORK, rogue_fork),
+	CUSEMU_IOCTL_END
+};
+
+static const struct cusemu_param rogue_params[] = {
+	{ .key = "size", .type = CUSEMU_PARAM_SIZE, .default_value = "4096",
+	  .help = "what ROGUE_IOC_GET_SIZE answers" },
+	CUSEMU_PARAM_END
+};
+
+static int rogue_probe(struct cusemu_device *dev, char **why)
+{
+	struct rogue *r = g_new0(struct rogue, 1);
+
+	g_mutex_init(&r->lock);
+	g_cond_init(&r->never);
+	r->size = cusemu_device_param_u64(dev, "size");
+	dev->priv = r;
+	return 0;
+}
+
+static void rogue_remove(struct cusemu_device *dev)
+{
+	g_free(dev->priv);
+}
+
+static ssize_t rogue_read(struct cusemu_device *dev, struct cusemu_file *file,
+			  char *buf, size_t size)
+{
+	static const char text[] = "rogue\n";
+
+	size = MIN(size, sizeof(text) - 1);
+	memcpy(buf, text, size);
+	return (ssize_t)size;
+}
+
+static ssize_t rogue_write(struct cusemu_device *dev, struct cusemu_file *file,
+			   const char *buf, size_t size)
+{
+	struct rogue *r = dev->priv;
+
+	r->written += size;
+	return (ssize_t)size;
+}
+
+static unsigned int rogue_poll(struct cusemu_device *dev,
+			       struct cusemu_file *file)
+{
+	return POLLIN | POLLRDNORM | POLLOUT | POLLWRNORM;
+}
+
+static const struct cusemu_device_model rogue_model = {
+	.name = "rogue",
+	.summary = "a model with the bugs a model host contains, for tests",
+	.node_prefix = "rogue",
+	.params = rogue_params,
+	.probe = rogue_probe,
+	.remove = rogue_remove,
+	.read = rogue_read,
+	.write = rogue_write,
+	.poll = rogue_poll,
+	.native_table = rogue_native,
+	.compat_ptr_ioctl = true,
+};
+
+CUSEMU_PLUGIN(&rogue_model);
