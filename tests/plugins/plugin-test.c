@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cusemu/plugin.h"
 #include "cusemu/sched.h"
@@ -37,6 +38,9 @@ static const struct cusemu_device_model plugtest_model = {
 	.compat_ptr_ioctl = true,
 };
 
+/* The naps under way, for "cusemuctl device plugnapN status". */
+static gint napping;
+
 /* The dispatcher fetched the payload (an _IOC row): the nap happens once. */
 static long plugnap_nap(struct cusemu_device *dev, struct cusemu_file *file,
 			unsigned int cmd, unsigned long arg)
@@ -47,7 +51,22 @@ static long plugnap_nap(struct cusemu_device *dev, struct cusemu_file *file,
 		return -EFAULT;
 	if (ms > PLUGTEST_NAP_MAX_MS)
 		return -EINVAL;
+	g_atomic_int_inc(&napping);
 	cusemu_msleep(ms);
+	g_atomic_int_add(&napping, -1);
+	return 0;
+}
+
+/* "status": how many calls nap now, so a test knows one is inside. */
+static int plugnap_control(struct cusemu_device *dev, char **argv,
+			   GString *out)
+{
+	if (!argv[0] || strcmp(argv[0], "status") || argv[1]) {
+		g_string_append(out, "the one request is status");
+		return -EINVAL;
+	}
+	g_string_append_printf(out, "napping: %d\n",
+			       g_atomic_int_get(&napping));
 	return 0;
 }
 
@@ -78,6 +97,7 @@ __attribute__((unused)) static const struct cusemu_device_model plugnap_model = 
 	.node_prefix = "plugnap",
 	.ioctl = plugnap_ioctl,
 	.compat_table = plugnap_compat,
+	.control = plugnap_control,
 };
 
 /* Says so each time the loader runs the plugin's constructors, if asked. */
