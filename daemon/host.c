@@ -1603,14 +1603,13 @@ static GArray *modules_of(struct host *h, GPtrArray *names)
 }
 
 static void append_trace(GString *r, struct host *h,
-			 const struct host_fault_msg *f)
+			 const struct host_fault_msg *f, bool rip)
 {
 	g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
 	g_autoptr(GArray) mods = modules_of(h, names);
 
 	cusemu_oops_append_remote_trace(r, (void *)mods->data, (int)mods->len,
-					f->frames,
-					(int)MIN(f->n_frames, HOST_FRAMES));
+					&f->trace, rip);
 }
 
 /* "bug0, spin0" */
@@ -1661,7 +1660,7 @@ static char *fault_report(struct host *h, const char *names)
 	} else {
 		g_string_append_printf(r, "Tainted: %s\n", cusemu_oops_taint());
 	}
-	append_trace(r, h, f);
+	append_trace(r, h, f, true);
 	g_string_append_printf(r, "The model host of %s (pid %d) ended; %s "
 				  "fenced: every call on them fails with EIO "
 				  "until 'cusemuctl reload NODE'\n"
@@ -1812,7 +1811,7 @@ static void report_lockup(struct host *h, struct channel *ch, gint64 us)
 	if (sample(h, ch->id, &f)) {
 		c.tid = f.tid;
 		cusemu_oops_append_context(r, ch->dev, &c);
-		append_trace(r, h, &f);
+		append_trace(r, h, &f, true);
 	} else {
 		cusemu_oops_append_context(r, ch->dev, &c);
 		g_string_append(r, "Call Trace: (the host did not answer)\n");

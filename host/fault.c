@@ -2,14 +2,13 @@
 /*
  * A fault in the model host: the handler, on an alternate stack, writes
  * one record (the signal, the address, the call's channel and a backtrace
- * taken with glibc's backtrace(), loaded beforehand) to the daemon and ends
+ * taken with libgcc's unwinder, loaded beforehand) to the daemon and ends
  * the process. It calls nothing that allocates or locks: the fault may have
  * come from inside malloc with its arena lock held. The daemon symbolizes
  * the frames and writes the report.
  */
 #define G_LOG_DOMAIN "cusemu-host"
 
-#include <execinfo.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -27,16 +26,6 @@
 static __thread int my_channel = -1;
 static int faulted;
 
-static unsigned int capture(uint64_t *frames, void *ip)
-{
-	void *pcs[HOST_FRAMES];
-	int n = cusemu_backtrace_from(pcs, HOST_FRAMES, ip);
-
-	for (int i = 0; i < n; i++)
-		frames[i] = (uintptr_t)pcs[i];
-	return (unsigned int)n;
-}
-
 static void on_signal(int signo, siginfo_t *si, void *context)
 {
 	struct host_fault_msg m;
@@ -48,7 +37,7 @@ static void on_signal(int signo, siginfo_t *si, void *context)
 	m.addr = (uintptr_t)si->si_addr;
 	m.tid = (int32_t)syscall(SYS_gettid);
 	m.channel = my_channel;
-	m.n_frames = capture(m.frames, cusemu_fault_ip(context));
+	cusemu_trace_from(&m.trace, cusemu_fault_ip(context));
 	if (signo == SIGSYS)	/* the call the filter refused */
 		m.addr = (uint64_t)si->si_syscall;
 	if (signo == SAMPLE_SIGNAL) {
@@ -81,10 +70,8 @@ void host_fault_init(void)
 				      SIGABRT, SIGSYS, SIGTRAP };
 	struct sigaction sa = { .sa_sigaction = on_signal,
 				.sa_flags = SA_SIGINFO | SA_ONSTACK };
-	void *warm[2];
 
-	/* backtrace() loads libgcc's unwinder on first use: not in a handler. */
-	backtrace(warm, G_N_ELEMENTS(warm));
+	cusemu_trace_warm_up();
 	sigfillset(&sa.sa_mask);
 	for (size_t i = 0; i < G_N_ELEMENTS(faults); i++)
 		sigaction(faults[i], &sa, NULL);

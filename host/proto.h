@@ -18,11 +18,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "backtrace.h"
 #include "call.h"
 #include "cusemu/uaccess.h"
 
 /* Bumped whenever a message or struct host_shm changes. */
-#define HOST_PROTO_VERSION 1
+#define HOST_PROTO_VERSION 2
 
 /* Lengths of the strings of a description, NUL included. */
 #define HOST_NAME_MAX 64
@@ -37,8 +38,6 @@
 #define HOST_PARAMS_MAX 128
 #define HOST_ROWS_MAX 4096
 #define HOST_MODULES_MAX 256
-/* Frames of a fault record. */
-#define HOST_FRAMES 48
 
 enum host_msg_type {
 	/* daemon -> launcher; fds: the host's control socket, the image */
@@ -201,9 +200,9 @@ struct host_fault_msg {		/* FAULT, SAMPLE */
 	int32_t signo, code;
 	int32_t tid;
 	int32_t channel;	/* the call's channel, -1 outside calls */
-	uint32_t n_frames;
+	uint32_t pad;
 	uint64_t addr;
-	uint64_t frames[HOST_FRAMES];
+	struct cusemu_trace trace;
 };
 
 struct host_event_msg {		/* WAKE_UP, EVENT, EXIT */

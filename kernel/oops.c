@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Oopses and soft lockups of device models (oops.h). The signal handler
- * does as little as it can: it takes the backtrace (glibc's backtrace(),
+ * does as little as it can: it takes the backtrace (libgcc's unwinder,
  * loaded before anything runs) and jumps back to the guard; the report is
  * written and symbolized with libdw afterwards, on the same thread, as
  * ordinary code. Like the kernel after an oops, the daemon bets that what
@@ -11,7 +11,6 @@
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <execinfo.h>
 #include <fcntl.h>
 #include <link.h>
 #include <poll.h>
@@ -83,8 +82,7 @@ struct slot {
 	/* A backtrace the thread takes of itself when the watchdog asks,
 	 * and what it serves; has_context is false outside a guard. */
 	gint sampled;
-	void *frames[CUSEMU_OOPS_FRAMES];
-	int n_frames;
+	struct cusemu_trace trace;
 	bool has_context;
 	struct call_context context;
 };
@@ -114,16 +112,10 @@ static struct orphan {
 	void *addr;
 	pid_t tid;
 	const char *origin;
-	void *frames[CUSEMU_OOPS_FRAMES];
-	int n_frames;
+	struct cusemu_trace trace;
 } orphans[MAX_ORPHANS];
 
 /* ---- the signal handler: backtrace, then back to the guard */
-
-static int capture(void **frames, void *ip)
-{
-	return cusemu_backtrace_from(frames, CUSEMU_OOPS_FRAMES, ip);
-}
 
 static void *fault_ip(void *context)
 {
@@ -155,12 +147,14 @@ static void context_of(const struct cusemu_oops_guard *g, guint seq,
 }
 
 /* The plugin whose code one of the first frames runs, or NULL. */
-static const char *plugin_of(void *const *frames, int n)
+static const char *plugin_of(const struct cusemu_trace *t)
 {
 	const char *origin = NULL;
 
-	for (int f = 0; f < n && f < 8 && !origin; f++)
-		origin = cusemu_plugin_code_origin(frames[f]);
+	for (uint32_t i = 0; i < t->n && i < 8 && !origin; i++)
+		if (!t->item[i].period)
+			origin = cusemu_plugin_code_origin(
+				(void *)(uintptr_t)t->item[i].pc);
 	return origin;
 }
 
@@ -172,14 +166,13 @@ static const char *plugin_of(void *const *frames, int n)
 static bool end_model_thread(int signo, const siginfo_t *si, void *ip)
 {
 	struct orphan *o = NULL;
-	void *frames[CUSEMU_OOPS_FRAMES];
-	int n;
+	struct cusemu_trace trace;
 	const char *origin;
 
 	if (my_slot || syscall(SYS_gettid) == getpid())
 		return false;	/* a worker or the main thread: ours */
-	n = capture(frames, ip);
-	origin = plugin_of(frames, n);
+	cusemu_trace_from(&trace, ip);
+	origin = plugin_of(&trace);
 	if (!origin)
 		return false;
 	for (int i = 0; i < MAX_ORPHANS && !o; i++)
@@ -191,8 +184,7 @@ static bool end_model_thread(int signo, const siginfo_t *si, void *ip)
 		o->addr = si->si_addr;
 		o->tid = (pid_t)syscall(SYS_gettid);
 		o->origin = origin;
-		memcpy(o->frames, frames, sizeof(frames[0]) * (size_t)n);
-		o->n_frames = n;
+		o->trace = trace;
 		g_atomic_int_set(&o->state, 2);
 	}
 	pthread_exit(NULL);
@@ -206,7 +198,7 @@ static void on_signal(int signo, siginfo_t *si, void *context)
 
 	if (signo == oops.lockup_signal) {
 		if (s) {
-			s->n_frames = capture(s->frames, ip);
+			cusemu_trace_from(&s->trace, ip);
 			s->has_context = g != NULL;
 			if (g)
 				context_of(g, s->seq, s->tid, &s->context);
@@ -219,7 +211,7 @@ static void on_signal(int signo, siginfo_t *si, void *context)
 		g->code = si->si_code;
 		g->addr = si->si_addr;
 		g->ip = ip;
-		g->n_frames = capture(g->frames, ip);
+		cusemu_trace_from(&g->trace, ip);
 		siglongjmp(g->env, 1);
 	}
 	if (!g && end_model_thread(signo, si, ip))
@@ -503,10 +495,8 @@ static void report_remote(Dwfl *dwfl, const struct remote_objects *r)
 	}
 }
 
-/* The trace as lines, "RIP:" first: of this process's objects, or of
- * remote's. */
-static void append_symbols_of(GString *out, const struct remote_objects *remote,
-			      void *const *frames, int n, bool rip)
+/* libdw over this process's objects, or remote's; NULL if it fails. */
+static Dwfl *symbols_of(const struct remote_objects *remote)
 {
 	static const Dwfl_Callbacks callbacks = {
 		.find_elf = dwfl_linux_proc_find_elf,
@@ -522,42 +512,70 @@ static void append_symbols_of(GString *out, const struct remote_objects *remote,
 			dl_iterate_phdr(report_object, dwfl);
 		dwfl_report_end(dwfl, NULL, NULL);
 	}
-	if (rip && n > 0) {
+	return dwfl;
+}
+
+/* A fold of the frames before it. */
+static void append_fold(GString *out, const struct cusemu_trace_item *f)
+{
+	if (f->period == 1)
+		g_string_append_printf(out, " ... %u times\n", f->times);
+	else
+		g_string_append_printf(out, " ... the %u frames above, %u "
+					    "times\n",
+				       f->period, f->times);
+}
+
+/* The trace as lines, "RIP:" first with rip: of this process's objects,
+ * or of remote's. */
+static void append_symbols_of(GString *out, const struct remote_objects *remote,
+			      const struct cusemu_trace *t, bool rip)
+{
+	Dwfl *dwfl = symbols_of(remote);
+	uint32_t n = MIN(t->n, (uint32_t)CUSEMU_TRACE_ITEMS);
+
+	if (rip && n > 0 && !t->item[0].period) {
 		g_string_append(out, "RIP:");
-		append_frame(out, dwfl, frames[0], true);
+		append_frame(out, dwfl, (void *)(uintptr_t)t->item[0].pc, true);
 		g_string_append_c(out, '\n');
 	}
 	g_string_append(out, "Call Trace:\n");
-	for (int i = 0; i < n; i++) {
-		append_frame(out, dwfl, frames[i], i == 0);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct cusemu_trace_item *it = &t->item[i];
+
+		if (t->left_out && i == t->cut)
+			g_string_append_printf(out, " ... %u frames left out\n",
+					       t->left_out);
+		if (it->period) {
+			append_fold(out, it);
+			continue;
+		}
+		append_frame(out, dwfl, (void *)(uintptr_t)it->pc, i == 0);
 		g_string_append_c(out, '\n');
 	}
 	if (dwfl)
 		dwfl_end(dwfl);
 }
 
-static void append_symbols(GString *out, void *const *frames, int n,
+static void append_symbols(GString *out, const struct cusemu_trace *t,
 			   bool rip)
 {
-	append_symbols_of(out, NULL, frames, n, rip);
+	append_symbols_of(out, NULL, t, rip);
 }
 
-void cusemu_oops_append_trace(GString *out, void *const *frames, int n)
+void cusemu_oops_append_trace(GString *out, const struct cusemu_trace *t)
 {
-	append_symbols(out, frames, n, false);
+	append_symbols(out, t, false);
 }
 
 void cusemu_oops_append_remote_trace(GString *out,
 				     const struct cusemu_oops_module *mods,
-				     int n_mods, const uint64_t *frames, int n)
+				     int n_mods, const struct cusemu_trace *t,
+				     bool rip)
 {
 	struct remote_objects remote = { mods, n_mods };
-	void *pcs[CUSEMU_OOPS_FRAMES];
 
-	n = MIN(n, CUSEMU_OOPS_FRAMES);
-	for (int i = 0; i < n; i++)
-		pcs[i] = (void *)(uintptr_t)frames[i];
-	append_symbols_of(out, &remote, pcs, n, true);
+	append_symbols_of(out, &remote, t, rip);
 }
 
 /* The command name of pid, "?" when it is gone (or pid is 0). */
@@ -629,16 +647,16 @@ static void log_report(const char *report)
 
 static void report_daemon_fault(int signo, const siginfo_t *si, void *ip)
 {
-	void *frames[CUSEMU_OOPS_FRAMES];
-	int n = capture(frames, ip);
+	struct cusemu_trace trace;
 	GString *r = g_string_new(NULL);
 
+	cusemu_trace_from(&trace, ip);
 	append_headline(r, signo, si->si_code, si->si_addr);
 	g_string_append_printf(r, "\nOops: %s (%s) in cusemud itself, not in "
 				  "a model's call: the daemon ends\n",
 			       signal_name(signo),
 			       code_name(signo, si->si_code));
-	append_symbols(r, frames, n, true);
+	append_symbols(r, &trace, true);
 	g_string_append(r, "---[ end trace ]---");
 	log_report(r->str);
 	g_string_free(r, TRUE);
@@ -662,7 +680,7 @@ static char *oops_report(const struct cusemu_oops_guard *g, int number)
 
 	cusemu_oops_append_fault(r, g->signo, g->code, g->addr, number, where);
 	append_context(r, g, my_slot->tid);
-	append_symbols(r, g->frames, g->n_frames, true);
+	append_symbols(r, &g->trace, true);
 	if (!oops.panic)
 		g_string_append_printf(r, "%s is fenced: every call on it "
 					  "fails with EIO until 'cusemuctl "
@@ -774,7 +792,7 @@ void cusemu_oops_reap(void (*fence_model)(const char *origin,
 		g_string_append_printf(r, "Tainted: %s\n",
 				       cusemu_oops_taint());
 		}
-		append_symbols(r, o->frames, o->n_frames, true);
+		append_symbols(r, &o->trace, true);
 		g_string_append_printf(r, "Every device of that model is "
 					  "fenced until 'cusemuctl reload'\n"
 					  "---[ end trace ]---");
@@ -816,8 +834,7 @@ struct lockup {
 	gint64 stuck_us;
 	bool answered;		/* the thread took its backtrace */
 	struct call_context context;
-	void *frames[CUSEMU_OOPS_FRAMES];
-	int n_frames;
+	struct cusemu_trace trace;
 };
 
 /* At most this many reports per look; the others wait for the next. */
@@ -838,9 +855,7 @@ static bool sample(struct slot *s, guint seq, struct lockup *l)
 			if (!s->has_context || s->context.seq != seq)
 				return false;
 			l->context = s->context;
-			l->n_frames = s->n_frames;
-			memcpy(l->frames, s->frames,
-			       sizeof(l->frames[0]) * (size_t)s->n_frames);
+			l->trace = s->trace;
 			return true;
 		}
 		poll(NULL, 0, 5);
@@ -889,7 +904,7 @@ static void report_lockup(const struct lockup *l)
 	append_lockup_of(r, c->m->name, c->call.op, l->stuck_us,
 			 c->call.pid ? c->call.pid : l->tid, NULL);
 	append_context_of(r, c->node, c->m, c->kmodel, &c->call);
-	append_symbols(r, l->frames, l->n_frames, true);
+	append_symbols(r, &l->trace, true);
 	g_string_append_printf(r, "The call goes on; sleep through "
 				  "<cusemu/sched.h> (cusemu_msleep, "
 				  "cusemu_cond_wait_until) to let other "
@@ -1004,14 +1019,12 @@ void cusemu_oops_init(bool panic, unsigned int lockup_secs)
 	struct sigaction sa = { .sa_sigaction = on_signal,
 				.sa_flags = SA_SIGINFO | SA_ONSTACK |
 					    SA_NODEFER };
-	void *warm[2];
 
 	oops.panic = panic;
 	oops.lockup_secs = lockup_secs;
 	oops.lockup_signal = SIGRTMIN + 1;
 	oops.self_exe = g_file_read_link("/proc/self/exe", NULL);
-	/* backtrace() loads libgcc's unwinder on first use: not in a handler. */
-	backtrace(warm, G_N_ELEMENTS(warm));
+	cusemu_trace_warm_up();
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < G_N_ELEMENTS(faults); i++)
 		sigaction(faults[i], &sa, NULL);

@@ -20,13 +20,11 @@
 
 #include <glib.h>
 
+#include "backtrace.h"
 #include "stats.h"
 
 struct cusemu_call;
 struct cusemu_device;
-
-/* Frames of a backtrace kept for a report. */
-#define CUSEMU_OOPS_FRAMES 48
 
 /*
  * One call into a model, on the stack of the thread that makes it.
@@ -55,8 +53,7 @@ struct cusemu_oops_guard {
 	/* Set by the signal handler when the model faulted. */
 	int signo, code;
 	void *addr, *ip;
-	void *frames[CUSEMU_OOPS_FRAMES];
-	int n_frames;
+	struct cusemu_trace trace;
 };
 
 /*
@@ -140,11 +137,11 @@ void cusemu_oops_append_context(GString *r, const struct cusemu_device *dev,
 void cusemu_oops_append_lockup(GString *r, const struct cusemu_device *dev,
 			       enum cusemu_op op, gint64 stuck_us, pid_t pid,
 			       const char *comm);
-/* "RIP:" and "Call Trace:" of another process's frames. */
+/* "RIP:" (with rip) and "Call Trace:" of another process's frames. */
 void cusemu_oops_append_remote_trace(GString *out,
 				     const struct cusemu_oops_module *mods,
-				     int n_mods, const uint64_t *frames,
-				     int n);
+				     int n_mods, const struct cusemu_trace *t,
+				     bool rip);
 /* The number of the next oops (counted: the taint gets its D). */
 int cusemu_oops_next(void);
 /* Log a report, a message a line. */
@@ -154,10 +151,11 @@ bool cusemu_oops_panics(void);
 unsigned int cusemu_oops_lockup_secs(void);
 
 /*
- * Symbolize frames as the report's "Call Trace:" lines, appended to out,
- * each " symbol+0xoff/0xsize [module] file:line". The first frame is the
- * faulting instruction, the others are return addresses. For tests too.
+ * Symbolize a trace as the report's "Call Trace:" lines, appended to out,
+ * each " symbol+0xoff/0xsize [module] file:line", a fold of repeated
+ * frames as " ... N times". The first frame is the faulting instruction,
+ * the others are return addresses. For tests too.
  */
-void cusemu_oops_append_trace(GString *out, void *const *frames, int n);
+void cusemu_oops_append_trace(GString *out, const struct cusemu_trace *t);
 
 #endif
