@@ -1649,9 +1649,15 @@ static char *fault_report(struct host *h, const char *names)
 		where = g_strdup_printf("thread %d, which the model of %s "
 					"started",
 					(int)f->tid, h->set->origin);
-	cusemu_oops_append_fault(r, f->signo, f->code,
-				 (void *)(uintptr_t)f->addr,
-				 cusemu_oops_next(), where);
+	if (f->stack_low)
+		cusemu_oops_append_stack_fault(r, f->signo,
+					       (void *)(uintptr_t)f->addr,
+					       f->stack_low, f->stack_high,
+					       cusemu_oops_next(), where);
+	else
+		cusemu_oops_append_fault(r, f->signo, f->code,
+					 (void *)(uintptr_t)f->addr,
+					 cusemu_oops_next(), where);
 	if (ch && ch->dev) {
 		c = ch->call;
 		c.tid = f->tid;

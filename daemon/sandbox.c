@@ -91,8 +91,11 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 	ALLOW(rt_sigreturn, "return from a signal handler"),
 	ALLOW(sigaltstack, "each thread that calls into models gets a stack "
 			   "for the oops handler (a model's stack overflow)"),
-	ALLOW(gettid, "the soft-lockup watchdog knows each such thread by "
-		      "its id"),
+	ALLOW(sched_getaffinity, "glibc's pthread_getattr_np() asks it: each "
+				 "such thread finds its stack, so that a "
+				 "fault on its guard page is named a stack "
+				 "overflow"),
+	ALLOW(gettid, "the watchdog knows each such thread by its id"),
 	ALLOW(readlink, "an oops report's backtrace: libdw resolves the "
 			"paths of the program and its libraries"),
 	ALLOW(sysinfo, "an oops report's backtrace: glibc's qsort sizes "
@@ -267,6 +270,10 @@ const struct cusemu_syscall_rule cusemu_sandbox_host_rules[] = {
 	ALLOW(rt_sigreturn, "return from a signal handler"),
 	ALLOW(sigaltstack, "each call thread gets a stack for the fault "
 			   "handler (a model's stack overflow)"),
+	ALLOW(sched_getaffinity, "glibc's pthread_getattr_np() asks it: each "
+				 "call thread finds its stack, so that a "
+				 "fault on its guard page is named a stack "
+				 "overflow"),
 	ALLOW(restart_syscall, "a timed wait that SIGSTOP, SIGCONT or a "
 			       "debugger interrupted goes on"),
 	ALLOW(clock_gettime, "clocks, where the vDSO falls back to the call"),

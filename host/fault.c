@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A fault in the model host: the handler, on an alternate stack, writes
- * one record (the signal, the address, the call's channel and a backtrace
- * taken with libgcc's unwinder, loaded beforehand) to the daemon and ends
- * the process. It calls nothing that allocates or locks: the fault may have
- * come from inside malloc with its arena lock held. The daemon symbolizes
- * the frames and writes the report.
+ * one record (the signal, the address, the call's channel, the stack when
+ * the fault hit its guard, and a backtrace taken with libgcc's unwinder,
+ * loaded beforehand) to the daemon and ends the process. It calls nothing
+ * that allocates or locks: the fault may have come from inside malloc with
+ * its arena lock held. The daemon symbolizes the frames and writes the
+ * report.
  */
 #define G_LOG_DOMAIN "cusemu-host"
 
@@ -24,6 +25,8 @@
 #define SAMPLE_SIGNAL (SIGRTMIN + 1)
 
 static __thread int my_channel = -1;
+/* The thread's stack, for a fault on the guard page below it. */
+static __thread struct cusemu_stack my_stack;
 static int faulted;
 
 static void on_signal(int signo, siginfo_t *si, void *context)
@@ -37,6 +40,10 @@ static void on_signal(int signo, siginfo_t *si, void *context)
 	m.addr = (uintptr_t)si->si_addr;
 	m.tid = (int32_t)syscall(SYS_gettid);
 	m.channel = my_channel;
+	if (cusemu_stack_overflowed(&my_stack, signo, m.addr)) {
+		m.stack_low = my_stack.low;
+		m.stack_high = my_stack.high;
+	}
 	cusemu_trace_from(&m.trace, cusemu_fault_ip(context));
 	if (signo == SIGSYS)	/* the call the filter refused */
 		m.addr = (uint64_t)si->si_syscall;
@@ -56,6 +63,7 @@ void host_fault_thread_init(void)
 {
 	stack_t ss = { .ss_size = ALT_STACK_SIZE };
 
+	cusemu_stack_find(&my_stack);
 	ss.ss_sp = mmap(NULL, ALT_STACK_SIZE, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
 			-1, 0);

@@ -202,6 +202,9 @@ struct host_fault_msg {		/* FAULT, SAMPLE */
 	int32_t channel;	/* the call's channel, -1 outside calls */
 	uint32_t pad;
 	uint64_t addr;
+	/* A fault on the guard below the thread's stack: the stack, else
+	 * 0, 0. */
+	uint64_t stack_low, stack_high;
 	struct cusemu_trace trace;
 };
 

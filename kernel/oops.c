@@ -73,6 +73,8 @@ struct slot {
 	guint seq;			/* bumped at each guard's enter */
 	const unsigned long *sleeps;	/* the thread's: odd while asleep */
 	void *alt_stack;
+	/* Its stack, for a fault on the guard page below it. */
+	struct cusemu_stack stack;
 	/* The watchdog's, under oops.lock. */
 	guint seen_seq;
 	unsigned long seen_sleeps;
@@ -211,6 +213,12 @@ static void on_signal(int signo, siginfo_t *si, void *context)
 		g->code = si->si_code;
 		g->addr = si->si_addr;
 		g->ip = ip;
+		g->stack_low = g->stack_high = 0;
+		if (cusemu_stack_overflowed(&s->stack, signo,
+					    (uintptr_t)si->si_addr)) {
+			g->stack_low = s->stack.low;
+			g->stack_high = s->stack.high;
+		}
 		cusemu_trace_from(&g->trace, ip);
 		siglongjmp(g->env, 1);
 	}
@@ -251,6 +259,7 @@ static struct slot *slot_new(void)
 
 	s->tid = (pid_t)syscall(SYS_gettid);
 	s->sleeps = cusemu_request_sleeps();
+	cusemu_stack_find(&s->stack);
 	/* An overflowed stack still leaves room for the handler. */
 	s->alt_stack = mmap(NULL, ALT_STACK_SIZE, PROT_READ | PROT_WRITE,
 			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
@@ -671,6 +680,20 @@ void cusemu_oops_append_fault(GString *r, int signo, int code, void *addr,
 			       number, where);
 }
 
+void cusemu_oops_append_stack_fault(GString *r, int signo, void *addr,
+				    uintptr_t low, uintptr_t high, int number,
+				    const char *where)
+{
+	/* The kernel's words for its own stacks (handle_stack_overflow). */
+	g_string_append_printf(r, "BUG: stack guard page was hit at %016"
+				  G_GINTPTR_MODIFIER "x (stack is %016"
+				  G_GINTPTR_MODIFIER "x..%016"
+				  G_GINTPTR_MODIFIER "x)\n",
+			       (uintptr_t)addr, low, high);
+	g_string_append_printf(r, "Oops: %s (a stack overflow) [#%d] in %s\n",
+			       signal_name(signo), number, where);
+}
+
 static char *oops_report(const struct cusemu_oops_guard *g, int number)
 {
 	GString *r = g_string_new(NULL);
@@ -678,7 +701,13 @@ static char *oops_report(const struct cusemu_oops_guard *g, int number)
 						 g->dev->model->name,
 						 cusemu_op_name(g->op));
 
-	cusemu_oops_append_fault(r, g->signo, g->code, g->addr, number, where);
+	if (g->stack_low)
+		cusemu_oops_append_stack_fault(r, g->signo, g->addr,
+					       g->stack_low, g->stack_high,
+					       number, where);
+	else
+		cusemu_oops_append_fault(r, g->signo, g->code, g->addr, number,
+					 where);
 	append_context(r, g, my_slot->tid);
 	append_symbols(r, &g->trace, true);
 	if (!oops.panic)

@@ -53,6 +53,8 @@ struct cusemu_oops_guard {
 	/* Set by the signal handler when the model faulted. */
 	int signo, code;
 	void *addr, *ip;
+	/* A fault on the stack's guard: the stack, else 0, 0. */
+	uintptr_t stack_low, stack_high;
 	struct cusemu_trace trace;
 };
 
@@ -130,6 +132,11 @@ struct cusemu_oops_module {
 /* "BUG: ..." and "Oops: SIGNAL (code) [#number] in WHERE" lines. */
 void cusemu_oops_append_fault(GString *r, int signo, int code, void *addr,
 			      int number, const char *where);
+/* The same for a fault on the guard below a stack [low, high): "BUG:
+ * stack guard page was hit at ADDR (stack is LOW..HIGH)". */
+void cusemu_oops_append_stack_fault(GString *r, int signo, void *addr,
+				    uintptr_t low, uintptr_t high, int number,
+				    const char *where);
 /* The Device:, Call: and Thread: lines. */
 void cusemu_oops_append_context(GString *r, const struct cusemu_device *dev,
 				const struct cusemu_oops_call *c);

@@ -6,8 +6,11 @@
  * recursion take a few items and the frames below it, down to the call
  * into the model, are kept.
  */
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <ucontext.h>
+#include <unistd.h>
 #include <unwind.h>
 
 #include <glib.h>
@@ -26,6 +29,37 @@ void *cusemu_fault_ip(void *context)
 	(void)uc;
 	return NULL;
 #endif
+}
+
+/*
+ * How far below its stack a fault still counts as the stack's overflow: a
+ * frame larger than the guard page steps over it.
+ */
+#define STACK_REACH (64 * 1024)
+
+void cusemu_stack_find(struct cusemu_stack *s)
+{
+	pthread_attr_t attr;
+	void *low;
+	size_t size, guard = 0;
+
+	*s = (struct cusemu_stack){ 0 };
+	if (pthread_getattr_np(pthread_self(), &attr))
+		return;
+	if (!pthread_attr_getstack(&attr, &low, &size)) {
+		s->low = (uintptr_t)low;
+		s->high = (uintptr_t)low + size;
+	}
+	pthread_attr_getguardsize(&attr, &guard);
+	s->guard = MAX(guard, (size_t)sysconf(_SC_PAGESIZE));
+	pthread_attr_destroy(&attr);
+}
+
+bool cusemu_stack_overflowed(const struct cusemu_stack *s, int signo,
+			     uintptr_t addr)
+{
+	return s->low && signo == SIGSEGV && addr < s->low &&
+	       s->low - addr <= MAX(s->guard, STACK_REACH);
 }
 
 /* Frames the handler and the signal frame may take before ip's. */

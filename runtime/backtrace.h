@@ -11,6 +11,7 @@
 #ifndef CUSEMU_BACKTRACE_H
 #define CUSEMU_BACKTRACE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Items a trace holds: frames, and folds of the frames before them. */
@@ -32,6 +33,23 @@ struct cusemu_trace {
 	uint32_t cut;		/* ... which were before item cut */
 	struct cusemu_trace_item item[CUSEMU_TRACE_ITEMS];
 };
+
+/* A thread's stack, [low, high), and the guard page's size below it;
+ * all 0 when unknown. */
+struct cusemu_stack {
+	uintptr_t low, high, guard;
+};
+
+/*
+ * The calling thread's stack, as glibc made it (the main thread's from its
+ * limit and /proc/self/maps). Not in a handler: it allocates, and asks the
+ * kernel for the thread's CPU affinity.
+ */
+void cusemu_stack_find(struct cusemu_stack *s);
+/* A fault at addr hit the guard below s, or a frame larger than the guard
+ * stepped over it: the stack overflowed. In a handler too. */
+bool cusemu_stack_overflowed(const struct cusemu_stack *s, int signo,
+			     uintptr_t addr);
 
 /* The interrupted instruction of a signal handler's context. */
 void *cusemu_fault_ip(void *context);

@@ -3,9 +3,12 @@
  * Oopses and soft lockups (kernel/oops.c) without the kernel: a model's
  * fault under a guard comes back as a failed call, the device fenced and
  * the daemon tainted, with what the call held let go and one report that
- * names the faulting function with file:line; a call that spins gets one
- * soft-lockup report, and one that sleeps through the helpers none.
+ * names the faulting function with file:line; a stack overflow is named
+ * as one, its recursion folded and the frames down to the guard kept; a
+ * call that spins gets one soft-lockup report, and one that sleeps
+ * through the helpers none.
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 
@@ -263,6 +266,80 @@ static void test_soft_lockup_call_ends(void)
 	g_assert_true(log_has("calls of spin1 run"));
 }
 
+/* Unbounded, as far as the compiler can tell. */
+static volatile unsigned long recursion_end = G_MAXULONG;
+
+__attribute__((noinline, no_sanitize("undefined", "address")))
+static unsigned long model_recurse(unsigned long depth)
+{
+	volatile char frame[64];
+
+	frame[0] = (char)depth;
+	if (depth == recursion_end)
+		return 0;
+	return model_recurse(depth + 1) + (unsigned long)frame[0];
+}
+
+static int overflow_handler(struct cusemu_device *dev)
+{
+	return (int)model_recurse(0);
+}
+
+static gpointer overflow_thread(gpointer data)
+{
+	return GINT_TO_POINTER(guarded(data, overflow_handler));
+}
+
+static unsigned int lines_with(const char *report, const char *text)
+{
+	g_auto(GStrv) lines = g_strsplit(report, "\n", -1);
+	unsigned int n = 0;
+
+	for (char **l = lines; *l; l++)
+		n += strstr(*l, text) != NULL;
+	return n;
+}
+
+/*
+ * Unbounded recursion on a thread's stack, under a guard: the report says
+ * a stack overflow, in the kernel's words, the recursion's thousands of
+ * frames are one frame and its count, and the frames below it, down to
+ * the guard and the thread's start, are all there.
+ */
+static void test_stack_overflow(void)
+{
+	struct cusemu_device *dev = stateless_device("deep0");
+	pthread_attr_t attr;
+	pthread_t thread;
+	void *ret = NULL;
+	const char *report;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	g_assert_cmpint(pthread_create(&thread, &attr, overflow_thread, dev),
+			==, 0);
+	pthread_attr_destroy(&attr);
+	pthread_join(thread, &ret);
+	g_assert_cmpint(GPOINTER_TO_INT(ret), ==, -EIO);
+	report = cusemu_device_oops_report(dev);
+	g_assert_nonnull(report);
+	g_test_message("%s", report);
+	g_assert_true(g_str_has_prefix(report, "BUG: stack guard page was hit "
+					       "at "));
+	g_assert_nonnull(strstr(report, "(stack is "));
+	g_assert_nonnull(strstr(report, "Oops: SIGSEGV (a stack overflow)"));
+	/* RIP, the faulting frame, and the one folded. */
+	g_assert_cmpuint(lines_with(report, "model_recurse+0x"), <=, 3);
+	g_assert_true(g_regex_match_simple("\n \\.\\.\\. [0-9]{3,} times\n",
+					   report, 0, 0));
+	g_assert_nonnull(strstr(report, " overflow_handler+0x"));
+	g_assert_nonnull(strstr(report, " guarded+0x"));
+	g_assert_nonnull(strstr(report, " overflow_thread+0x"));
+	g_assert_null(strstr(report, "left out"));
+	g_assert_true(cusemu_device_fenced(dev));
+	fake_device_free(dev);
+}
+
 int main(int argc, char **argv)
 {
 	int status;
@@ -278,6 +355,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/oops/soft-lockup", test_soft_lockup);
 	g_test_add_func("/oops/soft-lockup-call-ends",
 			test_soft_lockup_call_ends);
+	g_test_add_func("/oops/stack-overflow", test_stack_overflow);
 	status = g_test_run();
 	cusemu_oops_shutdown();
 	return status;

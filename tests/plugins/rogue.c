@@ -2,9 +2,9 @@
 /*
  * rogue: a model whose commands do what no model host may let reach the
  * daemon (a NULL dereference, a double free, a corrupted heap, a spin, a
- * deadlock, a wait never woken, exit(), a leak, fork()), beside ordinary
- * ones (an _IOR size, an _IOWR, read, write and poll). Loaded as a plugin
- * by the model host tests.
+ * deadlock, a wait never woken, exit(), a leak, fork(), a stack
+ * overflow), beside ordinary ones (an _IOR size, an _IOWR, read, write and
+ * poll). Loaded as a plugin by the model host tests.
  */
 #include <poll.h>
 #include <stdlib.h>
@@ -132,6 +132,26 @@ static long rogue_leak(struct cusemu_device *dev, struct cusemu_file *file,
 	return 0;
 }
 
+/* Unbounded, as far as the compiler can tell. */
+static volatile unsigned long rogue_depth_end = ~0ul;
+
+BUG static unsigned long rogue_recurse(unsigned long depth)
+{
+	volatile char frame[64];
+
+	frame[0] = (char)depth;
+	if (depth == rogue_depth_end)
+		return 0;
+	return rogue_recurse(depth + 1) + (unsigned long)frame[0];
+}
+
+/* Not a tail call: its frame stays below the recursion's. */
+BUG static long rogue_stack(struct cusemu_device *dev, struct cusemu_file *file,
+			    unsigned int cmd, unsigned long arg)
+{
+	return (long)rogue_recurse(0) - 1;
+}
+
 static long rogue_fork(struct cusemu_device *dev, struct cusemu_file *file,
 		       unsigned int cmd, unsigned long arg)
 {
@@ -154,6 +174,7 @@ static const struct cusemu_ioctl rogue_native[] = {
 	CUSEMU_IOCTL_NONE(ROGUE_IOC_EXIT, rogue_exit),
 	CUSEMU_IOCTL_NONE(ROGUE_IOC_LEAK, rogue_leak),
 	CUSEMU_IOCTL_NONE(ROGUE_IOC_FORK, rogue_fork),
+	CUSEMU_IOCTL_NONE(ROGUE_IOC_STACK, rogue_stack),
 	CUSEMU_IOCTL_END
 };
 

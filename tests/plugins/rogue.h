@@ -28,5 +28,6 @@ struct rogue_pair {
 #define ROGUE_IOC_EXIT _IO('R', 9)		/* exit(0) */
 #define ROGUE_IOC_LEAK _IO('R', 10)		/* 1 GiB, a MiB at a time */
 #define ROGUE_IOC_FORK _IO('R', 11)		/* fork() */
+#define ROGUE_IOC_STACK _IO('R', 12)		/* recursion without end */
 
 #endif
