@@ -115,6 +115,8 @@ void cusemu_config_free(struct cusemu_config *config)
 	g_free(config->panic_on_oops_origin);
 	g_free(config->soft_lockup_secs);
 	g_free(config->soft_lockup_secs_origin);
+	g_free(config->hung_task_secs);
+	g_free(config->hung_task_secs_origin);
 	g_free(config->host_memory);
 	g_free(config->host_memory_origin);
 	g_free(config->fuse);
@@ -281,6 +283,8 @@ static gboolean load_daemon_group(struct cusemu_config *config,
 		  &config->panic_on_oops_origin },
 		{ "soft_lockup_secs", &config->soft_lockup_secs,
 		  &config->soft_lockup_secs_origin },
+		{ "hung_task_secs", &config->hung_task_secs,
+		  &config->hung_task_secs_origin },
 		{ "host_memory", &config->host_memory,
 		  &config->host_memory_origin },
 	};
@@ -304,8 +308,8 @@ static gboolean load_daemon_group(struct cusemu_config *config,
 				    "settings are model, lock, control, "
 				    "control_group, seccomp, user, plugins, "
 				    "major, threads, fuse, allow_other, "
-				    "panic_on_oops, soft_lockup_secs and "
-				    "host_memory",
+				    "panic_on_oops, soft_lockup_secs, "
+				    "hung_task_secs and host_memory",
 				    at, keys[i], DAEMON_GROUP);
 			return FALSE;
 		}

@@ -95,6 +95,8 @@ struct cusemu_config {
 	char *panic_on_oops_origin;
 	char *soft_lockup_secs;	/* the watchdog's threshold; NULL: default */
 	char *soft_lockup_secs_origin;
+	char *hung_task_secs;	/* the hung-task threshold; NULL: default */
+	char *hung_task_secs_origin;
 	char *host_memory;	/* a model host's address space; NULL: default */
 	char *host_memory_origin;
 	GPtrArray *devices;	/* of struct cusemu_device_spec */

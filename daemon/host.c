@@ -1491,7 +1491,9 @@ static long forward(struct fwd *f)
 	}
 	/* The watchdog of oops.c: asleep; the reader watches the host. */
 	cusemu_request_sleep_begin();
+	cusemu_oops_away_begin();
 	how = wait_done(h, ch, f, &done, &s);
+	cusemu_oops_away_end();
 	cusemu_request_sleep_end();
 	switch (how) {
 	case WAITED_DONE:

@@ -63,6 +63,7 @@ struct options {
 	gboolean allow_other;
 	gboolean panic_on_oops;
 	char *soft_lockup_secs;
+	char *hung_task_secs;
 	char *host_memory;
 	char **plugins;		/* loaded before the options are parsed */
 	gboolean version;
@@ -79,6 +80,7 @@ struct daemon {
 	char *mount_dir;	/* --fuse: transport_settings.fuse_dir's */
 	gboolean panic_on_oops;	/* an oops ends the daemon */
 	unsigned int soft_lockup_secs;	/* 0: no watchdog */
+	unsigned int hung_task_secs;	/* 0: none reported */
 	uint64_t host_memory;	/* RLIMIT_AS of a model host, bytes */
 	/* The transport the settings chose, once, and the running one. */
 	struct cusemu_transport_settings transport_settings;
@@ -202,9 +204,9 @@ static char *models_description(void)
 		"The configuration file has a [daemon] group (model=, lock=, "
 		"control=,\ncontrol_group=, seccomp=, user=, plugins=, threads=, "
 		"major=, fuse=,\nallow_other=, panic_on_oops=, "
-		"soft_lockup_secs=, host_memory=) and one [device "
-		"NAME] group per node\n(model=fioc, then the keys above). The "
-		"command line wins over the file.\n"
+		"soft_lockup_secs=, hung_task_secs=,\nhost_memory=) and one "
+		"[device NAME] group per node (model=fioc, then the\nkeys "
+		"above). The command line wins over the file.\n"
 		"--check-config reads and checks what a start would before it "
 		"opens /dev/cuse:\nthe file, the rest of the command line, "
 		"plugins, devices and their keys. It\nneeds no root and "
@@ -320,6 +322,10 @@ static gboolean parse_options(int *argc, char ***argv, struct options *o,
 		  &o->soft_lockup_secs,
 		  "Report a handler that runs this long without sleeping "
 		  "(default: 20; 0: never)", "N" },
+		{ "hung-task-secs", 0, 0, G_OPTION_ARG_STRING,
+		  &o->hung_task_secs,
+		  "Report a call that sleeps or is blocked this long "
+		  "(default: 120; 0: never)", "N" },
 		{ "host-memory", 0, 0, G_OPTION_ARG_STRING, &o->host_memory,
 		  "Address space of each model host, the process a plugin's "
 		  "models run in (default: " CUSEMU_HOST_MEMORY_DEFAULT
@@ -527,38 +533,54 @@ static gboolean resolve_bool(const char *text, const char *origin,
 	return TRUE;
 }
 
-/* As the kernel's watchdog_thresh x 2. */
+/* As the kernel's watchdog_thresh x 2, and its hung_task_timeout_secs. */
 #define SOFT_LOCKUP_DEFAULT 20
-#define SOFT_LOCKUP_MAX 3600
+#define HUNG_TASK_DEFAULT 120
+#define WATCHDOG_MAX 3600
 
-/* What a model's fault or a handler that never sleeps costs. */
+/* A threshold of the watchdog, in seconds: 0 (never) to WATCHDOG_MAX. */
+static gboolean resolve_secs(const char *value, const char *option,
+			     const char *key, const char *key_value,
+			     const char *key_origin, unsigned int fallback,
+			     unsigned int *secs, GError **error)
+{
+	const char *origin;
+	const char *s = pick(value, option, key_value, key_origin, &origin);
+	guint64 n = fallback;
+
+	if (s && !g_ascii_string_to_unsigned(s, 10, 0, WATCHDOG_MAX, &n,
+					     NULL)) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s: %s '%s' is not a number of seconds from 0 "
+			    "(never) to %d; the default is %u, as the "
+			    "kernel's",
+			    origin, key, s, WATCHDOG_MAX, fallback);
+		return FALSE;
+	}
+	*secs = (unsigned int)n;
+	return TRUE;
+}
+
+/* What a model's fault, a handler that never sleeps and a call that
+ * never wakes cost. */
 static gboolean resolve_oops(struct daemon *d, const struct options *o,
 			     const struct cusemu_config *config,
 			     GError **error)
 {
-	const char *origin;
-	const char *secs = pick(o->soft_lockup_secs, "--soft-lockup-secs",
-				config->soft_lockup_secs,
-				config->soft_lockup_secs_origin, &origin);
-	guint64 n = SOFT_LOCKUP_DEFAULT;
-
 	d->panic_on_oops = o->panic_on_oops;
 	if (!o->panic_on_oops &&
 	    !resolve_bool(config->panic_on_oops, config->panic_on_oops_origin,
 			  "panic_on_oops", &d->panic_on_oops, error))
 		return FALSE;
-	if (secs && !g_ascii_string_to_unsigned(secs, 10, 0, SOFT_LOCKUP_MAX,
-						&n, NULL)) {
-		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-			    "%s: soft_lockup_secs '%s' is not a number of "
-			    "seconds from 0 (no watchdog) to %d; the default "
-			    "is %d, as the kernel's",
-			    origin, secs, SOFT_LOCKUP_MAX,
-			    SOFT_LOCKUP_DEFAULT);
-		return FALSE;
-	}
-	d->soft_lockup_secs = (unsigned int)n;
-	return TRUE;
+	return resolve_secs(o->soft_lockup_secs, "--soft-lockup-secs",
+			    "soft_lockup_secs", config->soft_lockup_secs,
+			    config->soft_lockup_secs_origin,
+			    SOFT_LOCKUP_DEFAULT, &d->soft_lockup_secs,
+			    error) &&
+	       resolve_secs(o->hung_task_secs, "--hung-task-secs",
+			    "hung_task_secs", config->hung_task_secs,
+			    config->hung_task_secs_origin, HUNG_TASK_DEFAULT,
+			    &d->hung_task_secs, error);
 }
 
 /* The bound of a model host's address space: a size, 0 for none. */
@@ -865,9 +887,11 @@ static int control_list(void *data, gboolean json, GString *out)
 	if (json) {
 		g_string_append(out, "],\"tainted\":");
 		cusemu_json_append_string(out, cusemu_oops_taint());
-		g_string_append_printf(out, ",\"oopses\":%u,\"soft_lockups\":%u",
+		g_string_append_printf(out, ",\"oopses\":%u,\"soft_lockups\""
+					    ":%u,\"hung_tasks\":%u",
 				       cusemu_oops_count(),
-				       cusemu_oops_lockups());
+				       cusemu_oops_lockups(),
+				       cusemu_oops_hung_tasks());
 		g_string_append(out, ",\"models\":");
 		describe_models(out, TRUE);
 		g_string_append_printf(out,
@@ -1521,7 +1545,8 @@ static gboolean load_config(struct cusemu_config *config,
  * no watchdog. */
 static gboolean start_oops(struct daemon *d, const struct options *o)
 {
-	cusemu_oops_init(d->panic_on_oops, o->check ? 0 : d->soft_lockup_secs);
+	cusemu_oops_init(d->panic_on_oops, o->check ? 0 : d->soft_lockup_secs,
+			 o->check ? 0 : d->hung_task_secs);
 	return TRUE;
 }
 
@@ -1555,6 +1580,7 @@ static void options_clear(struct options *o)
 	g_free(o->threads);
 	g_free(o->fuse);
 	g_free(o->soft_lockup_secs);
+	g_free(o->hung_task_secs);
 	g_free(o->host_memory);
 	g_free(o->check_file);
 }

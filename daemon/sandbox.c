@@ -83,8 +83,8 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 	ALLOW(getpid, "abort() and syslog's LOG_PID"),
 	ALLOW_IF_OWN_PID(tgkill, "abort() raises SIGABRT in its own thread, "
 				 "so a failed assertion still leaves a core; "
-				 "the soft-lockup watchdog asks a stuck thread "
-				 "for its backtrace; only the daemon's own "
+				 "the watchdog asks a stuck or hung thread for "
+				 "its backtrace; only the daemon's own "
 				 "threads"),
 	ALLOW(rt_sigprocmask, "threads start with signals blocked"),
 	ALLOW(rt_sigaction, "abort() puts back SIGABRT's default action"),

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Oopses and soft lockups of device models (oops.h). The signal handler
- * does as little as it can: it takes the backtrace (libgcc's unwinder,
- * loaded before anything runs) and jumps back to the guard; the report is
- * written and symbolized with libdw afterwards, on the same thread, as
- * ordinary code. Like the kernel after an oops, the daemon bets that what
- * the model broke stays in its own state, and says so with the taint.
+ * Oopses, soft lockups and hung tasks of device models (oops.h). The
+ * signal handler does as little as it can: it takes the backtrace
+ * (backtrace.h: libgcc's unwinder, loaded before anything runs) and jumps
+ * back to the guard; the report is written and symbolized with libdw
+ * afterwards, on the same thread, as ordinary code. Like the kernel after
+ * an oops, the daemon bets that what the model broke stays in its own
+ * state, and says so with the taint.
  */
 #define G_LOG_DOMAIN "cusemu-oops"
 
@@ -22,7 +23,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <ucontext.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <elfutils/libdwfl.h>
@@ -72,15 +73,20 @@ struct slot {
 	struct cusemu_oops_guard *guard;	/* the innermost, or NULL */
 	guint seq;			/* bumped at each guard's enter */
 	const unsigned long *sleeps;	/* the thread's: odd while asleep */
+	gint away;			/* its call runs in a model host */
 	void *alt_stack;
 	/* Its stack, for a fault on the guard page below it. */
 	struct cusemu_stack stack;
+	/* Its time on a CPU: spinning or blocked. */
+	clockid_t cpu_clock;
+	bool has_cpu_clock;
 	/* The watchdog's, under oops.lock. */
 	guint seen_seq;
 	unsigned long seen_sleeps;
 	gint64 seen_since;
-	guint reported_seq;
-	bool reported;
+	int64_t seen_cpu;		/* at seen_since; -1: unknown */
+	guint reported_seq, hung_seq;
+	bool reported, hung_reported;
 	/* A backtrace the thread takes of itself when the watchdog asks,
 	 * and what it serves; has_context is false outside a guard. */
 	gint sampled;
@@ -91,10 +97,10 @@ struct slot {
 
 static struct {
 	bool panic;
-	unsigned int lockup_secs;
+	unsigned int lockup_secs, hung_secs;
 	int lockup_signal;
 	char *self_exe;		/* the program, for its symbols */
-	gint oopses, lockups;
+	gint oopses, lockups, hung_tasks;
 	gint fatal;		/* the daemon's own fault is being reported */
 	GMutex lock;		/* guards slots, reports and stopping */
 	GCond cond;
@@ -260,6 +266,8 @@ static struct slot *slot_new(void)
 	s->tid = (pid_t)syscall(SYS_gettid);
 	s->sleeps = cusemu_request_sleeps();
 	cusemu_stack_find(&s->stack);
+	s->has_cpu_clock = !pthread_getcpuclockid(pthread_self(),
+						  &s->cpu_clock);
 	/* An overflowed stack still leaves room for the handler. */
 	s->alt_stack = mmap(NULL, ALT_STACK_SIZE, PROT_READ | PROT_WRITE,
 			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
@@ -296,6 +304,18 @@ void cusemu_oops_enter(struct cusemu_oops_guard *g, struct cusemu_device *dev,
 	g->prev = s->guard;
 	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->guard, g, __ATOMIC_RELEASE);
+}
+
+void cusemu_oops_away_begin(void)
+{
+	if (my_slot)
+		g_atomic_int_inc(&my_slot->away);
+}
+
+void cusemu_oops_away_end(void)
+{
+	if (my_slot)
+		g_atomic_int_add(&my_slot->away, -1);
 }
 
 /* ---- reports */
@@ -797,6 +817,11 @@ unsigned int cusemu_oops_lockups(void)
 	return (unsigned int)g_atomic_int_get(&oops.lockups);
 }
 
+unsigned int cusemu_oops_hung_tasks(void)
+{
+	return (unsigned int)g_atomic_int_get(&oops.hung_tasks);
+}
+
 void cusemu_oops_reap(void (*fence_model)(const char *origin,
 					  const char *report, void *data),
 		      void *data)
@@ -851,16 +876,19 @@ void cusemu_oops_bury(struct cusemu_device *dev)
 	g_mutex_unlock(&oops.lock);
 }
 
-/* ---- the soft-lockup watchdog */
+/* ---- the watchdog: soft lockups and hung tasks */
 
 /*
- * A soft lockup, as the watchdog found it: copied out of the slot under
- * oops.lock, reported after it, so that the slow part (symbols) holds no
- * thread that enters a guard or a fence.
+ * A soft lockup or a hung task, as the watchdog found it: copied out of
+ * the slot under oops.lock, reported after it, so that the slow part
+ * (symbols) holds no thread that enters a guard or a fence.
  */
 struct lockup {
 	pid_t tid;
+	bool hung;		/* a hung task, else a soft lockup */
+	bool asleep;		/* hung in the helpers of <cusemu/sched.h> */
 	gint64 stuck_us;
+	uint64_t ran_ns;	/* its time on a CPU meanwhile */
 	bool answered;		/* the thread took its backtrace */
 	struct call_context context;
 	struct cusemu_trace trace;
@@ -868,6 +896,12 @@ struct lockup {
 
 /* At most this many reports per look; the others wait for the next. */
 #define LOCKUPS_PER_LOOK 4
+/*
+ * A thread stuck outside the helpers spins if it ran at least this part
+ * of the time (1/SPIN_SHARE) on a CPU: a spinning thread gets its share
+ * even on a loaded machine, a blocked one next to nothing.
+ */
+#define SPIN_SHARE 50
 
 /*
  * The stuck thread takes its own backtrace and copies what it serves,
@@ -910,12 +944,80 @@ static void append_lockup_of(GString *r, const char *model, enum cusemu_op op,
 			       (int)pid);
 }
 
+void cusemu_oops_append_hung(GString *r, pid_t pid)
+{
+	const char *taint = cusemu_oops_taint();
+	char comm[32];
+
+	comm_of(pid, comm, sizeof(comm));
+	g_atomic_int_inc(&oops.hung_tasks);
+	/* khungtaskd's lines, with our knob in place of its sysctl. */
+	g_string_append_printf(r, "INFO: task %s:%d blocked for more than %u "
+				  "seconds.\n      %s%s\n\"hung_task_secs=0\" "
+				  "(--hung-task-secs 0) disables this "
+				  "message.\n",
+			       comm, (int)pid, oops.hung_secs,
+			       *taint ? "Tainted: " : "Not tainted", taint);
+}
+
+void cusemu_oops_append_hung_state(GString *r, bool asleep, gint64 stuck_us,
+				   uint64_t ran_ns)
+{
+	if (asleep)
+		g_string_append_printf(r, "It sleeps in the helpers of "
+					  "<cusemu/sched.h>, for %us now\n",
+				       (unsigned int)(stuck_us /
+						      G_USEC_PER_SEC));
+	else
+		g_string_append_printf(r, "It is blocked outside the helpers "
+					  "of <cusemu/sched.h> (a lock of the "
+					  "model's own?): %" G_GUINT64_FORMAT
+					  " ms on a CPU in %us\n",
+				       ran_ns / 1000000,
+				       (unsigned int)(stuck_us /
+						      G_USEC_PER_SEC));
+}
+
+bool cusemu_oops_spinning(gint64 stuck_us, uint64_t ran_ns)
+{
+	return stuck_us <= 0 ||
+	       ran_ns * SPIN_SHARE >= (uint64_t)stuck_us * 1000;
+}
+
+static void report_hung(const struct lockup *l)
+{
+	GString *r = g_string_new(NULL);
+	const struct call_context *c = &l->context;
+
+	if (!l->answered) {
+		cusemu_oops_append_hung(r, l->tid);
+		g_string_append(r, "Call Trace: (the thread did not answer)\n");
+	} else {
+		cusemu_oops_append_hung(r, c->call.pid ? c->call.pid : l->tid);
+		append_context_of(r, c->node, c->m, c->kmodel, &c->call);
+		append_symbols(r, &l->trace, false);
+	}
+	cusemu_oops_append_hung_state(r, l->asleep, l->stuck_us, l->ran_ns);
+	g_string_append_printf(r, "The call goes on, as the kernel leaves a "
+				  "hung task: %s\n---[ end trace ]---",
+			       l->asleep ? "a wake-up ends it, or its caller "
+					   "giving up"
+					 : "only the model can end it");
+	log_report(r->str);
+	g_string_free(r, TRUE);
+}
+
 static void report_lockup(const struct lockup *l)
 {
 	GString *r = g_string_new(NULL);
 	const struct call_context *c = &l->context;
 	char comm[32];
 
+	if (l->hung) {
+		g_string_free(r, TRUE);
+		report_hung(l);
+		return;
+	}
 	if (!l->answered) {
 		comm_of(l->tid, comm, sizeof(comm));
 		g_atomic_int_inc(&oops.lockups);
@@ -970,13 +1072,56 @@ unsigned int cusemu_oops_lockup_secs(void)
 	return oops.lockup_secs;
 }
 
+unsigned int cusemu_oops_hung_secs(void)
+{
+	return oops.hung_secs;
+}
+
+/* The thread's time on a CPU, in ns; -1 when unknown. */
+static int64_t cpu_ns(const struct slot *s)
+{
+	struct timespec ts;
+
+	if (!s->has_cpu_clock || clock_gettime(s->cpu_clock, &ts))
+		return -1;
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/*
+ * What a thread in a guard that neither returned nor changed its sleeps
+ * since the last look is: l->hung, l->asleep and l->ran_ns set. False
+ * when it is neither a lockup nor a hung task yet, or was reported.
+ */
+static bool stuck(struct slot *s, guint seq, gint64 now, struct lockup *l)
+{
+	gint64 lockup_us = (gint64)oops.lockup_secs * G_USEC_PER_SEC;
+	gint64 hung_us = (gint64)oops.hung_secs * G_USEC_PER_SEC;
+	int64_t cpu = -1;
+
+	l->stuck_us = now - s->seen_since;
+	l->asleep = s->seen_sleeps & 1;
+	l->ran_ns = 0;
+	if (!l->asleep)
+		cpu = cpu_ns(s);
+	if (cpu >= 0 && s->seen_cpu >= 0 && cpu >= s->seen_cpu)
+		l->ran_ns = (uint64_t)(cpu - s->seen_cpu);
+	/* Not knowing, a thread outside the helpers spins. */
+	l->hung = l->asleep || (cpu >= 0 && s->seen_cpu >= 0 &&
+				!cusemu_oops_spinning(l->stuck_us, l->ran_ns));
+	if (l->hung)
+		return hung_us && l->stuck_us >= hung_us &&
+		       !(s->hung_reported && s->hung_seq == seq);
+	return lockup_us && l->stuck_us >= lockup_us &&
+	       !(s->reported && s->reported_seq == seq);
+}
+
 /*
  * One look at every thread, under oops.lock: the stuck ones sampled into
  * found (at most LOCKUPS_PER_LOOK), their number returned. A thread that
  * did not answer is reported once, without its call; one whose call ended
- * meanwhile is not stuck.
+ * meanwhile is not stuck. A call away in a model host is its host's.
  */
-static int watch(gint64 now, gint64 limit_us, struct lockup *found)
+static int watch(gint64 now, struct lockup *found)
 {
 	int n = 0;
 
@@ -989,23 +1134,27 @@ static int watch(gint64 now, gint64 limit_us, struct lockup *found)
 			__atomic_load_n(s->sleeps, __ATOMIC_RELAXED);
 		struct lockup *l = &found[n];
 
-		if (!g || (sleeps & 1) || seq != s->seen_seq ||
+		if (!g || g_atomic_int_get(&s->away) || seq != s->seen_seq ||
 		    sleeps != s->seen_sleeps) {
 			s->seen_seq = seq;
 			s->seen_sleeps = sleeps;
 			s->seen_since = now;
+			s->seen_cpu = cpu_ns(s);
 			continue;
 		}
-		if (now - s->seen_since < limit_us ||
-		    (s->reported && s->reported_seq == seq))
+		if (!stuck(s, seq, now, l))
 			continue;
 		l->tid = s->tid;
-		l->stuck_us = now - s->seen_since;
 		l->answered = sample(s, seq, l);
 		if (!l->answered && g_atomic_int_get(&s->sampled))
 			continue;	/* it moved on: not stuck */
-		s->reported = true;
-		s->reported_seq = seq;
+		if (l->hung) {
+			s->hung_reported = true;
+			s->hung_seq = seq;
+		} else {
+			s->reported = true;
+			s->reported_seq = seq;
+		}
 		n++;
 	}
 	return n;
@@ -1013,9 +1162,11 @@ static int watch(gint64 now, gint64 limit_us, struct lockup *found)
 
 static gpointer watchdog(gpointer data)
 {
-	gint64 limit = (gint64)oops.lockup_secs * G_USEC_PER_SEC;
+	unsigned int secs = oops.lockup_secs && oops.hung_secs
+				    ? MIN(oops.lockup_secs, oops.hung_secs)
+				    : MAX(oops.lockup_secs, oops.hung_secs);
 	/* Five looks per threshold, as the kernel's sample period. */
-	gint64 period = limit / 5;
+	gint64 period = (gint64)secs * G_USEC_PER_SEC / 5;
 	struct lockup *found = g_new(struct lockup, LOCKUPS_PER_LOOK);
 
 	(void)data;
@@ -1026,7 +1177,7 @@ static gpointer watchdog(gpointer data)
 		g_cond_wait_until(&oops.cond, &oops.lock,
 				  g_get_monotonic_time() + period);
 		if (!oops.stopping && oops.slots)
-			n = watch(g_get_monotonic_time(), limit, found);
+			n = watch(g_get_monotonic_time(), found);
 		g_mutex_unlock(&oops.lock);
 		for (int i = 0; i < n; i++)
 			report_lockup(&found[i]);
@@ -1039,7 +1190,8 @@ static gpointer watchdog(gpointer data)
 
 /* ---- set-up */
 
-void cusemu_oops_init(bool panic, unsigned int lockup_secs)
+void cusemu_oops_init(bool panic, unsigned int lockup_secs,
+		      unsigned int hung_secs)
 {
 	static const int faults[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL,
 				      SIGABRT };
@@ -1051,17 +1203,20 @@ void cusemu_oops_init(bool panic, unsigned int lockup_secs)
 
 	oops.panic = panic;
 	oops.lockup_secs = lockup_secs;
+	oops.hung_secs = hung_secs;
 	oops.lockup_signal = SIGRTMIN + 1;
 	oops.self_exe = g_file_read_link("/proc/self/exe", NULL);
 	cusemu_trace_warm_up();
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < G_N_ELEMENTS(faults); i++)
 		sigaction(faults[i], &sa, NULL);
+	/* A sampled thread may be blocked in any system call: it goes on. */
+	sa.sa_flags |= SA_RESTART;
 	sigaction(oops.lockup_signal, &sa, NULL);
 	/* The main thread's stack too, for its control callbacks. */
 	if (!my_slot)
 		slot_new();
-	if (lockup_secs && !oops.watchdog)
+	if ((lockup_secs || hung_secs) && !oops.watchdog)
 		oops.watchdog = g_thread_new("cusemu-watchdog", watchdog, NULL);
 }
 

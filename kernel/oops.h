@@ -8,7 +8,8 @@
  * call on it fails with EIO) and taints the daemon. A fault outside any
  * guard is the daemon's own: the same report, then the daemon ends. A
  * watchdog reports a handler that runs too long without sleeping in the
- * helpers of <cusemu/sched.h> (a soft lockup), once per call.
+ * helpers of <cusemu/sched.h> (a soft lockup), and one that sleeps or is
+ * blocked too long (a hung task), once per call.
  */
 #ifndef CUSEMU_OOPS_H
 #define CUSEMU_OOPS_H
@@ -66,11 +67,13 @@ struct cusemu_oops_guard {
 #define cusemu_oops_setjmp(g) sigsetjmp((g)->env, 0)
 
 /*
- * Install the handlers and start the soft-lockup watchdog (lockup_secs 0:
- * none). With panic, an oops ends the daemon after its report. Call once,
- * before the sandbox and before any model runs.
+ * Install the handlers and start the watchdog of soft lockups (lockup_secs
+ * 0: none) and hung tasks (hung_secs 0: none). With panic, an oops ends
+ * the daemon after its report. Call once, before the sandbox and before
+ * any model runs.
  */
-void cusemu_oops_init(bool panic, unsigned int lockup_secs);
+void cusemu_oops_init(bool panic, unsigned int lockup_secs,
+		      unsigned int hung_secs);
 /* The watchdog stops; the handlers stay. */
 void cusemu_oops_shutdown(void);
 
@@ -100,9 +103,18 @@ void cusemu_oops_bury(struct cusemu_device *dev);
 /* Taint flags as the kernel prints them: "D" once a model oopsed, "L"
  * once one locked up; "" when clean. */
 const char *cusemu_oops_taint(void);
-/* How many oopses and soft lockups there were. */
+/* How many oopses, soft lockups and hung tasks there were. */
 unsigned int cusemu_oops_count(void);
 unsigned int cusemu_oops_lockups(void);
+unsigned int cusemu_oops_hung_tasks(void);
+
+/*
+ * The current thread's call runs in a model host until
+ * cusemu_oops_away_end(): the host's watch (daemon/host.c) reports its
+ * lockups and hung tasks, not the daemon's watchdog.
+ */
+void cusemu_oops_away_begin(void);
+void cusemu_oops_away_end(void);
 
 /* Whether dev was fenced by an oops; its report (NULL if not fenced). */
 bool cusemu_device_fenced(const struct cusemu_device *dev);
@@ -144,6 +156,19 @@ void cusemu_oops_append_context(GString *r, const struct cusemu_device *dev,
 void cusemu_oops_append_lockup(GString *r, const struct cusemu_device *dev,
 			       enum cusemu_op op, gint64 stuck_us, pid_t pid,
 			       const char *comm);
+/* "INFO: task COMM:PID blocked for more than N seconds." and the lines
+ * the kernel writes after it (counted). */
+void cusemu_oops_append_hung(GString *r, pid_t pid);
+/* What the hung call's thread does: asleep in the helpers, or blocked
+ * elsewhere (it ran ran_ns on a CPU in stuck_us). */
+void cusemu_oops_append_hung_state(GString *r, bool asleep, gint64 stuck_us,
+				   uint64_t ran_ns);
+/*
+ * Whether a call that neither returned nor slept in the helpers of
+ * <cusemu/sched.h> for stuck_us spins (a soft lockup) rather than waits
+ * (a hung task): its thread ran ran_ns on a CPU meanwhile.
+ */
+bool cusemu_oops_spinning(gint64 stuck_us, uint64_t ran_ns);
 /* "RIP:" (with rip) and "Call Trace:" of another process's frames. */
 void cusemu_oops_append_remote_trace(GString *out,
 				     const struct cusemu_oops_module *mods,
@@ -154,8 +179,9 @@ int cusemu_oops_next(void);
 /* Log a report, a message a line. */
 void cusemu_oops_log(const char *report);
 bool cusemu_oops_panics(void);
-/* The soft-lockup threshold; 0 when there is no watchdog. */
+/* The soft-lockup and hung-task thresholds; 0 when there are none. */
 unsigned int cusemu_oops_lockup_secs(void);
+unsigned int cusemu_oops_hung_secs(void);
 
 /*
  * Symbolize a trace as the report's "Call Trace:" lines, appended to out,

@@ -77,8 +77,8 @@ struct cusemu_request *cusemu_request_current(void);
 
 /*
  * The sleeps of the current thread in the helpers of <cusemu/sched.h> and
- * in contended dispatcher locks: odd while it sleeps. The soft-lockup
- * watchdog reads another thread's through the address.
+ * in contended dispatcher locks: odd while it sleeps. The watchdog of
+ * soft lockups and hung tasks reads another thread's through the address.
  */
 void cusemu_request_sleep_begin(void);
 void cusemu_request_sleep_end(void);

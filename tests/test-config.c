@@ -216,7 +216,7 @@ static void test_sandbox_keys(void)
 		     "the daemon settings are model, lock, control, "
 		     "control_group, seccomp, user, plugins, major, "
 		     "threads, fuse, allow_other, panic_on_oops, "
-		     "soft_lockup_secs and host_memory");
+		     "soft_lockup_secs, hung_task_secs and host_memory");
 }
 
 static void test_device_args(void)

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Oopses and soft lockups (kernel/oops.c) without the kernel: a model's
- * fault under a guard comes back as a failed call, the device fenced and
- * the daemon tainted, with what the call held let go and one report that
- * names the faulting function with file:line; a stack overflow is named
- * as one, its recursion folded and the frames down to the guard kept; a
- * call that spins gets one soft-lockup report, and one that sleeps
- * through the helpers none.
+ * Oopses, soft lockups and hung tasks (kernel/oops.c) without the kernel:
+ * a model's fault under a guard comes back as a failed call, the device
+ * fenced and the daemon tainted, with what the call held let go and one
+ * report that names the faulting function with file:line; a stack
+ * overflow is named as one, its recursion folded and the frames down to
+ * the guard kept; a call that spins gets one soft-lockup report, one that
+ * sleeps through the helpers none, and one that sleeps or is blocked past
+ * the threshold one hung-task report.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -340,6 +341,71 @@ static void test_stack_overflow(void)
 	fake_device_free(dev);
 }
 
+static int long_sleep_handler(struct cusemu_device *dev)
+{
+	cusemu_msleep(2500);
+	return 0;
+}
+
+static GMutex held;
+
+static gpointer hold_for_a_while(gpointer data)
+{
+	gint *taken = data;
+
+	g_mutex_lock(&held);
+	g_atomic_int_set(taken, 1);
+	g_usleep(2500 * 1000);
+	g_mutex_unlock(&held);
+	return NULL;
+}
+
+/* A lock of the model's own, held by another thread for 2.5 s. */
+static int blocked_handler(struct cusemu_device *dev)
+{
+	g_mutex_lock(&held);
+	g_mutex_unlock(&held);
+	return 0;
+}
+
+/*
+ * Hung tasks at 1 s: one report for a 2.5 s sleep in the helpers, and one
+ * for a call blocked 2.5 s on the model's own mutex, which spins no CPU and
+ * so is no soft lockup; none for many short sleeps.
+ */
+static void test_hung_task(void)
+{
+	struct cusemu_device *dev = stateless_device("hung0");
+	unsigned int lockups = log_count("BUG: soft lockup");
+	unsigned int before = cusemu_oops_hung_tasks();
+	gint taken = 0;
+	GThread *holder;
+
+	g_assert_cmpint(guarded(dev, sleep_handler), ==, 0);
+	g_assert_cmpuint(cusemu_oops_hung_tasks(), ==, before);
+	g_assert_cmpint(guarded(dev, long_sleep_handler), ==, 0);
+	g_assert_cmpuint(cusemu_oops_hung_tasks(), ==, before + 1);
+	g_assert_true(log_has("blocked for more than 1 seconds."));
+	g_assert_true(log_has("\"hung_task_secs=0\" (--hung-task-secs 0) "
+			      "disables this message."));
+	g_assert_true(log_has("Device: hung0, model stateless (built in)"));
+	g_assert_true(log_has("long_sleep_handler+0x"));
+	g_assert_true(log_has("It sleeps in the helpers of <cusemu/sched.h>"));
+
+	holder = g_thread_new("holder", hold_for_a_while, &taken);
+	while (!g_atomic_int_get(&taken))
+		g_usleep(1000);
+	g_assert_cmpint(guarded(dev, blocked_handler), ==, 0);
+	g_thread_join(holder);
+	g_assert_cmpuint(cusemu_oops_hung_tasks(), ==, before + 2);
+	g_assert_true(log_has("blocked_handler+0x"));
+	g_assert_true(log_has("It is blocked outside the helpers of "
+			      "<cusemu/sched.h>"));
+	g_assert_cmpuint(log_count("BUG: soft lockup"), ==, lockups);
+	g_assert_false(cusemu_device_fenced(dev));
+	fake_device_free(dev);
+}
+
 int main(int argc, char **argv)
 {
 	int status;
@@ -347,7 +413,7 @@ int main(int argc, char **argv)
 	g_test_init(&argc, &argv, NULL);
 	logged = g_string_new(NULL);
 	g_log_set_handler("cusemu-oops", G_LOG_LEVEL_MASK, keep_log, NULL);
-	cusemu_oops_init(false, 1);
+	cusemu_oops_init(false, 1, 1);
 	g_test_add_func("/oops/null-fences-the-device",
 			test_null_fences_the_device);
 	g_test_add_func("/oops/locks-let-go", test_locks_let_go);
@@ -356,6 +422,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/oops/soft-lockup-call-ends",
 			test_soft_lockup_call_ends);
 	g_test_add_func("/oops/stack-overflow", test_stack_overflow);
+	g_test_add_func("/oops/hung-task", test_hung_task);
 	status = g_test_run();
 	cusemu_oops_shutdown();
 	return status;
