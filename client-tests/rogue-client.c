@@ -3,8 +3,8 @@
  * rogue-client: one call on a node of the "rogue" test model
  * (tests/plugins/rogue.h), and what it returned, e.g. "size: 0 4096",
  * "null: -1 EIO". OP is size, pair N, null, double-free, heap, spin,
- * deadlock, block, exit, leak, fork, stack, read, write or poll. Built -m64
- * and -m32.
+ * deadlock, block, exit, leak, fork, stack, wait MS, read, write or poll.
+ * Built -m64 and -m32.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -76,6 +76,10 @@ int main(int argc, char **argv)
 		printf("pair: %ld %u %u\n", ret, p.in, p.out);
 		return 0;
 	}
+	if (!strcmp(op, "wait"))
+		return result(op, ioctl(fd, ROGUE_IOC_WAIT,
+					argc > 3 ? strtoul(argv[3], NULL, 10)
+						 : 1000ul));
 	if (!strcmp(op, "read")) {
 		char buf[64] = "";
 		ssize_t n = read(fd, buf, sizeof(buf) - 1);

@@ -28,6 +28,7 @@
 #include "lock.h"
 #include "oops.h"
 #include "pool.h"
+#include "proc.h"
 #include "proto.h"
 #include "request.h"
 #include "stats.h"
@@ -71,6 +72,11 @@ struct channel {
 	struct cusemu_oops_call call;
 	gint64 since;			/* its last sign of life */
 	uint64_t seen_sleeps;
+	/* Its thread's time on a CPU at cpu_since (the reader's first look
+	 * since then), to tell a spin from a block; cpu_since 0: not read. */
+	int64_t cpu_at;
+	gint64 cpu_since;
+	uint64_t hung_seq;		/* the call reported hung, or 0 */
 };
 
 struct host {
@@ -1120,6 +1126,7 @@ static struct channel *channel_get(struct host *h, struct fwd *f)
 	};
 	ch->since = g_get_monotonic_time();
 	ch->seen_sleeps = __atomic_load_n(&ch->shm->sleeps, __ATOMIC_RELAXED);
+	ch->cpu_since = 0;
 	g_mutex_unlock(&h->lock);
 	return ch;
 }
@@ -1767,7 +1774,10 @@ static void host_ended(struct host *h)
 		cusemu_oops_fence(devs->pdata[i], report);
 }
 
-/* A thread's backtrace, asked of the host; false if it did not come. */
+static bool read_control(struct host *h);
+
+/* A thread's backtrace, asked of the host; false if it did not come. The
+ * host's other messages meanwhile are taken as they come. */
 static bool sample(struct host *h, int channel, struct host_fault_msg *out)
 {
 	struct host_channel_msg ask = { .type = HOST_MSG_SAMPLE_ASK,
@@ -1777,30 +1787,13 @@ static bool sample(struct host *h, int channel, struct host_fault_msg *out)
 	h->sample_ready = false;
 	send(h->control, &ask, sizeof(ask), MSG_NOSIGNAL);
 	while (!h->sample_ready && g_get_monotonic_time() < end) {
-		union {
-			uint32_t type;
-			struct host_fault_msg f;
-		} m;
-		int fd;
-		ssize_t n;
-
-		if (!readable(h->control, 50))
-			continue;
-		n = host_recv_fds(h->control, &m, sizeof(m), &fd, 1, MSG_DONTWAIT);
-		if (fd >= 0)
-			close(fd);
-		if (n <= 0)
+		if (readable(h->control, 50) && !read_control(h))
 			return false;
-		if (n == sizeof(m.f) && m.type == HOST_MSG_SAMPLE) {
-			*out = m.f;
-			h->sample_ready = true;
-		} else if (n == sizeof(m.f) && m.type == HOST_MSG_FAULT &&
-			   !h->faulted) {
-			h->fault = m.f;
-			h->faulted = true;
-		}
 	}
-	return h->sample_ready;
+	if (!h->sample_ready || h->sample.channel != channel)
+		return false;
+	*out = h->sample;
+	return true;
 }
 
 static void report_lockup(struct host *h, struct channel *ch, gint64 us)
@@ -1839,32 +1832,139 @@ static void report_lockup(struct host *h, struct channel *ch, gint64 us)
 	kill_host(h);
 }
 
-/* A call that runs without sleeping beyond the soft-lockup threshold. */
-static struct channel *stuck_channel(struct host *h, gint64 now, gint64 *us)
-{
-	gint64 limit = (gint64)cusemu_oops_lockup_secs() * G_USEC_PER_SEC;
-	struct channel *stuck = NULL;
+/* A call stuck beyond a threshold, as the reader found it. */
+struct stuck {
+	struct channel *ch;
+	uint64_t seq;
+	bool hung;		/* a hung task, else a soft lockup */
+	bool asleep;		/* in the helpers of <cusemu/sched.h> */
+	gint64 us;
+	uint64_t ran_ns;	/* its thread's time on a CPU meanwhile */
+};
 
-	if (!limit || h->lockup_reported)
-		return NULL;
+/*
+ * A hung task: reported, and the host goes on, as the kernel leaves a
+ * hung task. Its caller may still give up (the call is answered within a
+ * second), and a reload ends the host.
+ */
+static void report_hung(struct host *h, const struct stuck *st)
+{
+	GString *r;
+	struct channel *ch = st->ch;
+	struct cusemu_device *dev;
+	struct host_fault_msg f;
+	struct cusemu_oops_call c;
+	bool sampled;
+
 	g_mutex_lock(&h->lock);
-	for (guint i = 0; i < h->channels->len && !stuck; i++) {
+	c = ch->call;
+	dev = g_hash_table_contains(h->devices, ch->dev) ? ch->dev : NULL;
+	g_mutex_unlock(&h->lock);
+	if (!dev)
+		return;		/* the device went; so did its report */
+	sampled = sample(h, ch->id, &f);
+	g_mutex_lock(&h->lock);
+	if (ch->seq != st->seq || (!ch->busy && !ch->abandoned))
+		dev = NULL;	/* the call ended meanwhile: not hung */
+	g_mutex_unlock(&h->lock);
+	if (!dev)
+		return;
+	r = g_string_new(NULL);
+	cusemu_oops_append_hung(r, c.pid ? c.pid : h->pid);
+	c.tid = sampled ? f.tid : 0;
+	c.thread = "cusemu-host";
+	cusemu_oops_append_context(r, dev, &c);
+	if (sampled)
+		append_trace(r, h, &f, false);
+	else
+		g_string_append(r, "Call Trace: (the host did not answer)\n");
+	cusemu_oops_append_hung_state(r, st->asleep, st->us, st->ran_ns);
+	g_string_append_printf(r, "The call and the model host of %s (pid %d) "
+				  "go on: %s; a caller that gives up is "
+				  "answered within a second, and 'cusemuctl "
+				  "reload NODE' ends the host\n"
+				  "---[ end trace ]---",
+			       h->set->origin, (int)h->pid,
+			       st->asleep ? "a wake-up ends the call"
+					  : "only the model can end the call");
+	cusemu_oops_log(r->str);
+	g_string_free(r, TRUE);
+}
+
+/* The time on a CPU of ch's host thread, in ns; -1 when unknown. */
+static int64_t channel_cpu(struct host *h, struct channel *ch)
+{
+	pid_t tid = __atomic_load_n(&ch->shm->tid, __ATOMIC_RELAXED);
+	int64_t ns = cusemu_proc_thread_cpu_ns(h->pid, tid);
+
+	return ns < 0 ? -1 : ns;
+}
+
+/*
+ * Whether ch's call, stuck for st->us without a sleep beginning or ending,
+ * is blocked rather than spinning: asleep in the helpers, or its thread
+ * off the CPU since the reader first looked (a lock of the model's own).
+ * Not knowing, it spins. Under h->lock.
+ */
+static bool blocked(struct host *h, struct channel *ch, gint64 now,
+		    struct stuck *st)
+{
+	int64_t cpu;
+
+	st->asleep = ch->seen_sleeps & 1;
+	st->ran_ns = 0;
+	if (st->asleep)
+		return true;
+	cpu = channel_cpu(h, ch);
+	if (!ch->cpu_since) {
+		ch->cpu_at = cpu;
+		ch->cpu_since = now;
+	}
+	if (cpu < 0 || ch->cpu_at < 0 || cpu < ch->cpu_at)
+		return false;
+	st->ran_ns = (uint64_t)(cpu - ch->cpu_at);
+	return !cusemu_oops_spinning(now - ch->cpu_since, st->ran_ns);
+}
+
+/*
+ * A call that runs without sleeping beyond the soft-lockup threshold, or
+ * is blocked beyond the hung-task threshold: into st.
+ */
+static bool find_stuck(struct host *h, gint64 now, struct stuck *st)
+{
+	gint64 lockup = (gint64)cusemu_oops_lockup_secs() * G_USEC_PER_SEC;
+	gint64 hung = (gint64)cusemu_oops_hung_secs() * G_USEC_PER_SEC;
+	bool found = false;
+
+	if (!lockup && !hung)
+		return false;
+	g_mutex_lock(&h->lock);
+	for (guint i = 0; i < h->channels->len && !found; i++) {
 		struct channel *ch = h->channels->pdata[i];
 		uint64_t sleeps;
 
 		if (!ch || (!ch->busy && !ch->abandoned))
 			continue;
 		sleeps = __atomic_load_n(&ch->shm->sleeps, __ATOMIC_RELAXED);
-		if ((sleeps & 1) || sleeps != ch->seen_sleeps) {
+		if (sleeps != ch->seen_sleeps) {
 			ch->seen_sleeps = sleeps;
 			ch->since = now;
-		} else if (now - ch->since >= limit) {
-			stuck = ch;
-			*us = now - ch->since;
+			ch->cpu_since = 0;
+			continue;
 		}
+		st->ch = ch;
+		st->seq = ch->seq;
+		st->us = now - ch->since;
+		st->hung = blocked(h, ch, now, st);
+		if (st->hung)
+			found = hung && st->us >= hung &&
+				ch->hung_seq != ch->seq;
+		else
+			found = lockup && st->us >= lockup &&
+				!h->lockup_reported;
 	}
 	g_mutex_unlock(&h->lock);
-	return stuck;
+	return found;
 }
 
 /* An abandoned channel's late answer: it goes. */
@@ -1911,6 +2011,9 @@ static bool read_control(struct host *h)
 	if (n == sizeof(m.fault) && m.type == HOST_MSG_FAULT && !h->faulted) {
 		h->fault = m.fault;
 		h->faulted = true;
+	} else if (n == sizeof(m.fault) && m.type == HOST_MSG_SAMPLE) {
+		h->sample = m.fault;
+		h->sample_ready = true;
 	} else if (n == sizeof(m.event) && m.type == HOST_MSG_EXIT) {
 		h->exit_status = m.event.status & 0xff;
 	} else if (n == sizeof(m.event) && (m.type == HOST_MSG_WAKE_UP ||
@@ -1931,8 +2034,7 @@ static gpointer reader_main(gpointer data)
 		struct pollfd p[1 + 64];
 		struct channel *ab[64];
 		unsigned int n = 1;
-		struct channel *stuck;
-		gint64 us = 0;
+		struct stuck st;
 
 		p[0] = (struct pollfd){ h->control, POLLIN, 0 };
 		g_mutex_lock(&h->lock);
@@ -1953,10 +2055,16 @@ static gpointer reader_main(gpointer data)
 				if (p[i].revents)
 					drain_abandoned(h, ab[i - 1]);
 		}
-		stuck = stuck_channel(h, g_get_monotonic_time(), &us);
-		if (stuck) {
+		if (!find_stuck(h, g_get_monotonic_time(), &st))
+			continue;
+		if (st.hung) {
+			report_hung(h, &st);
+			g_mutex_lock(&h->lock);
+			st.ch->hung_seq = st.seq;
+			g_mutex_unlock(&h->lock);
+		} else {
 			h->lockup_reported = true;
-			report_lockup(h, stuck, us);
+			report_lockup(h, st.ch, st.us);
 		}
 	}
 	host_ended(h);

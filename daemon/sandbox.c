@@ -263,8 +263,8 @@ const struct cusemu_syscall_rule cusemu_sandbox_host_rules[] = {
 	ALLOW(getpid, "abort()"),
 	ALLOW(gettid, "the fault handler names the faulting thread"),
 	ALLOW_IF_OWN_PID(tgkill, "abort() raises SIGABRT; the daemon asks a "
-				 "stuck thread for its backtrace; only the "
-				 "host's own threads"),
+				 "stuck or hung thread for its backtrace; "
+				 "only the host's own threads"),
 	ALLOW(rt_sigprocmask, "threads start with signals blocked"),
 	ALLOW(rt_sigaction, "abort() puts back SIGABRT's default action"),
 	ALLOW(rt_sigreturn, "return from a signal handler"),

@@ -283,6 +283,8 @@ struct host_shm {
 	uint32_t methods;
 	uint32_t data_len;	/* of data: a read's bytes, a message */
 	char default_name[HOST_NAME_MAX + 8];	/* PROBE, "" if not set */
+	/* The channel's thread, for its time on a CPU: its own. */
+	int32_t tid;
 	/* Odd while the host thread sleeps: for the soft-lockup watch. */
 	uint64_t sleeps;
 	struct host_range in[CUSEMU_USER_MAX_RANGES];

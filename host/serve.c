@@ -364,6 +364,7 @@ static gpointer channel_thread(gpointer data)
 
 	current = ch;
 	ch->tid = (pid_t)syscall(SYS_gettid);
+	__atomic_store_n(&ch->shm->tid, ch->tid, __ATOMIC_RELAXED);
 	host_fault_thread_init();
 	host_fault_set_channel(ch->id);
 	for (;;) {

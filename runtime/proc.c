@@ -233,6 +233,28 @@ int cusemu_proc_comm(pid_t pid, char *buf, size_t size)
 	return (int)n;
 }
 
+int64_t cusemu_proc_thread_cpu_ns(pid_t pid, pid_t tid)
+{
+	char path[64], buf[96];
+	ssize_t n;
+	int fd;
+
+	if (pid <= 0 || tid <= 0)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid,
+		 (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || !g_ascii_isdigit(buf[0]))
+		return n < 0 ? -errno : -ENODATA;
+	buf[n] = '\0';
+	return (int64_t)MIN(g_ascii_strtoull(buf, NULL, 10),
+			    (guint64)G_MAXINT64);
+}
+
 void cusemu_proc_use_helper(int sock)
 {
 	helper_sock = sock;

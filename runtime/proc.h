@@ -19,6 +19,13 @@ int cusemu_proc_elf_class(pid_t pid);
  */
 int cusemu_proc_comm(pid_t pid, char *buf, size_t size);
 
+/*
+ * How long thread TID of process PID ran on a CPU, in ns (the first field
+ * of /proc/PID/task/TID/schedstat), or -errno. Read here: every process
+ * may read any schedstat.
+ */
+int64_t cusemu_proc_thread_cpu_ns(pid_t pid, pid_t tid);
+
 /* The descriptor of PID whose link in /proc/PID/fd is path, or -errno. */
 int cusemu_proc_fd_of(pid_t pid, const char *path);
 

@@ -4,7 +4,8 @@
  * daemon (a NULL dereference, a double free, a corrupted heap, a spin, a
  * deadlock, a wait never woken, exit(), a leak, fork(), a stack
  * overflow), beside ordinary ones (an _IOR size, an _IOWR, read, write and
- * poll). Loaded as a plugin by the model host tests.
+ * poll) and one the daemon reports without ending the host (a long
+ * wait). Loaded as a plugin by the model host tests.
  */
 #include <poll.h>
 #include <stdlib.h>
@@ -152,6 +153,13 @@ BUG static long rogue_stack(struct cusemu_device *dev, struct cusemu_file *file,
 	return (long)rogue_recurse(0) - 1;
 }
 
+static long rogue_wait(struct cusemu_device *dev, struct cusemu_file *file,
+		       unsigned int cmd, unsigned long arg)
+{
+	cusemu_msleep((unsigned int)MIN(arg, 60000ul));
+	return cusemu_signal_pending() ? -EINTR : 0;
+}
+
 static long rogue_fork(struct cusemu_device *dev, struct cusemu_file *file,
 		       unsigned int cmd, unsigned long arg)
 {
@@ -175,6 +183,7 @@ static const struct cusemu_ioctl rogue_native[] = {
 	CUSEMU_IOCTL_NONE(ROGUE_IOC_LEAK, rogue_leak),
 	CUSEMU_IOCTL_NONE(ROGUE_IOC_FORK, rogue_fork),
 	CUSEMU_IOCTL_NONE(ROGUE_IOC_STACK, rogue_stack),
+	CUSEMU_IOCTL_NONE(ROGUE_IOC_WAIT, rogue_wait),
 	CUSEMU_IOCTL_END
 };
 

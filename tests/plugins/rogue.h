@@ -29,5 +29,7 @@ struct rogue_pair {
 #define ROGUE_IOC_LEAK _IO('R', 10)		/* 1 GiB, a MiB at a time */
 #define ROGUE_IOC_FORK _IO('R', 11)		/* fork() */
 #define ROGUE_IOC_STACK _IO('R', 12)		/* recursion without end */
+/* Sleeps arg milliseconds in the helpers, then returns 0. */
+#define ROGUE_IOC_WAIT _IO('R', 14)
 
 #endif
