@@ -3,8 +3,8 @@
  * rogue-client: one call on a node of the "rogue" test model
  * (tests/plugins/rogue.h), and what it returned, e.g. "size: 0 4096",
  * "null: -1 EIO". OP is size, pair N, null, double-free, heap, spin,
- * deadlock, block, exit, leak, fork, stack, wait MS, read, write or poll.
- * Built -m64 and -m32.
+ * deadlock, block, exit, leak, fork, stack, forget, wait MS, read, write
+ * or poll. Built -m64 and -m32.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -74,6 +74,16 @@ int main(int argc, char **argv)
 		if (ret < 0)
 			return result(op, ret);
 		printf("pair: %ld %u %u\n", ret, p.in, p.out);
+		return 0;
+	}
+	if (!strcmp(op, "forget")) {
+		/* What the buffer held: the handler writes nothing. */
+		__u64 v = 0x5a5a5a5a5a5a5a5aull;
+		long ret = ioctl(fd, ROGUE_IOC_FORGET, &v);
+
+		if (ret < 0)
+			return result(op, ret);
+		printf("forget: %ld %llx\n", ret, (unsigned long long)v);
 		return 0;
 	}
 	if (!strcmp(op, "wait"))

@@ -24,6 +24,7 @@
 #include "call.h"
 #include "cusemu/sched.h"
 #include "device.h"
+#include "handler.h"
 #include "host.h"
 #include "lock.h"
 #include "oops.h"
@@ -110,6 +111,8 @@ struct proxy {
 	unsigned int index;
 	struct cusemu_param *params;
 	struct cusemu_ioctl *tables[2];
+	/* Each row's handler in the plugin's file (host_row_msg). */
+	uint64_t *handler_at[2];
 };
 
 struct cusemu_host_models {
@@ -564,6 +567,7 @@ static gboolean take_model(struct cusemu_host_models *set,
 		if (!mm->has_table[t])
 			continue;
 		p->tables[t] = g_new0(struct cusemu_ioctl, mm->n_rows[t] + 1);
+		p->handler_at[t] = g_new0(uint64_t, mm->n_rows[t] + 1);
 	}
 	p->m.native_table = p->tables[0];
 	p->m.compat_table = p->tables[1];
@@ -649,7 +653,37 @@ static gboolean take_row(struct cusemu_host_models *set,
 	row->fetch = !rm->has_fetch ? NULL
 		     : compat	     ? tr_compat_fetch
 				     : tr_native_fetch;
+	p->handler_at[rm->table][at] = rm->handler_at;
 	return TRUE;
+}
+
+/* Where a proxy row's handler is in the plugin (handler.h). */
+static bool locate_row(const struct cusemu_device_model *m,
+		       const struct cusemu_ioctl *row, GString *out)
+{
+	const struct proxy *p = proxy_of(m);
+	struct cusemu_oops_module mod = { .fd = -1 };
+
+	if (!cusemu_host_model(m))
+		return false;
+	for (int t = 0; t < 2; t++) {
+		uintptr_t from = (uintptr_t)p->tables[t];
+		size_t at = ((uintptr_t)row - from) / sizeof(*row);
+
+		if (!from || (uintptr_t)row < from ||
+		    at >= filled_rows(p->tables[t]))
+			continue;
+		if (!p->handler_at[t][at])
+			break;
+		mod.name = p->set->label;
+		mod.path = p->set->origin;
+		mod.fd = p->set->image;
+		cusemu_oops_append_remote_where(out, &mod, 1,
+						p->handler_at[t][at]);
+		return true;
+	}
+	g_string_append(out, " (not in the plugin's file)");
+	return true;
 }
 
 static gboolean take_module(struct host *h, struct host_module_msg *mm,
@@ -684,6 +718,7 @@ static void proxies_free(struct cusemu_host_models *set)
 			     k++)
 				g_free((char *)p->tables[t][k].name);
 			g_free(p->tables[t]);
+			g_free(p->handler_at[t]);
 		}
 	}
 	g_free(set->proxies);
@@ -988,6 +1023,7 @@ cusemu_host_describe(const char *origin, int image,
 	set->label = g_path_get_basename(origin);
 	set->image = image;
 	g_mutex_init(&set->lock);
+	cusemu_handler_set_locator(locate_row);
 	set->host = host_start(set, true, error);
 	if (!set->host) {
 		cusemu_host_models_free(set);
@@ -1190,11 +1226,12 @@ static void snapshot_call(struct host_shm *shm, const struct cusemu_call *c)
 	shm->out_used = c->out_used;
 	shm->error = 0;
 	shm->pending = 0;
+	shm->named_out = 0;
 }
 
 /* What the host left, copied before it is checked. */
 struct results {
-	uint32_t in_count, out_count, out_used, pending, data_len;
+	uint32_t in_count, out_count, out_used, pending, data_len, named_out;
 	uint32_t methods_set, methods;
 	int32_t error;
 	char default_name[HOST_NAME_MAX + 8];
@@ -1208,6 +1245,7 @@ static void copy_results(struct results *r, const struct host_shm *shm)
 	r->out_count = MIN(shm->out_count, CUSEMU_USER_MAX_RANGES);
 	r->out_used = shm->out_used;
 	r->pending = shm->pending;
+	r->named_out = shm->named_out;
 	r->data_len = shm->data_len;
 	r->methods_set = shm->methods_set;
 	r->methods = shm->methods;
@@ -1251,6 +1289,8 @@ static bool apply_call(struct cusemu_call *call, const struct results *r,
 	}
 	if (r->pending)
 		call->pending = true;
+	if (r->named_out)
+		call->named_out = true;
 	if (r->error < 0 && r->error >= -4095 && !call->error)
 		call->error = r->error;
 	return true;

@@ -289,10 +289,14 @@ static long wd_apply_options(struct cusemu_device *dev, struct wd *w,
 	return ret;
 }
 
-/* _IOR, yet it reads its int: the row names it itself. */
-static int wd_set_options_fetch(struct cusemu_device *dev,
-				struct cusemu_file *file, unsigned int cmd,
-				unsigned long arg)
+/*
+ * Commands whose _IOC bits say more than the kernel does: WDIOC_SETOPTIONS
+ * is _IOR, yet reads its int; WDIOC_SETPRETIMEOUT is _IOWR, yet writes
+ * nothing back. The row names the int to read, and nothing to write.
+ */
+static int wd_read_int_fetch(struct cusemu_device *dev,
+			     struct cusemu_file *file, unsigned int cmd,
+			     unsigned long arg)
 {
 	return cusemu_fetch_range(arg, sizeof(unsigned int), 0);
 }
@@ -548,11 +552,12 @@ static const struct cusemu_ioctl wd_native[] = {
 	CUSEMU_IOCTL_IOC(WDIOC_GETSTATUS, wd_get_status),
 	CUSEMU_IOCTL_IOC(WDIOC_GETBOOTSTATUS, wd_get_bootstatus),
 	CUSEMU_IOCTL_USER(WDIOC_GETTEMP, wd_get_temp_fetch, wd_get_temp),
-	CUSEMU_IOCTL_USER(WDIOC_SETOPTIONS, wd_set_options_fetch, wd_set_options),
+	CUSEMU_IOCTL_USER(WDIOC_SETOPTIONS, wd_read_int_fetch, wd_set_options),
 	CUSEMU_IOCTL_NONE(WDIOC_KEEPALIVE, wd_keepalive),
 	CUSEMU_IOCTL_IOC(WDIOC_SETTIMEOUT, wd_set_timeout),
 	CUSEMU_IOCTL_IOC(WDIOC_GETTIMEOUT, wd_get_timeout),
-	CUSEMU_IOCTL_IOC(WDIOC_SETPRETIMEOUT, wd_set_pretimeout),
+	CUSEMU_IOCTL_USER(WDIOC_SETPRETIMEOUT, wd_read_int_fetch,
+			  wd_set_pretimeout),
 	CUSEMU_IOCTL_IOC(WDIOC_GETPRETIMEOUT, wd_get_pretimeout),
 	CUSEMU_IOCTL_IOC(WDIOC_GETTIMELEFT, wd_get_timeleft),
 	CUSEMU_IOCTL_END

@@ -39,6 +39,8 @@
 int host_control = -1;
 const struct cusemu_device_model *const *host_models;
 unsigned int host_n_models;
+/* Where the plugin was loaded. */
+static struct link_map *plugin_map;
 
 void host_send(const void *msg, size_t len)
 {
@@ -239,6 +241,20 @@ static unsigned int rows(const struct cusemu_ioctl *t)
 	return n;
 }
 
+/* Where fn is in the plugin's file (its ELF address), for the daemon to
+ * symbolize; 0 when it is in another object. */
+static uint64_t plugin_address(const void *fn)
+{
+	struct link_map *map = NULL;
+	Dl_info info;
+
+	if (!fn || !plugin_map ||
+	    !dladdr1(fn, &info, (void **)&map, RTLD_DL_LINKMAP) ||
+	    map != plugin_map)
+		return 0;
+	return (uintptr_t)fn - plugin_map->l_addr;
+}
+
 static void describe_table(unsigned int model, unsigned int which,
 			   const struct cusemu_device_model *m,
 			   const struct cusemu_ioctl *t)
@@ -252,6 +268,7 @@ static void describe_table(unsigned int model, unsigned int which,
 		r.payload = t[i].payload;
 		r.has_handler = t[i].handler != NULL;
 		r.has_fetch = t[i].fetch != NULL;
+		r.handler_at = plugin_address((const void *)t[i].handler);
 		host_send(&r, sizeof(r));
 	}
 }
@@ -348,6 +365,9 @@ static void load_plugin(void)
 		       "with CUSEMU_PLUGIN(&model) of <cusemu/plugin.h>",
 		       CUSEMU_PLUGIN_SYMBOL);
 	plugin = sym;
+	if (!dladdr1(sym, &(Dl_info){ 0 }, (void **)&plugin_map,
+		     RTLD_DL_LINKMAP))
+		plugin_map = NULL;
 	if (plugin->api_version != CUSEMU_API_VERSION)
 		refuse("built for model API version %u, this daemon has "
 		       "version %d; rebuild it against this daemon's SDK "

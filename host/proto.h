@@ -186,6 +186,9 @@ struct host_row_msg {
 	uint32_t payload;	/* enum cusemu_payload */
 	uint32_t has_handler;
 	uint32_t has_fetch;
+	/* The handler's address in the plugin's file (its offset from where
+	 * it was loaded), for a warning's file:line; 0 if elsewhere. */
+	uint64_t handler_at;
 };
 
 struct host_module_msg {
@@ -283,6 +286,8 @@ struct host_shm {
 	uint32_t methods;
 	uint32_t data_len;	/* of data: a read's bytes, a message */
 	char default_name[HOST_NAME_MAX + 8];	/* PROBE, "" if not set */
+	/* The fetch step named memory to write (an _IOR's payload, say). */
+	uint32_t named_out;
 	/* The channel's thread, for its time on a CPU: its own. */
 	int32_t tid;
 	/* Odd while the host thread sleeps: for the soft-lockup watch. */

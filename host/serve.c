@@ -242,6 +242,7 @@ static void store_call(struct host_shm *shm, const struct cusemu_call *call)
 	shm->out_used = call->out_used;
 	shm->error = call->error;
 	shm->pending = call->pending;
+	shm->named_out = call->named_out;
 }
 
 /* The row the daemon's trampoline stands for, found by the command. */

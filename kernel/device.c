@@ -378,6 +378,8 @@ void cusemu_device_free_data(struct cusemu_device *dev)
 	cusemu_stats_free(inst->stats);
 	cusemu_ratelimit_clear(&inst->bad_result);
 	cusemu_ratelimit_clear(&inst->model_said);
+	if (inst->wrote_nothing)
+		g_hash_table_unref(inst->wrote_nothing);
 	g_free((char *)dev->name);
 	g_free(inst);
 }

@@ -88,6 +88,9 @@ struct cusemu_instance {
 	struct cusemu_oops_part oops;
 	/* How the model broke the handler contract, each said once (call.c). */
 	guint contract_broken;
+	/* The table rows whose handler was said to write nothing
+	 * (handler.c), under its lock. */
+	GHashTable *wrote_nothing;
 	/* Results the kernel does not take, said at most as often as this
 	 * lets through (call.c): a client may cause one per call. */
 	struct cusemu_ratelimit bad_result;

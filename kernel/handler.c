@@ -2,7 +2,8 @@
 /*
  * How a handler runs: its row in the model's tables, the fetch and run
  * steps of the handler contract, and the lock held around them (the lock
- * stage). What the tables say of a model (restricted, FUSE gaps) too.
+ * stage); whether it wrote what its row named. What the tables say of a
+ * model (restricted, FUSE gaps) too.
  */
 #define G_LOG_DOMAIN "cusemu-dispatch"
 
@@ -14,7 +15,17 @@
 #include "device.h"
 #include "handler.h"
 #include "lock.h"
+#include "oops.h"
 #include "request.h"
+
+static cusemu_row_locator locate_row;
+/* Guards the instances' wrote_nothing. */
+static GMutex warned_lock;
+
+void cusemu_handler_set_locator(cusemu_row_locator locate)
+{
+	locate_row = locate;
+}
 
 const char *cusemu_call_command_name(const struct cusemu_call *call)
 {
@@ -79,12 +90,63 @@ static cusemu_fetch_fn row_fetch(const struct cusemu_ioctl *row)
 	return NULL;
 }
 
+/* The first time row is said to write nothing on the call's device. */
+static bool first_wrote_nothing(const struct cusemu_call *call,
+				const struct cusemu_ioctl *row)
+{
+	GHashTable **set = &cusemu_instance(call->dev)->wrote_nothing;
+	bool first;
+
+	g_mutex_lock(&warned_lock);
+	if (!*set)
+		*set = g_hash_table_new(NULL, NULL);
+	first = g_hash_table_add(*set, (gpointer)row);
+	g_mutex_unlock(&warned_lock);
+	return first;
+}
+
+/*
+ * The forgotten copy_to_user, which the kernel lets pass (the caller reads
+ * what its buffer held): the row of an _IOR or _IOWR command named memory
+ * to write (by the _IOC bits or in its fetch step), and its handler
+ * returned 0 having written none of it. Said once per device and table
+ * row (a compatible compat row is its native row). A command that writes
+ * nothing on purpose names nothing to write.
+ */
+static void check_wrote(const struct cusemu_call *call,
+			const struct cusemu_ioctl *row, long ret)
+{
+	unsigned int dir = _IOC_DIR(call->cmd);
+	g_autoptr(GString) where = NULL;
+
+	if (ret || call->error || call->pending ||
+	    call->phase != CUSEMU_PHASE_RUN || call->out_used ||
+	    !call->named_out || row->payload == CUSEMU_PAYLOAD_NONE ||
+	    !(dir & _IOC_READ) || !_IOC_SIZE(call->cmd) ||
+	    !first_wrote_nothing(call, row))
+		return;
+	where = g_string_new(NULL);
+	if (!locate_row || !locate_row(call->dev->model, row, where))
+		cusemu_oops_append_where(where, (const void *)row->handler);
+	g_warning("%s: %s (0x%08x, %s, %u bytes, %s caller) returned 0 and "
+		  "wrote nothing to the caller's memory: a forgotten "
+		  "copy_to_user? Its handler:%s",
+		  call->dev->name, row->name, call->cmd,
+		  dir & _IOC_WRITE ? "_IOWR" : "_IOR", _IOC_SIZE(call->cmd),
+		  call->compat ? "i386" : "x86_64", where->str);
+}
+
 static long run_row(struct cusemu_device *dev, struct cusemu_file *file,
 		    const struct cusemu_ioctl *row, unsigned int cmd,
 		    unsigned long arg)
 {
-	return run_steps(dev, file, row->name, row_fetch(row), row->handler,
-			 cmd, arg);
+	struct cusemu_call *call = cusemu_call_current();
+	long ret = run_steps(dev, file, row->name, row_fetch(row),
+			     row->handler, cmd, arg);
+
+	if (call)
+		check_wrote(call, row, ret);
+	return ret;
 }
 
 long cusemu_table_native_ioctl(struct cusemu_device *dev,

@@ -20,6 +20,17 @@
  */
 const char *cusemu_call_command_name(const struct cusemu_call *call);
 
+/*
+ * Where a row's handler is, for a warning: appended to out as " symbol+
+ * 0x0/0xsize [module] file:line". The daemon's own rows are found by
+ * their handler's address; a locator set here finds those whose handler
+ * runs elsewhere (a model host's), and returns false for the others.
+ */
+typedef bool (*cusemu_row_locator)(const struct cusemu_device_model *m,
+				   const struct cusemu_ioctl *row,
+				   GString *out);
+void cusemu_handler_set_locator(cusemu_row_locator locate);
+
 /* The model gives methods by hand instead of tables. */
 bool cusemu_model_by_hand(const struct cusemu_device_model *m);
 /* Say (g_critical) where the model's tables break their rules. */

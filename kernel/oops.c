@@ -607,6 +607,31 @@ void cusemu_oops_append_remote_trace(GString *out,
 	append_symbols_of(out, &remote, t, rip);
 }
 
+/* A function's entry: its first line, no return address to step back. */
+static void append_where_of(GString *out, const struct remote_objects *remote,
+			    uint64_t addr)
+{
+	Dwfl *dwfl = symbols_of(remote);
+
+	append_frame(out, dwfl, (void *)(uintptr_t)addr, true);
+	if (dwfl)
+		dwfl_end(dwfl);
+}
+
+void cusemu_oops_append_where(GString *out, const void *addr)
+{
+	append_where_of(out, NULL, (uintptr_t)addr);
+}
+
+void cusemu_oops_append_remote_where(GString *out,
+				     const struct cusemu_oops_module *mods,
+				     int n_mods, uint64_t addr)
+{
+	struct remote_objects remote = { mods, n_mods };
+
+	append_where_of(out, &remote, addr);
+}
+
 /* The command name of pid, "?" when it is gone (or pid is 0). */
 static void comm_of(pid_t pid, char *buf, size_t size)
 {

@@ -174,6 +174,11 @@ void cusemu_oops_append_remote_trace(GString *out,
 				     const struct cusemu_oops_module *mods,
 				     int n_mods, const struct cusemu_trace *t,
 				     bool rip);
+/* " symbol+0x0/0xsize [module] file:line" of a function of another
+ * process, at addr. */
+void cusemu_oops_append_remote_where(GString *out,
+				     const struct cusemu_oops_module *mods,
+				     int n_mods, uint64_t addr);
 /* The number of the next oops (counted: the taint gets its D). */
 int cusemu_oops_next(void);
 /* Log a report, a message a line. */
@@ -190,5 +195,7 @@ unsigned int cusemu_oops_hung_secs(void);
  * the others are return addresses. For tests too.
  */
 void cusemu_oops_append_trace(GString *out, const struct cusemu_trace *t);
+/* " symbol+0x0/0xsize [module] file:line" of a function of ours. */
+void cusemu_oops_append_where(GString *out, const void *addr);
 
 #endif

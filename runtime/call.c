@@ -39,6 +39,7 @@ void cusemu_call_init(struct cusemu_call *call, struct cusemu_device *dev,
 	call->phase = CUSEMU_PHASE_FETCH;
 	call->step = NULL;
 	call->pending = false;
+	call->named_out = false;
 	call->error = 0;
 	call->method = 0;
 	call->round_trips = 0;
@@ -185,6 +186,9 @@ static int want(struct cusemu_call *call, struct cusemu_user_ranges *set,
 
 	if (!len)
 		return 0;
+	/* What the handler is to write: it may not forget to (handler.c). */
+	if (set == &call->out && call->phase == CUSEMU_PHASE_FETCH)
+		call->named_out = true;
 	known = find_range(set, addr, len);
 	if (known && fetched(known, avail))
 		return 0;

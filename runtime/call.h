@@ -56,6 +56,7 @@ struct cusemu_call {
 	enum cusemu_phase phase;
 	const char *step;	/* the row or method in that phase, for logs */
 	bool pending;		/* some range must still be fetched */
+	bool named_out;		/* the fetch step named memory to write */
 	int error;		/* -errno that fails the call whatever the handler says */
 
 	enum cusemu_method method;	/* how the handler was reached */

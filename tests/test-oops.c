@@ -7,15 +7,20 @@
  * overflow is named as one, its recursion folded and the frames down to
  * the guard kept; a call that spins gets one soft-lockup report, one that
  * sleeps through the helpers none, and one that sleeps or is blocked past
- * the threshold one hung-task report.
+ * the threshold one hung-task report; an _IOR handler that returns 0
+ * having written nothing gets one warning (the forgotten copy_to_user).
  */
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
+
+#include <linux/types.h>
 
 #include <glib.h>
 
 #include "cusemu/sched.h"
+#include "cusemu/uaccess.h"
 #include "device.h"
 #include "fake-kernel.h"
 #include "lock.h"
@@ -406,6 +411,112 @@ static void test_hung_task(void)
 	fake_device_free(dev);
 }
 
+/* ---- the forgotten copy_to_user */
+
+#define FORGET_GET _IOR('F', 1, __u64)
+#define FORGET_SET _IOR('F', 2, __u64)	/* only reads, as WDIOC_SETOPTIONS */
+#define FORGET_GOOD _IOR('F', 3, __u64)
+#define FORGET_FAILS _IOR('F', 4, __u64)
+
+static long forget_get(struct cusemu_device *dev, struct cusemu_file *file,
+		       unsigned int cmd, unsigned long arg)
+{
+	return 0;	/* the copy_to_user that is not here */
+}
+
+static int forget_set_fetch(struct cusemu_device *dev, struct cusemu_file *file,
+			    unsigned int cmd, unsigned long arg)
+{
+	return cusemu_fetch_range(arg, sizeof(__u64), 0);
+}
+
+static long forget_set(struct cusemu_device *dev, struct cusemu_file *file,
+		       unsigned int cmd, unsigned long arg)
+{
+	__u64 v;
+
+	return cusemu_copy_from_user(&v, arg, sizeof(v)) ? -EFAULT : 0;
+}
+
+static long forget_good(struct cusemu_device *dev, struct cusemu_file *file,
+			unsigned int cmd, unsigned long arg)
+{
+	__u64 v = 42;
+
+	return cusemu_copy_to_user(arg, &v, sizeof(v)) ? -EFAULT : 0;
+}
+
+static long forget_fails(struct cusemu_device *dev, struct cusemu_file *file,
+			 unsigned int cmd, unsigned long arg)
+{
+	return -ENODATA;
+}
+
+static const struct cusemu_ioctl forget_native[] = {
+	CUSEMU_IOCTL_IOC(FORGET_GET, forget_get),
+	CUSEMU_IOCTL_USER(FORGET_SET, forget_set_fetch, forget_set),
+	CUSEMU_IOCTL_IOC(FORGET_GOOD, forget_good),
+	CUSEMU_IOCTL_IOC(FORGET_FAILS, forget_fails),
+	CUSEMU_IOCTL_END
+};
+
+static const struct cusemu_device_model forget_model = {
+	.name = "forget",
+	.node_prefix = "forget",
+	.native_table = forget_native,
+	.compat_ptr_ioctl = true,
+};
+
+/*
+ * An _IOR row's handler that returns 0 and writes nothing: one warning,
+ * whatever the calls and ABIs, with the handler's file:line; none for the
+ * command that names nothing to write, one that writes, or one that fails.
+ */
+/* cmd on the client's memory, as the client's ioctl(2) returns it. */
+static long call_at_base(struct fake_client *c, struct cusemu_device *dev,
+			 unsigned int cmd)
+{
+	struct cusemu_file file = { .dev = dev };
+	unsigned int rounds;
+
+	return fake_ioctl(c, dev, &file, cmd, c->base, &rounds);
+}
+
+static void test_forgotten_copy_to_user(void)
+{
+	g_autoptr(GError) error = NULL;
+	struct cusemu_device *dev = fake_device_try(&forget_model,
+						    "forget:name=forget0",
+						    &error);
+	struct fake_client native, compat;
+	__u64 *v;
+
+	g_assert_no_error(error);
+	fake_client_init(&native, false, 64);
+	fake_client_init(&compat, true, 64);
+	v = (__u64 *)native.mem;
+	*v = 7;
+	g_test_expect_message("cusemu-dispatch", G_LOG_LEVEL_WARNING,
+			      "forget0: FORGET_GET (0x80084601, _IOR, 8 bytes, "
+			      "x86_64 caller) returned 0 and wrote nothing to "
+			      "the caller's memory: a forgotten "
+			      "copy_to_user? Its handler: "
+			      "forget_get+0x0/0x* [test-oops] test-oops.c:*");
+	for (int i = 0; i < 3; i++)
+		g_assert_cmpint(call_at_base(&native, dev, FORGET_GET), ==, 0);
+	g_assert_cmpint(call_at_base(&compat, dev, FORGET_GET), ==, 0);
+	g_test_assert_expected_messages();
+	g_assert_cmpuint(*v, ==, 7);
+	g_assert_cmpint(call_at_base(&native, dev, FORGET_SET), ==, 0);
+	g_assert_cmpint(call_at_base(&native, dev, FORGET_GOOD), ==, 0);
+	g_assert_cmpuint(*v, ==, 42);
+	g_assert_cmpint(call_at_base(&native, dev, FORGET_FAILS), ==,
+			-ENODATA);
+	g_free(native.mem);
+	g_free(compat.mem);
+	fake_device_free(dev);
+}
+
 int main(int argc, char **argv)
 {
 	int status;
@@ -423,6 +534,8 @@ int main(int argc, char **argv)
 			test_soft_lockup_call_ends);
 	g_test_add_func("/oops/stack-overflow", test_stack_overflow);
 	g_test_add_func("/oops/hung-task", test_hung_task);
+	g_test_add_func("/oops/forgotten-copy-to-user",
+			test_forgotten_copy_to_user);
 	status = g_test_run();
 	cusemu_oops_shutdown();
 	return status;

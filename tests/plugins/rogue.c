@@ -4,8 +4,9 @@
  * daemon (a NULL dereference, a double free, a corrupted heap, a spin, a
  * deadlock, a wait never woken, exit(), a leak, fork(), a stack
  * overflow), beside ordinary ones (an _IOR size, an _IOWR, read, write and
- * poll) and one the daemon reports without ending the host (a long
- * wait). Loaded as a plugin by the model host tests.
+ * poll) and ones the daemon reports without ending the host (an _IOR that
+ * writes nothing, a long wait). Loaded as a plugin by the model host
+ * tests.
  */
 #include <poll.h>
 #include <stdlib.h>
@@ -153,6 +154,12 @@ BUG static long rogue_stack(struct cusemu_device *dev, struct cusemu_file *file,
 	return (long)rogue_recurse(0) - 1;
 }
 
+static long rogue_forget(struct cusemu_device *dev, struct cusemu_file *file,
+			 unsigned int cmd, unsigned long arg)
+{
+	return 0;	/* where cusemu_copy_to_user() should have been */
+}
+
 static long rogue_wait(struct cusemu_device *dev, struct cusemu_file *file,
 		       unsigned int cmd, unsigned long arg)
 {
@@ -183,6 +190,7 @@ static const struct cusemu_ioctl rogue_native[] = {
 	CUSEMU_IOCTL_NONE(ROGUE_IOC_LEAK, rogue_leak),
 	CUSEMU_IOCTL_NONE(ROGUE_IOC_FORK, rogue_fork),
 	CUSEMU_IOCTL_NONE(ROGUE_IOC_STACK, rogue_stack),
+	CUSEMU_IOCTL_IOC(ROGUE_IOC_FORGET, rogue_forget),
 	CUSEMU_IOCTL_NONE(ROGUE_IOC_WAIT, rogue_wait),
 	CUSEMU_IOCTL_END
 };

@@ -29,6 +29,8 @@ struct rogue_pair {
 #define ROGUE_IOC_LEAK _IO('R', 10)		/* 1 GiB, a MiB at a time */
 #define ROGUE_IOC_FORK _IO('R', 11)		/* fork() */
 #define ROGUE_IOC_STACK _IO('R', 12)		/* recursion without end */
+/* Returns 0 and writes nothing: the forgotten copy_to_user. */
+#define ROGUE_IOC_FORGET _IOR('R', 13, __u64)
 /* Sleeps arg milliseconds in the helpers, then returns 0. */
 #define ROGUE_IOC_WAIT _IO('R', 14)
 
