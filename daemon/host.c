@@ -666,6 +666,11 @@ static bool locate_row(const struct cusemu_device_model *m,
 
 	if (!cusemu_host_model(m))
 		return false;
+	if (!row) {
+		/* Its methods' addresses stay in the host. */
+		g_string_append_printf(out, " a method of %s", p->set->origin);
+		return true;
+	}
 	for (int t = 0; t < 2; t++) {
 		uintptr_t from = (uintptr_t)p->tables[t];
 		size_t at = ((uintptr_t)row - from) / sizeof(*row);

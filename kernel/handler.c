@@ -90,9 +90,12 @@ static cusemu_fetch_fn row_fetch(const struct cusemu_ioctl *row)
 	return NULL;
 }
 
-/* The first time row is said to write nothing on the call's device. */
+/*
+ * The first time the command of key (a table row, or the command of a
+ * model written by hand) is said to write nothing on the call's device.
+ */
 static bool first_wrote_nothing(const struct cusemu_call *call,
-				const struct cusemu_ioctl *row)
+				const void *key)
 {
 	GHashTable **set = &cusemu_instance(call->dev)->wrote_nothing;
 	bool first;
@@ -100,38 +103,45 @@ static bool first_wrote_nothing(const struct cusemu_call *call,
 	g_mutex_lock(&warned_lock);
 	if (!*set)
 		*set = g_hash_table_new(NULL, NULL);
-	first = g_hash_table_add(*set, (gpointer)row);
+	first = g_hash_table_add(*set, (gpointer)key);
 	g_mutex_unlock(&warned_lock);
 	return first;
 }
 
 /*
  * The forgotten copy_to_user, which the kernel lets pass (the caller reads
- * what its buffer held): the row of an _IOR or _IOWR command named memory
- * to write (by the _IOC bits or in its fetch step), and its handler
+ * what its buffer held): an _IOR or _IOWR command whose memory to write
+ * was named (by the _IOC bits or by a fetch step), and whose handler
  * returned 0 having written none of it. Said once per device and table
- * row (a compatible compat row is its native row). A command that writes
+ * row (a compatible compat row is its native row), or per command of a
+ * model written by hand (row NULL; fn its method). A command that writes
  * nothing on purpose names nothing to write.
  */
 static void check_wrote(const struct cusemu_call *call,
-			const struct cusemu_ioctl *row, long ret)
+			const struct cusemu_ioctl *row, cusemu_ioctl_fn fn,
+			long ret)
 {
 	unsigned int dir = _IOC_DIR(call->cmd);
+	const char *name = row ? row->name : cusemu_call_command_name(call);
 	g_autoptr(GString) where = NULL;
 
 	if (ret || call->error || call->pending ||
 	    call->phase != CUSEMU_PHASE_RUN || call->out_used ||
-	    !call->named_out || row->payload == CUSEMU_PAYLOAD_NONE ||
+	    !call->named_out ||
+	    (row && row->payload == CUSEMU_PAYLOAD_NONE) ||
 	    !(dir & _IOC_READ) || !_IOC_SIZE(call->cmd) ||
-	    !first_wrote_nothing(call, row))
+	    !first_wrote_nothing(call, row ? (const void *)row
+					   : GUINT_TO_POINTER(call->cmd)))
 		return;
 	where = g_string_new(NULL);
 	if (!locate_row || !locate_row(call->dev->model, row, where))
-		cusemu_oops_append_where(where, (const void *)row->handler);
+		cusemu_oops_append_where(where,
+					 row ? (const void *)row->handler
+					     : (const void *)fn);
 	g_warning("%s: %s (0x%08x, %s, %u bytes, %s caller) returned 0 and "
 		  "wrote nothing to the caller's memory: a forgotten "
 		  "copy_to_user? Its handler:%s",
-		  call->dev->name, row->name, call->cmd,
+		  call->dev->name, name ? name : "ioctl", call->cmd,
 		  dir & _IOC_WRITE ? "_IOWR" : "_IOR", _IOC_SIZE(call->cmd),
 		  call->compat ? "i386" : "x86_64", where->str);
 }
@@ -145,7 +155,7 @@ static long run_row(struct cusemu_device *dev, struct cusemu_file *file,
 			     row->handler, cmd, arg);
 
 	if (call)
-		check_wrote(call, row, ret);
+		check_wrote(call, row, row->handler, ret);
 	return ret;
 }
 
@@ -350,11 +360,12 @@ long cusemu_handler_run(struct cusemu_call *call, cusemu_ioctl_fn fn,
 	struct cusemu_lock *lock = lock_stage_enter(call, how, big_lock);
 	long ret;
 
-	if (cusemu_model_by_hand(call->dev->model))
+	if (cusemu_model_by_hand(call->dev->model)) {
 		ret = run_steps(call->dev, call->file, NULL,
 				call->dev->model->ioctl_fetch ?: cusemu_fetch_ioc,
 				fn, call->cmd, call->arg);
-	else	/* built from the tables: the rows have their steps */
+		check_wrote(call, NULL, fn, ret);
+	} else	/* built from the tables: the rows have their steps */
 		ret = fn(call->dev, call->file, call->cmd, call->arg);
 	lock_stage_leave(lock);
 	return ret;

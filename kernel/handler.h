@@ -25,6 +25,7 @@ const char *cusemu_call_command_name(const struct cusemu_call *call);
  * 0x0/0xsize [module] file:line". The daemon's own rows are found by
  * their handler's address; a locator set here finds those whose handler
  * runs elsewhere (a model host's), and returns false for the others.
+ * row is NULL for a model written by hand: where its methods are.
  */
 typedef bool (*cusemu_row_locator)(const struct cusemu_device_model *m,
 				   const struct cusemu_ioctl *row,

@@ -8,7 +8,8 @@
  * the guard kept; a call that spins gets one soft-lockup report, one that
  * sleeps through the helpers none, and one that sleeps or is blocked past
  * the threshold one hung-task report; an _IOR handler that returns 0
- * having written nothing gets one warning (the forgotten copy_to_user).
+ * having written nothing gets one warning (the forgotten copy_to_user),
+ * by table row or, for a model written by hand, by command.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -533,6 +534,61 @@ static void test_forgotten_copy_to_user(void)
 	fake_device_free(dev);
 }
 
+/* The same contract for a model written by hand: its method is checked
+ * per command, with the _IOC bits as what it must write. */
+static long forget_by_hand(struct cusemu_device *dev, struct cusemu_file *file,
+			   unsigned int cmd, unsigned long arg)
+{
+	switch (cmd) {
+	case FORGET_GET:
+		return 0;	/* the copy_to_user that is not here */
+	case FORGET_GOOD:
+		return forget_good(dev, file, cmd, arg);
+	}
+	return -ENOTTY;
+}
+
+static const struct cusemu_device_model forget_hand_model = {
+	.name = "forget-hand",
+	.node_prefix = "forgethand",
+	.unlocked_ioctl = forget_by_hand,
+	.compat_ioctl = forget_by_hand,
+};
+
+static void test_forgotten_copy_to_user_by_hand(void)
+{
+	g_autoptr(GError) error = NULL;
+	struct cusemu_device *dev = fake_device_try(&forget_hand_model,
+						    "forget-hand:name=hand0",
+						    &error);
+	struct fake_client native, compat;
+	__u64 *v;
+
+	g_assert_no_error(error);
+	fake_client_init(&native, false, 64);
+	fake_client_init(&compat, true, 64);
+	v = (__u64 *)native.mem;
+	*v = 7;
+	g_test_expect_message("cusemu-dispatch", G_LOG_LEVEL_WARNING,
+			      "hand0: ioctl (0x80084601, _IOR, 8 bytes, "
+			      "x86_64 caller) returned 0 and wrote nothing to "
+			      "the caller's memory: a forgotten "
+			      "copy_to_user? Its handler: "
+			      "forget_by_hand+0x0/0x* [test-oops] "
+			      "test-oops.c:*");
+	for (int i = 0; i < 3; i++)
+		g_assert_cmpint(call_at_base(&native, dev, FORGET_GET), ==, 0);
+	g_assert_cmpint(call_at_base(&compat, dev, FORGET_GET), ==, 0);
+	g_test_assert_expected_messages();
+	g_assert_cmpuint(*v, ==, 7);
+	g_assert_cmpint(call_at_base(&native, dev, FORGET_GOOD), ==, 0);
+	g_assert_cmpuint(*v, ==, 42);
+	g_assert_cmpint(call_at_base(&native, dev, FORGET_SET), ==, -ENOTTY);
+	g_free(native.mem);
+	g_free(compat.mem);
+	fake_device_free(dev);
+}
+
 int main(int argc, char **argv)
 {
 	int status;
@@ -552,6 +608,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/oops/hung-task", test_hung_task);
 	g_test_add_func("/oops/forgotten-copy-to-user",
 			test_forgotten_copy_to_user);
+	g_test_add_func("/oops/forgotten-copy-to-user-by-hand",
+			test_forgotten_copy_to_user_by_hand);
 	status = g_test_run();
 	cusemu_oops_shutdown();
 	return status;
