@@ -81,6 +81,8 @@ struct channel {
 	/* How long the last call ran in the host, as it says: a hint of
 	 * its thread's only. */
 	uint32_t ran_ns;
+	uint64_t took_ns;		/* when its last result was taken */
+	struct host_spin spin;		/* for its calls' results */
 };
 
 struct host {
@@ -1493,7 +1495,8 @@ static enum waited wait_done(struct host *h, struct channel *ch,
 			&shm->state,
 			HOST_CHAN_BIT(HOST_CHAN_ASK) |
 				HOST_CHAN_BIT(HOST_CHAN_DONE),
-			running, CALL_SPIN_NS, HOST_CHAN_DAEMON_WAITS, TICK_MS);
+			running, CALL_SPIN_NS, HOST_CHAN_DAEMON_WAITS, TICK_MS,
+			&ch->spin);
 		gint64 now;
 
 		switch (HOST_CHAN_VALID(v) ? HOST_CHAN_STATE(v)
@@ -1504,6 +1507,7 @@ static enum waited wait_done(struct host *h, struct channel *ch,
 			if (done.seq != ch->seq)
 				return broken(h, f, v);
 			ch->ran_ns = done.ran_ns;
+			ch->took_ns = host_now_ns();
 			*result = done.result;
 			return WAITED_DONE;
 		}
@@ -1680,8 +1684,9 @@ static long forward(struct fwd *f)
 		.pid = f->pid,
 		.flags = f->file ? f->file->flags : 0,
 		.size = f->slot == HOST_SLOT_READ ? f->out_size : f->len,
-		.posted_ns = host_now_ns(),
 	};
+	if (ch->took_ns)
+		shm->call.idle_ns = host_now_ns() - ch->took_ns;
 	spin = spin_for(g_atomic_int_add(&forwarding, 1) + 1);
 	shm->spin = spin;
 	running = spin_states(ch, spin,

@@ -148,14 +148,29 @@ static bool in(uint32_t word, uint32_t set)
 	return state < 32 && (set & HOST_CHAN_BIT(state));
 }
 
+/* Spun for nothing: the next waits sleep at once. */
+static void spin_failed(struct host_spin *spin)
+{
+	if (!spin)
+		return;
+	spin->backoff = spin->backoff ? MIN(spin->backoff * 2, 64) : 1;
+	spin->skip = spin->backoff;
+}
+
 uint32_t host_chan_wait(uint32_t *word, uint32_t want, uint32_t spin_in,
-			uint64_t spin_ns, uint32_t mine, int ms)
+			uint64_t spin_ns, uint32_t mine, int ms,
+			struct host_spin *spin)
 {
 	uint32_t v = __atomic_load_n(word, __ATOMIC_SEQ_CST);
 	uint64_t end;
 
-	if (in(v, want))
+	/* A word in no state at all: the caller sees it at once. */
+	if (in(v, want) || !HOST_CHAN_VALID(v))
 		return v;
+	if (spin && spin->skip) {
+		spin->skip--;
+		spin_ns = 0;
+	}
 	/* The other side runs: its answer may come sooner than a sleep and
 	 * a wake-up would take. The clock is read every 16 turns. */
 	if (spin_ns && in(v, spin_in)) {
@@ -163,12 +178,17 @@ uint32_t host_chan_wait(uint32_t *word, uint32_t want, uint32_t spin_in,
 		for (unsigned int i = 1;; i++) {
 			cpu_relax();
 			v = __atomic_load_n(word, __ATOMIC_SEQ_CST);
-			if (in(v, want))
+			if (in(v, want)) {
+				if (spin)
+					spin->backoff = 0;
 				return v;
-			if (!in(v, spin_in))
+			}
+			if (!in(v, spin_in) || !HOST_CHAN_VALID(v))
+				return v;
+			if (!(i % 16) && host_now_ns() >= end) {
+				spin_failed(spin);
 				break;
-			if (!(i % 16) && host_now_ns() >= end)
-				break;
+			}
 		}
 	}
 	if (!(v & mine) &&

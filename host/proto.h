@@ -269,9 +269,10 @@ struct host_call_msg {
 	int32_t pid;		/* the caller, 0 if none */
 	int32_t flags;		/* the file's, O_NONBLOCK as of the request */
 	uint64_t size;		/* READ, WRITE: bytes */
-	/* CLOCK_MONOTONIC when the daemon posted it, in ns: the host spins
-	 * for the next call only while calls come that close together. */
-	uint64_t posted_ns;
+	/* How long the channel was idle in the daemon before this call, in
+	 * ns (0 at first): the host spins for the next call only while
+	 * calls come that close together. */
+	uint64_t idle_ns;
 };
 
 struct host_done_msg {
@@ -364,11 +365,21 @@ bool host_send_fds(int sock, const void *buf, size_t len, const int *fds,
 		   int n_fds);
 
 /*
+ * How a waiter's spins went: one that ends in a sleep makes the next waits
+ * skip theirs, twice as many after each such spin, up to 64. Spins pay on a
+ * machine with CPUs to spare, and take from a busy one what the other
+ * threads need, the other side's among them.
+ */
+struct host_spin {
+	uint32_t skip, backoff;
+};
+
+/*
  * A channel's state word. post: the new state in, and the sleeping side
  * woken; the old word out. move: the same, only from the word `from` (false
  * if it is no longer that). wait: until its state is one of `want` (a set
  * of HOST_CHAN_BIT()s), spinning for at most spin_ns while it is one of
- * `spin_in`, then asleep with the `mine` bit set, for at most ms
+ * `spin_in` (and `spin`, if not NULL, lets it), then asleep with the `mine` bit set, for at most ms
  * milliseconds (-1: no limit); the word as last read, which may be in none
  * of `want` when the time ran out, a signal came, or the word changed to
  * another state: the caller looks, and waits again.
@@ -383,7 +394,8 @@ bool host_chan_take(uint32_t *word, uint32_t from, uint32_t state);
 /* CLOCK_MONOTONIC in ns. */
 uint64_t host_now_ns(void);
 uint32_t host_chan_wait(uint32_t *word, uint32_t want, uint32_t spin_in,
-			uint64_t spin_ns, uint32_t mine, int ms);
+			uint64_t spin_ns, uint32_t mine, int ms,
+			struct host_spin *spin);
 
 /* A call's ranges into shared memory, and back. */
 void host_ranges_put(struct host_range *to,

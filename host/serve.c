@@ -67,7 +67,7 @@ int64_t host_ask(enum host_ask what, int64_t value)
 				   HOST_CHAN_BIT(HOST_CHAN_ANSWER) |
 					   HOST_CHAN_BIT(HOST_CHAN_CLOSED),
 				   HOST_CHAN_BIT(HOST_CHAN_ASK), ANSWER_SPIN_NS,
-				   HOST_CHAN_HOST_WAITS, -1);
+				   HOST_CHAN_HOST_WAITS, -1, NULL);
 	while (HOST_CHAN_STATE(v) != HOST_CHAN_ANSWER &&
 	       HOST_CHAN_STATE(v) != HOST_CHAN_CLOSED);
 	if (HOST_CHAN_STATE(v) == HOST_CHAN_CLOSED)
@@ -399,7 +399,7 @@ static bool next_call(struct host_channel *ch, struct host_call_msg *c)
 		v = host_chan_wait(&shm->state, want,
 				   HOST_CHAN_BIT(HOST_CHAN_DONE) |
 					   HOST_CHAN_BIT(HOST_CHAN_IDLE),
-				   spin, HOST_CHAN_HOST_WAITS, -1);
+				   spin, HOST_CHAN_HOST_WAITS, -1, &ch->spin);
 		if (HOST_CHAN_STATE(v) == HOST_CHAN_CLOSED)
 			return false;
 		if (HOST_CHAN_STATE(v) != HOST_CHAN_CALL)
@@ -409,8 +409,10 @@ static bool next_call(struct host_channel *ch, struct host_call_msg *c)
 		if (host_chan_take(&shm->state, v, HOST_CHAN_RUNNING))
 			break;
 	}
-	ch->spin_next = !ch->done_ns ||
-			c->posted_ns < ch->done_ns + NEXT_CALL_SPIN_NS;
+	/* Not the time since its own DONE: a daemon thread that slept
+	 * through it, as it does after a call the host slept for, would
+	 * keep the host asleep for every call after it. */
+	ch->spin_next = c->idle_ns < NEXT_CALL_SPIN_NS;
 	return true;
 }
 
@@ -444,8 +446,7 @@ static gpointer channel_thread(gpointer data)
 		ch->seq = 0;
 		cusemu_request_clear(&ch->req);
 		g_mutex_unlock(&ch->lock);
-		ch->done_ns = host_now_ns();
-		done.ran_ns = (uint32_t)MIN(ch->done_ns - start, UINT32_MAX);
+		done.ran_ns = (uint32_t)MIN(host_now_ns() - start, UINT32_MAX);
 		shm->done = done;
 		host_chan_post(&shm->state, HOST_CHAN_DONE);
 		/* No daemon thread waits for it any more: the reader takes it
