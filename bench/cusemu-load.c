@@ -177,9 +177,18 @@ static long op_i2c_rdwr(struct op_ctx *c)
 	return ioctl(c->fd, I2C_RDWR, &c->rdwr);
 }
 
+/* A command with a payload points at a buffer of its size. */
+static int setup_cmd(struct op_ctx *c)
+{
+	if (!_IOC_SIZE(c->cmd))
+		return 0;
+	c->buf = calloc(1, _IOC_SIZE(c->cmd));
+	return c->buf ? 0 : -1;
+}
+
 static long op_cmd(struct op_ctx *c)
 {
-	return ioctl(c->fd, c->cmd, 0);
+	return ioctl(c->fd, c->cmd, c->buf);
 }
 
 static const struct op ops[] = {
@@ -198,8 +207,9 @@ static const struct op ops[] = {
 	{ "i2c-rdwr", "I2C_RDWR on an i2c node: writes offset 0 to the chip at"
 	  " 0x50, then reads VALUE bytes (default 4), as 'i2ctransfer -y BUS"
 	  " w1@0x50 0 rVALUE'", setup_i2c_rdwr, op_i2c_rdwr, 4, 8192 },
-	{ "cmd", "the _IO command given with --cmd, no payload", NULL, op_cmd,
-	  0, 0 },
+	{ "cmd", "the command given with --cmd; one with a payload (_IOR,"
+	  " _IOW, _IOWR) points at a zeroed buffer of its _IOC size",
+	  setup_cmd, op_cmd, 0, 0 },
 };
 
 #define NOPS (sizeof(ops) / sizeof(ops[0]))
@@ -618,7 +628,7 @@ static void usage(FILE *f)
 "\n"
 "  --node PATH        a device node; repeat for more (at most %u)\n"
 "  --op OP            the ioctl (default fioc-get-size), see below\n"
-"  --cmd HEX          call this _IO command, no payload (implies --op cmd)\n"
+"  --cmd HEX          call this command (implies --op cmd), see below\n"
 "  --value N          the op's argument, see below\n"
 "  --clients N        clients (default 1, at most %u)\n"
 "  --processes        clients are processes (default: threads of this one)\n"
@@ -705,9 +715,9 @@ static void parse_option(struct options *o, int c, const char *arg)
 		break;
 	case OPT_CMD:
 		o->cmd = parse_u64("--cmd", arg, 1, UINT32_MAX, 16);
-		if (_IOC_DIR(o->cmd) != _IOC_NONE || _IOC_SIZE(o->cmd))
-			bad_usage("--cmd %s: not an _IO command (it has a "
-				  "payload)", arg);
+		if ((_IOC_DIR(o->cmd) == _IOC_NONE) != !_IOC_SIZE(o->cmd))
+			bad_usage("--cmd %s: its direction and size disagree",
+				  arg);
 		o->op = find_op("cmd");
 		break;
 	case OPT_VALUE:

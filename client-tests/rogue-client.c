@@ -3,8 +3,8 @@
  * rogue-client: one call on a node of the "rogue" test model
  * (tests/plugins/rogue.h), and what it returned, e.g. "size: 0 4096",
  * "null: -1 EIO". OP is size, pair N, null, double-free, heap, spin,
- * deadlock, block, exit, leak, fork, stack, forget, wait MS, read, write
- * or poll. Built -m64 and -m32.
+ * deadlock, block, exit, leak, fork, stack, scribble, forget, wait MS,
+ * read, write or poll. Built -m64 and -m32.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +31,7 @@ static const struct {
 	{ "leak", ROGUE_IOC_LEAK },
 	{ "fork", ROGUE_IOC_FORK },
 	{ "stack", ROGUE_IOC_STACK },
+	{ "scribble", ROGUE_IOC_SCRIBBLE },
 };
 
 static int result(const char *op, long ret)

@@ -78,6 +78,11 @@ struct channel {
 	int64_t cpu_at;
 	gint64 cpu_since;
 	uint64_t hung_seq;		/* the call reported hung, or 0 */
+	/* How long the last call ran in the host, as it says: a hint of
+	 * its thread's only. */
+	uint32_t ran_ns;
+	uint64_t took_ns;		/* when its last result was taken */
+	struct host_spin spin;		/* for its calls' results */
 };
 
 struct host {
@@ -916,6 +921,8 @@ fail:
 	return NULL;
 }
 
+static void channels_wake(struct host *h);
+
 static void kill_host(struct host *h)
 {
 	g_atomic_int_set(&h->dead, 1);
@@ -923,6 +930,7 @@ static void kill_host(struct host *h)
 	/* Once ended, its descriptors are closed and their numbers reused. */
 	if (!h->ended && h->pidfd >= 0)
 		syscall(SYS_pidfd_send_signal, h->pidfd, SIGKILL, NULL, 0);
+	channels_wake(h);
 	g_mutex_unlock(&h->lock);
 }
 
@@ -1142,20 +1150,9 @@ fail:
 	return NULL;
 }
 
-/* An idle channel of h, or a new one, marked busy; NULL if dead. */
-static struct channel *channel_get(struct host *h, struct fwd *f)
+/* The call ch starts, for a report that names it. Under h->lock. */
+static void channel_busy(struct channel *ch, struct fwd *f)
 {
-	struct channel *ch = NULL;
-
-	g_mutex_lock(&h->lock);
-	if (!g_atomic_int_get(&h->dead) && h->idle->len)
-		ch = g_ptr_array_steal_index(h->idle, h->idle->len - 1);
-	g_mutex_unlock(&h->lock);
-	if (!ch && !g_atomic_int_get(&h->dead))
-		ch = channel_new(h);
-	if (!ch)
-		return NULL;
-	g_mutex_lock(&h->lock);
 	ch->busy = true;
 	ch->dev = f->dev;
 	ch->call = (struct cusemu_oops_call){
@@ -1168,12 +1165,49 @@ static struct channel *channel_get(struct host *h, struct fwd *f)
 	ch->since = g_get_monotonic_time();
 	ch->seen_sleeps = __atomic_load_n(&ch->shm->sleeps, __ATOMIC_RELAXED);
 	ch->cpu_since = 0;
+}
+
+/*
+ * An idle channel of h, or a new one, marked busy; NULL if dead. One hold
+ * of h->lock when an idle one is there: every call of the host's devices
+ * passes here.
+ */
+static struct channel *channel_get(struct host *h, struct fwd *f)
+{
+	struct channel *ch = NULL;
+
+	g_mutex_lock(&h->lock);
+	if (!g_atomic_int_get(&h->dead) && h->idle->len) {
+		ch = g_ptr_array_steal_index(h->idle, h->idle->len - 1);
+		channel_busy(ch, f);
+	}
+	g_mutex_unlock(&h->lock);
+	if (ch || g_atomic_int_get(&h->dead))
+		return ch;
+	ch = channel_new(h);
+	if (!ch)
+		return NULL;
+	g_mutex_lock(&h->lock);
+	channel_busy(ch, f);
 	g_mutex_unlock(&h->lock);
 	return ch;
 }
 
+/* The threads that wait for h's calls see it dead at once. Under h->lock. */
+static void channels_wake(struct host *h)
+{
+	for (guint i = 0; h->channels && i < h->channels->len; i++) {
+		struct channel *ch = h->channels->pdata[i];
+
+		if (ch && ch->busy)
+			host_chan_wake(&ch->shm->state);
+	}
+}
+
 static void channel_free(struct channel *ch)
 {
+	/* Its host thread, if it waits for a call, ends. */
+	host_chan_post(&ch->shm->state, HOST_CHAN_CLOSED);
 	if (ch->sock >= 0)
 		close(ch->sock);
 	munmap(ch->shm, sizeof(*ch->shm));
@@ -1342,54 +1376,169 @@ static int64_t answer(const struct host_ask_msg *a, struct asked *s)
 	return -EINVAL;
 }
 
-/* What ended the wait for a call's result. */
-enum waited { WAITED_DONE, WAITED_DEAD, WAITED_GAVE_UP };
+/* What ended the wait for a call's result. LATE: done, as the daemon gave
+ * up on it; the host may have sent it on the socket too: the channel goes. */
+enum waited { WAITED_DONE, WAITED_LATE, WAITED_DEAD, WAITED_GAVE_UP };
+
+/*
+ * How long a daemon thread spins for its call's answer while the host
+ * thread has the call, before it sleeps: two wake-ups across processes cost
+ * more than a short call does.
+ */
+#define CALL_SPIN_NS 20000
+
+/* Calls forwarded to hosts now: few, and host threads may spin. */
+static gint forwarding;
+
+/* A spinning thread of each side per call in flight: only while there are
+ * CPUs enough for them. */
+static bool spin_for(int calls)
+{
+	static gint cpus;
+	int n = g_atomic_int_get(&cpus);
+
+	if (!n) {
+		n = (int)g_get_num_processors();
+		g_atomic_int_set(&cpus, n);
+	}
+	return calls * 2 <= n;
+}
 
 static bool client_gave_up(void)
 {
 	return cusemu_signal_pending();
 }
 
+/*
+ * Whether ch's host is gone: its end of the channel closed. The reader
+ * wakes the waiting threads when it sees a host end (kill_host()); a look
+ * each tick is for a host whose end it has not seen yet.
+ */
+static bool host_gone(struct channel *ch)
+{
+	struct pollfd p = { ch->sock, POLLIN, 0 };
+	char junk[64];
+
+	if (poll(&p, 1, 0) <= 0)
+		return false;
+	if (p.revents & (POLLHUP | POLLERR | POLLNVAL))
+		return true;
+	/* Nothing comes on it during a call: what a host sends is dropped. */
+	return recv(ch->sock, junk, sizeof(junk), MSG_DONTWAIT) == 0;
+}
+
+/* The host's channel is not as the protocol has it: no call of it can be
+ * trusted any more. */
+static enum waited broken(struct host *h, struct fwd *f, uint32_t state)
+{
+	g_warning("the model host of %s left %s's %s in a state no call has "
+		  "(%#x); it is ended",
+		  h->set->origin, f->dev->name, cusemu_op_name(f->op), state);
+	g_mutex_lock(&h->lock);
+	if (!h->kill_report)
+		h->kill_report = g_strdup_printf(
+			"the model host of %s left %s's %s in a state no call "
+			"has (%#x)",
+			h->set->origin, f->dev->name, cusemu_op_name(f->op),
+			state);
+	g_mutex_unlock(&h->lock);
+	kill_host(h);
+	return WAITED_DEAD;
+}
+
+/* The client gave up long ago: the call is left to its host thread. */
+static enum waited give_up(struct channel *ch, int64_t *result)
+{
+	struct host_shm *shm = ch->shm;
+	uint32_t v;
+
+	__atomic_store_n(&shm->abandoned, 1, __ATOMIC_SEQ_CST);
+	v = __atomic_load_n(&shm->state, __ATOMIC_SEQ_CST);
+	if (HOST_CHAN_STATE(v) == HOST_CHAN_DONE &&
+	    __atomic_load_n(&shm->done.seq, __ATOMIC_RELAXED) == ch->seq) {
+		*result = __atomic_load_n(&shm->done.result, __ATOMIC_RELAXED);
+		return WAITED_LATE;
+	}
+	if (HOST_CHAN_STATE(v) == HOST_CHAN_ASK) {
+		shm->ask.value = -EIO;
+		host_chan_move(&shm->state, v, HOST_CHAN_ANSWER);
+	}
+	return WAITED_GAVE_UP;
+}
+
+/*
+ * The states a daemon thread spins in for its call's end: while the host
+ * thread runs it (or takes an answer), if its calls are short; while the
+ * call waits for that thread too, if it spins for calls (it slept on none
+ * when the call came) and there are CPUs to spare (spin).
+ */
+static uint32_t spin_states(const struct channel *ch, bool spin,
+			    uint32_t posted_over)
+{
+	/* On one CPU the host thread runs only once this one sleeps. */
+	if (ch->ran_ns >= CALL_SPIN_NS || !spin_for(1))
+		return 0;
+	return HOST_CHAN_BIT(HOST_CHAN_RUNNING) |
+	       HOST_CHAN_BIT(HOST_CHAN_ANSWER) |
+	       (spin && !(posted_over & HOST_CHAN_HOST_WAITS)
+			? HOST_CHAN_BIT(HOST_CHAN_CALL)
+			: 0);
+}
+
 static enum waited wait_done(struct host *h, struct channel *ch,
-			     struct fwd *f, struct host_done_msg *done,
+			     struct fwd *f, uint32_t running, int64_t *result,
 			     struct asked *s)
 {
-	gint64 start = g_get_monotonic_time(), told = 0;
+	struct host_shm *shm = ch->shm;
+	gint64 start = g_get_monotonic_time(), told = 0, looked = start;
 	gint64 deadline = f->main_thread
 				  ? start + (gint64)MAIN_CALL_MS * 1000
 				  : 0;
 	bool shared = false;
 
 	for (;;) {
-		union {
-			uint32_t type;
-			struct host_done_msg done;
-			struct host_ask_msg ask;
-		} m;
-		struct pollfd p = { ch->sock, POLLIN, 0 };
+		uint32_t v = host_chan_wait(
+			&shm->state,
+			HOST_CHAN_BIT(HOST_CHAN_ASK) |
+				HOST_CHAN_BIT(HOST_CHAN_DONE),
+			running, CALL_SPIN_NS, HOST_CHAN_DAEMON_WAITS, TICK_MS,
+			&ch->spin);
 		gint64 now;
 
-		if (poll(&p, 1, TICK_MS) > 0) {
-			ssize_t n = recv(ch->sock, &m, sizeof(m), MSG_DONTWAIT);
+		switch (HOST_CHAN_VALID(v) ? HOST_CHAN_STATE(v)
+					   : HOST_CHAN_STATES) {
+		case HOST_CHAN_DONE: {
+			struct host_done_msg done = shm->done;
 
-			if (n == 0 || (n < 0 && errno != EAGAIN &&
-				       errno != EINTR))
-				return WAITED_DEAD;
-			if (n == sizeof(m.done) && m.type == HOST_MSG_DONE &&
-			    m.done.seq == ch->seq) {
-				*done = m.done;
-				return WAITED_DONE;
-			}
-			if (n == sizeof(m.ask) && m.type == HOST_MSG_ASK) {
-				m.ask.type = HOST_MSG_ANSWER;
-				m.ask.value = answer(&m.ask, s);
-				send(ch->sock, &m.ask, sizeof(m.ask),
-				     MSG_NOSIGNAL);
-			}
-			if (n > 0)
-				continue;
+			if (done.seq != ch->seq)
+				return broken(h, f, v);
+			ch->ran_ns = done.ran_ns;
+			ch->took_ns = host_now_ns();
+			*result = done.result;
+			return WAITED_DONE;
 		}
+		case HOST_CHAN_ASK: {
+			struct host_ask_msg ask = shm->ask;
+
+			shm->ask.value = answer(&ask, s);
+			host_chan_post(&shm->state, HOST_CHAN_ANSWER);
+			break;
+		}
+		case HOST_CHAN_CALL:
+		case HOST_CHAN_RUNNING:
+		case HOST_CHAN_ANSWER:
+			break;
+		default:
+			return broken(h, f, v);
+		}
+		if (g_atomic_int_get(&h->dead))
+			return WAITED_DEAD;
 		now = g_get_monotonic_time();
+		if (now - looked >= TICK_MS * 1000) {
+			looked = now;
+			if (host_gone(ch))
+				return WAITED_DEAD;
+		}
 		if (!shared && now - start >= TICK_MS * 1000) {
 			/* A long call: the node's next requests go to
 			 * other workers meanwhile. */
@@ -1405,7 +1554,7 @@ static enum waited wait_done(struct host *h, struct channel *ch,
 			told = now;
 		}
 		if (told && now - told >= (gint64)INTERRUPT_MS * 1000)
-			return WAITED_GAVE_UP;
+			return give_up(ch, result);
 		if (deadline && now >= deadline) {
 			g_warning("the model host of %s did not answer %s's %s "
 				  "within %d s; it is ended",
@@ -1500,12 +1649,13 @@ static long apply(struct fwd *f, struct host_shm *shm, int64_t result)
 static long forward(struct fwd *f)
 {
 	struct host *h = host_of(f->dev);
-	struct host_call_msg m = { .type = HOST_MSG_CALL };
-	struct host_done_msg done;
 	struct asked s = { 0 };
 	struct channel *ch;
 	struct host_shm *shm;
 	enum waited how;
+	int64_t result = 0;
+	uint32_t running;
+	bool spin;
 	long ret;
 
 	if (!h || g_atomic_int_get(&h->dead))
@@ -1526,33 +1676,41 @@ static long forward(struct fwd *f)
 	else
 		shm->in_count = shm->out_count = 0;
 	put_data(shm, f->data, f->len);
-	m.slot = f->slot;
-	m.seq = ++ch->seq;
-	m.dev = (uintptr_t)f->dev;
-	m.file = (uintptr_t)f->file;
-	m.model = f->slot == HOST_SLOT_PROBE ? proxy_of(f->dev->model)->index
-					     : 0;
-	m.cmd = f->cmd;
-	m.arg = f->arg;
-	m.pid = f->pid;
-	m.flags = f->file ? f->file->flags : 0;
-	m.size = f->slot == HOST_SLOT_READ ? f->out_size : f->len;
-	if (!host_send_fds(ch->sock, &m, sizeof(m), NULL, 0)) {
-		channel_put(h, ch, false);
-		return fail(f, -EIO);
-	}
+	shm->call = (struct host_call_msg){
+		.type = HOST_MSG_CALL,
+		.slot = f->slot,
+		.seq = ++ch->seq,
+		.dev = (uintptr_t)f->dev,
+		.file = (uintptr_t)f->file,
+		.model = f->slot == HOST_SLOT_PROBE
+				 ? proxy_of(f->dev->model)->index
+				 : 0,
+		.cmd = f->cmd,
+		.arg = f->arg,
+		.pid = f->pid,
+		.flags = f->file ? f->file->flags : 0,
+		.size = f->slot == HOST_SLOT_READ ? f->out_size : f->len,
+	};
+	if (ch->took_ns)
+		shm->call.idle_ns = host_now_ns() - ch->took_ns;
+	spin = spin_for(g_atomic_int_add(&forwarding, 1) + 1);
+	shm->spin = spin;
+	running = spin_states(ch, spin,
+			      host_chan_post(&shm->state, HOST_CHAN_CALL));
 	/* The watchdog of oops.c: asleep; the reader watches the host. */
 	cusemu_request_sleep_begin();
 	cusemu_oops_away_begin();
-	how = wait_done(h, ch, f, &done, &s);
+	how = wait_done(h, ch, f, running, &result, &s);
 	cusemu_oops_away_end();
 	cusemu_request_sleep_end();
+	g_atomic_int_add(&forwarding, -1);
 	switch (how) {
 	case WAITED_DONE:
-		ret = apply(f, shm, done.result);
+	case WAITED_LATE:
+		ret = apply(f, shm, result);
 		if (s.asleep)
 			cusemu_lock_retake_all(&s.dropped);
-		channel_put(h, ch, true);
+		channel_put(h, ch, how == WAITED_DONE);
 		return ret;
 	case WAITED_GAVE_UP:
 		/* The host has not answered: its thread goes on alone. */
@@ -2012,23 +2170,13 @@ static bool find_stuck(struct host *h, gint64 now, struct stuck *st)
 	return found;
 }
 
-/* An abandoned channel's late answer: it goes. */
+/* An abandoned channel's late answer (or its host's end): it goes. */
 static void drain_abandoned(struct host *h, struct channel *ch)
 {
-	union {
-		uint32_t type;
-		struct host_ask_msg ask;
-		struct host_done_msg done;
-	} m;
-	ssize_t n = recv(ch->sock, &m, sizeof(m), MSG_DONTWAIT);
+	struct host_done_msg done;
+	ssize_t n = recv(ch->sock, &done, sizeof(done), MSG_DONTWAIT);
 
-	if (n == sizeof(m.ask) && m.type == HOST_MSG_ASK) {
-		m.ask.type = HOST_MSG_ANSWER;
-		m.ask.value = -EIO;
-		send(ch->sock, &m.ask, sizeof(m.ask), MSG_NOSIGNAL);
-		return;
-	}
-	if (n < 0 && errno == EAGAIN)
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	g_mutex_lock(&h->lock);
 	h->channels->pdata[ch->id] = NULL;

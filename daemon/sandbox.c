@@ -77,7 +77,8 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 	ALLOW_IF_ARG0(prctl, PR_SET_NAME, "glib names each worker thread the "
 					  "pool adds"),
 	ALLOW(rseq, "each new thread registers its restartable sequences"),
-	ALLOW(futex, "mutexes, condition variables, thread joins"),
+	ALLOW(futex, "mutexes, condition variables, thread joins; a call "
+		     "to a model host waits on its channel's state word"),
 	ALLOW(exit, "a thread ends"),
 	ALLOW(exit_group, "the daemon exits"),
 	ALLOW(getpid, "abort() and syslog's LOG_PID"),
@@ -257,7 +258,8 @@ const struct cusemu_syscall_rule cusemu_sandbox_host_rules[] = {
 	ALLOW(set_robust_list, "each new thread registers its robust futexes"),
 	ALLOW_IF_ARG0(prctl, PR_SET_NAME, "glib names each thread"),
 	ALLOW(rseq, "each new thread registers its restartable sequences"),
-	ALLOW(futex, "mutexes, condition variables, thread joins"),
+	ALLOW(futex, "mutexes, condition variables, thread joins; a call "
+		     "channel's thread waits on its state word"),
 	ALLOW(exit, "a thread ends"),
 	ALLOW(exit_group, "the host ends"),
 	ALLOW(getpid, "abort()"),
@@ -296,11 +298,10 @@ const struct cusemu_syscall_rule cusemu_sandbox_host_rules[] = {
 	ALLOW(getuid, "glib asks who runs it"),
 	ALLOW(geteuid, "the same"),
 	ALLOW(poll, "a model waits on its descriptors"),
-	ALLOW(recvmsg, "calls, interrupts and new call channels from the "
-		       "daemon (SCM_RIGHTS)"),
-	ALLOW(recvfrom, "the daemon's answers during a call"),
-	ALLOW(sendto, "results, faults, wake-ups and log lines to the "
-		      "daemon"),
+	ALLOW(recvmsg, "interrupts and new call channels from the daemon "
+		       "(SCM_RIGHTS)"),
+	ALLOW(sendto, "faults, wake-ups and log lines to the daemon; the "
+		      "result of a call it gave up on"),
 	{ NULL },
 };
 

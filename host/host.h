@@ -39,6 +39,8 @@ struct host_channel {
 	struct cusemu_request req;
 	struct cusemu_call call;
 	unsigned int lock_depth;	/* of the big lock, as the daemon holds it */
+	bool spin_next;			/* calls come close together */
+	struct host_spin spin;		/* for the next call */
 };
 
 /* The host's control socket: messages to the daemon. */

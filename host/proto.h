@@ -9,7 +9,11 @@
  * Sockets: the launcher's (daemon <-> launcher), a host's control socket
  * (its description, faults, wake-ups and logs; interrupts and new call
  * channels the other way) and its call channels, each with a shared memory
- * area (struct host_shm) that holds what a call moves.
+ * area (struct host_shm) that holds what a call moves. A call goes through
+ * that memory alone: its state word passes it from one side to the other,
+ * and a side that waits sleeps on the word (a futex); the channel's socket
+ * tells the daemon the host is gone, and carries the late answer to a call
+ * the daemon gave up on.
  */
 #ifndef CUSEMU_HOST_PROTO_H
 #define CUSEMU_HOST_PROTO_H
@@ -23,7 +27,7 @@
 #include "cusemu/uaccess.h"
 
 /* Bumped whenever a message or struct host_shm changes. */
-#define HOST_PROTO_VERSION 2
+#define HOST_PROTO_VERSION 3
 
 /* Lengths of the strings of a description, NUL included. */
 #define HOST_NAME_MAX 64
@@ -69,12 +73,41 @@ enum host_msg_type {
 	HOST_MSG_INTERRUPT,	/* the client of the channel's call gave up */
 	HOST_MSG_SAMPLE_ASK,	/* the backtrace of the channel's thread */
 
-	/* on a channel */
+	/* in a channel's memory (struct host_shm) */
 	HOST_MSG_CALL = 64,	/* daemon -> host */
-	HOST_MSG_DONE,		/* host -> daemon: the call's result */
+	HOST_MSG_DONE,		/* host -> daemon: the call's result; also on
+				 * the socket, for a call given up on */
 	HOST_MSG_ASK,		/* host -> daemon, during a call */
 	HOST_MSG_ANSWER,	/* daemon -> host */
 };
+
+/*
+ * A channel's state word (host_shm.state): whose turn it is. The daemon
+ * posts CALL (from IDLE or DONE) and ANSWER (from ASK), and CLOSED when the
+ * channel goes; the host takes CALL to RUNNING, then posts ASK or DONE, and
+ * takes ANSWER back to RUNNING. A side that waits for its turn spins a
+ * little, then sets its WAITS bit and sleeps on the word (FUTEX_WAIT); the
+ * side that changes the state wakes it when the old value had the bit.
+ */
+enum host_chan_state {
+	HOST_CHAN_IDLE,
+	HOST_CHAN_CALL,
+	HOST_CHAN_RUNNING,
+	HOST_CHAN_ASK,
+	HOST_CHAN_ANSWER,
+	HOST_CHAN_DONE,
+	HOST_CHAN_CLOSED,
+	HOST_CHAN_STATES
+};
+
+#define HOST_CHAN_HOST_WAITS (1u << 31)
+#define HOST_CHAN_DAEMON_WAITS (1u << 30)
+#define HOST_CHAN_WAITS (HOST_CHAN_HOST_WAITS | HOST_CHAN_DAEMON_WAITS)
+/* A state word's state, and the bit of a state in a set of them. */
+#define HOST_CHAN_STATE(word) ((word) & ~HOST_CHAN_WAITS)
+#define HOST_CHAN_BIT(state) (1u << (state))
+/* Whether a state word read from a host's memory holds a state at all. */
+#define HOST_CHAN_VALID(word) (HOST_CHAN_STATE(word) < HOST_CHAN_STATES)
 
 /*
  * The slots of a model a call runs: each trampoline of the daemon's proxy
@@ -236,11 +269,18 @@ struct host_call_msg {
 	int32_t pid;		/* the caller, 0 if none */
 	int32_t flags;		/* the file's, O_NONBLOCK as of the request */
 	uint64_t size;		/* READ, WRITE: bytes */
+	/* How long the channel was idle in the daemon before this call, in
+	 * ns (0 at first): the host spins for the next call only while
+	 * calls come that close together. */
+	uint64_t idle_ns;
 };
 
 struct host_done_msg {
 	uint32_t type;
-	uint32_t pad;
+	/* How long the call ran in the host, in ns (at most 2^32 - 1): the
+	 * daemon spins for the next one's answer only while calls are that
+	 * short. */
+	uint32_t ran_ns;
 	uint64_t seq;
 	int64_t result;
 };
@@ -266,6 +306,19 @@ struct host_range {
  * before it checks it, since a host thread could change it meanwhile.
  */
 struct host_shm {
+	/* Whose turn: enum host_chan_state and the WAITS bits, a futex. */
+	uint32_t state;
+	/* Written by the daemon: it gave up on the call (its client did),
+	 * so the host sends DONE on the socket too, and asks nothing more. */
+	uint32_t abandoned;
+	/* Written by the daemon with each call: few calls are in flight, so
+	 * the host thread may spin a little for the next one. */
+	uint32_t spin;
+	uint32_t pad;
+	struct host_call_msg call;	/* the daemon's, with CALL */
+	struct host_done_msg done;	/* the host's, with DONE */
+	struct host_ask_msg ask;	/* the host's with ASK, then the
+					 * daemon's answer with ANSWER */
 	/* The call: written by the daemon. */
 	uint32_t cmd;
 	uint32_t compat;
@@ -310,6 +363,39 @@ ssize_t host_recv_fds(int sock, void *buf, size_t len, int *fds, int n_fds,
 		      int flags);
 bool host_send_fds(int sock, const void *buf, size_t len, const int *fds,
 		   int n_fds);
+
+/*
+ * How a waiter's spins went: one that ends in a sleep makes the next waits
+ * skip theirs, twice as many after each such spin, up to 64. Spins pay on a
+ * machine with CPUs to spare, and take from a busy one what the other
+ * threads need, the other side's among them.
+ */
+struct host_spin {
+	uint32_t skip, backoff;
+};
+
+/*
+ * A channel's state word. post: the new state in, and the sleeping side
+ * woken; the old word out. move: the same, only from the word `from` (false
+ * if it is no longer that). wait: until its state is one of `want` (a set
+ * of HOST_CHAN_BIT()s), spinning for at most spin_ns while it is one of
+ * `spin_in` (and `spin`, if not NULL, lets it), then asleep with the `mine` bit set, for at most ms
+ * milliseconds (-1: no limit); the word as last read, which may be in none
+ * of `want` when the time ran out, a signal came, or the word changed to
+ * another state: the caller looks, and waits again.
+ */
+uint32_t host_chan_post(uint32_t *word, uint32_t state);
+bool host_chan_move(uint32_t *word, uint32_t from, uint32_t state);
+/* Wake a thread asleep on the word, whatever its state: it looks again. */
+void host_chan_wake(uint32_t *word);
+/* The host takes its turn (CALL or ANSWER to RUNNING): the daemon, if it
+ * sleeps, sleeps on, as its own turn has not come. */
+bool host_chan_take(uint32_t *word, uint32_t from, uint32_t state);
+/* CLOCK_MONOTONIC in ns. */
+uint64_t host_now_ns(void);
+uint32_t host_chan_wait(uint32_t *word, uint32_t want, uint32_t spin_in,
+			uint64_t spin_ns, uint32_t mine, int ms,
+			struct host_spin *spin);
 
 /* A call's ranges into shared memory, and back. */
 void host_ranges_put(struct host_range *to,

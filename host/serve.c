@@ -41,19 +41,41 @@ static void send_msg(int sock, const void *msg, size_t len)
 		;
 }
 
+/*
+ * How long a host thread spins for the daemon's answer to an ask, and for
+ * the next call when the daemon says few are in flight: a wake-up costs
+ * more than that, and the gap between two calls of one client is shorter.
+ */
+#define ANSWER_SPIN_NS 20000
+#define NEXT_CALL_SPIN_NS 50000
+
 int64_t host_ask(enum host_ask what, int64_t value)
 {
 	struct host_channel *ch = current;
-	struct host_ask_msg m = { HOST_MSG_ASK, what, ch->seq, value };
-	ssize_t n;
+	struct host_shm *shm = ch->shm;
+	uint32_t v;
 
-	send_msg(ch->sock, &m, sizeof(m));
+	shm->ask = (struct host_ask_msg){ HOST_MSG_ASK, what, ch->seq, value };
+	host_chan_post(&shm->state, HOST_CHAN_ASK);
+	/* The daemon gave up on this call: none answers. Taking the ask
+	 * back fails if the daemon answered it meanwhile. */
+	if (__atomic_load_n(&shm->abandoned, __ATOMIC_SEQ_CST) &&
+	    host_chan_move(&shm->state, HOST_CHAN_ASK, HOST_CHAN_RUNNING))
+		return -EIO;
 	do
-		n = recv(ch->sock, &m, sizeof(m), 0);
-	while (n < 0 && errno == EINTR);
-	if (n != sizeof(m) || m.type != HOST_MSG_ANSWER)
-		return -EIO;	/* the daemon gave up on this call */
-	return m.value;
+		v = host_chan_wait(&shm->state,
+				   HOST_CHAN_BIT(HOST_CHAN_ANSWER) |
+					   HOST_CHAN_BIT(HOST_CHAN_CLOSED),
+				   HOST_CHAN_BIT(HOST_CHAN_ASK), ANSWER_SPIN_NS,
+				   HOST_CHAN_HOST_WAITS, -1, NULL);
+	while (HOST_CHAN_STATE(v) != HOST_CHAN_ANSWER &&
+	       HOST_CHAN_STATE(v) != HOST_CHAN_CLOSED);
+	if (HOST_CHAN_STATE(v) == HOST_CHAN_CLOSED)
+		return -EIO;
+	value = __atomic_load_n(&shm->ask.value, __ATOMIC_RELAXED);
+	while (!host_chan_take(&shm->state, v, HOST_CHAN_RUNNING))
+		v = __atomic_load_n(&shm->state, __ATOMIC_SEQ_CST);
+	return value;
 }
 
 static struct host_dev *find_dev(uint64_t id)
@@ -359,27 +381,59 @@ static long run_call(struct host_channel *ch, const struct host_call_msg *c)
 	}
 }
 
+/* The next call's message, or false when the channel is closed. */
+static bool next_call(struct host_channel *ch, struct host_call_msg *c)
+{
+	struct host_shm *shm = ch->shm;
+	uint32_t want = HOST_CHAN_BIT(HOST_CHAN_CALL) |
+			HOST_CHAN_BIT(HOST_CHAN_CLOSED);
+	/* A spin pays while the daemon has CPUs to spare and its calls come
+	 * closer together than the spin lasts. */
+	uint64_t spin = ch->spin_next &&
+				__atomic_load_n(&shm->spin, __ATOMIC_RELAXED)
+				? NEXT_CALL_SPIN_NS
+				: 0;
+	uint32_t v;
+
+	for (;;) {
+		v = host_chan_wait(&shm->state, want,
+				   HOST_CHAN_BIT(HOST_CHAN_DONE) |
+					   HOST_CHAN_BIT(HOST_CHAN_IDLE),
+				   spin, HOST_CHAN_HOST_WAITS, -1, &ch->spin);
+		if (HOST_CHAN_STATE(v) == HOST_CHAN_CLOSED)
+			return false;
+		if (HOST_CHAN_STATE(v) != HOST_CHAN_CALL)
+			continue;
+		*c = shm->call;
+		/* Not over a CLOSED that came meanwhile. */
+		if (host_chan_take(&shm->state, v, HOST_CHAN_RUNNING))
+			break;
+	}
+	/* Not the time since its own DONE: a daemon thread that slept
+	 * through it, as it does after a call the host slept for, would
+	 * keep the host asleep for every call after it. */
+	ch->spin_next = c->idle_ns < NEXT_CALL_SPIN_NS;
+	return true;
+}
+
 static gpointer channel_thread(gpointer data)
 {
 	struct host_channel *ch = data;
+	struct host_shm *shm = ch->shm;
 
 	current = ch;
 	ch->tid = (pid_t)syscall(SYS_gettid);
-	__atomic_store_n(&ch->shm->tid, ch->tid, __ATOMIC_RELAXED);
+	__atomic_store_n(&shm->tid, ch->tid, __ATOMIC_RELAXED);
 	host_fault_thread_init();
 	host_fault_set_channel(ch->id);
 	for (;;) {
 		struct host_call_msg c;
 		struct host_done_msg done = { .type = HOST_MSG_DONE };
-		ssize_t n;
+		uint64_t start;
 
-		do
-			n = recv(ch->sock, &c, sizeof(c), 0);
-		while (n < 0 && errno == EINTR);
-		if (n <= 0)
+		if (!next_call(ch, &c))
 			break;
-		if (n != sizeof(c) || c.type != HOST_MSG_CALL)
-			continue;
+		start = host_now_ns();
 		g_mutex_lock(&ch->lock);
 		cusemu_request_init(&ch->req, NULL, NULL);
 		ch->seq = c.seq;
@@ -392,9 +446,17 @@ static gpointer channel_thread(gpointer data)
 		ch->seq = 0;
 		cusemu_request_clear(&ch->req);
 		g_mutex_unlock(&ch->lock);
-		send_msg(ch->sock, &done, sizeof(done));
+		done.ran_ns = (uint32_t)MIN(host_now_ns() - start, UINT32_MAX);
+		shm->done = done;
+		host_chan_post(&shm->state, HOST_CHAN_DONE);
+		/* No daemon thread waits for it any more: the reader takes it
+		 * from the socket, and the channel goes. */
+		if (__atomic_load_n(&shm->abandoned, __ATOMIC_SEQ_CST)) {
+			send_msg(ch->sock, &done, sizeof(done));
+			break;
+		}
 	}
-	/* The daemon closed it: an abandoned call, or the daemon's end. */
+	/* The daemon closed it, or gave up on its call; or the daemon's end. */
 	close(ch->sock);
 	ch->sock = -1;
 	return NULL;

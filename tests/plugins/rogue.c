@@ -3,12 +3,13 @@
  * rogue: a model whose commands do what no model host may let reach the
  * daemon (a NULL dereference, a double free, a corrupted heap, a spin, a
  * deadlock, a wait never woken, exit(), a leak, fork(), a stack
- * overflow), beside ordinary ones (an _IOR size, an _IOWR, read, write and
+ * overflow, garbage over its host's call channels), beside ordinary ones (an _IOR size, an _IOWR, read, write and
  * poll) and ones the daemon reports without ending the host (an _IOR that
  * writes nothing, a long wait). Loaded as a plugin by the model host
  * tests.
  */
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -177,6 +178,31 @@ static long rogue_fork(struct cusemu_device *dev, struct cusemu_file *file,
 	return pid < 0 ? -errno : 0;
 }
 
+/*
+ * A model shares its process with the host's call channels: it may write
+ * anything over them (found by their name in its maps), and the daemon,
+ * which reads them, must not be fooled. Then it waits, as the call's end
+ * would set their state right again.
+ */
+static long rogue_scribble(struct cusemu_device *dev, struct cusemu_file *file,
+			   unsigned int cmd, unsigned long arg)
+{
+	FILE *maps = fopen("/proc/self/maps", "r");
+	char line[512];
+	unsigned long lo, hi;
+
+	if (!maps)
+		return -errno;
+	while (fgets(line, sizeof(line), maps))
+		if (strstr(line, "memfd:cusemu-call") &&
+		    sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+			memset((void *)lo, 0xa5, 64);
+	fclose(maps);
+	while (!cusemu_signal_pending())
+		cusemu_msleep(100);
+	return -EINTR;
+}
+
 static const struct cusemu_ioctl rogue_native[] = {
 	CUSEMU_IOCTL_IOC(ROGUE_IOC_GET_SIZE, rogue_get_size),
 	CUSEMU_IOCTL_IOC(ROGUE_IOC_PAIR, rogue_pair),
@@ -192,6 +218,7 @@ static const struct cusemu_ioctl rogue_native[] = {
 	CUSEMU_IOCTL_NONE(ROGUE_IOC_STACK, rogue_stack),
 	CUSEMU_IOCTL_IOC(ROGUE_IOC_FORGET, rogue_forget),
 	CUSEMU_IOCTL_NONE(ROGUE_IOC_WAIT, rogue_wait),
+	CUSEMU_IOCTL_NONE(ROGUE_IOC_SCRIBBLE, rogue_scribble),
 	CUSEMU_IOCTL_END
 };
 

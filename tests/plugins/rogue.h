@@ -33,5 +33,8 @@ struct rogue_pair {
 #define ROGUE_IOC_FORGET _IOR('R', 13, __u64)
 /* Sleeps arg milliseconds in the helpers, then returns 0. */
 #define ROGUE_IOC_WAIT _IO('R', 14)
+/* Writes over its host's call channels (the memory the daemon shares with
+ * it), then waits until its caller gives up. */
+#define ROGUE_IOC_SCRIBBLE _IO('R', 15)
 
 #endif
