@@ -1856,14 +1856,93 @@ static GArray *modules_of(struct host *h, GPtrArray *names)
 	return mods;
 }
 
+/*
+ * What glibc's allocator keeps of freed memory goes back to the system.
+ * Under AddressSanitizer malloc is not glibc's, and a first malloc_trim()
+ * would set glibc's allocator up in the sandbox (getrandom(2) for its
+ * thread caches, off the allow-list).
+ */
+static void give_back_memory(void)
+{
+#ifndef __SANITIZE_ADDRESS__
+	malloc_trim(0);
+#endif
+}
+
+/*
+ * The symbols of the hosts' backtraces are read on one thread of the
+ * daemon's life. A trace takes megabytes (the debug information of the
+ * host's objects, the C library's compressed), which glibc keeps, once
+ * freed, in the arena of the thread that took them, and hands back only
+ * in part: each reader comes and goes with its host, and readers that
+ * overlap make glibc a new arena, which would keep its megabyte. One
+ * thread uses one arena, and its memory goes back after each trace.
+ */
+static struct {
+	GMutex lock;
+	GCond cond;
+	GThread *thread;
+	GQueue jobs;		/* struct trace_job */
+} symbolizer;
+
+struct trace_job {
+	GString *out;
+	struct host *h;
+	const struct host_fault_msg *f;
+	bool rip, done;
+};
+
+static void symbolize(struct trace_job *job)
+{
+	g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GArray) mods = modules_of(job->h, names);
+	g_autoptr(GString) trace = g_string_new(NULL);
+
+	cusemu_oops_append_remote_trace(trace, (void *)mods->data,
+					(int)mods->len, &job->f->trace,
+					job->rip);
+	/* The caller's string grows on the caller's thread. */
+	job->out = g_string_new_len(trace->str, (gssize)trace->len);
+}
+
+static gpointer symbolizer_main(gpointer data)
+{
+	(void)data;
+	g_mutex_lock(&symbolizer.lock);
+	for (;;) {
+		struct trace_job *job = g_queue_pop_head(&symbolizer.jobs);
+
+		if (!job) {
+			g_cond_wait(&symbolizer.cond, &symbolizer.lock);
+			continue;
+		}
+		g_mutex_unlock(&symbolizer.lock);
+		symbolize(job);
+		give_back_memory();
+		g_mutex_lock(&symbolizer.lock);
+		job->done = true;
+		g_cond_broadcast(&symbolizer.cond);
+	}
+	return NULL;
+}
+
+/* f's backtrace, its frames named against h's objects, appended to r. */
 static void append_trace(GString *r, struct host *h,
 			 const struct host_fault_msg *f, bool rip)
 {
-	g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
-	g_autoptr(GArray) mods = modules_of(h, names);
+	struct trace_job job = { .h = h, .f = f, .rip = rip };
 
-	cusemu_oops_append_remote_trace(r, (void *)mods->data, (int)mods->len,
-					&f->trace, rip);
+	g_mutex_lock(&symbolizer.lock);
+	if (!symbolizer.thread)
+		symbolizer.thread = g_thread_new("cusemu-symbols",
+						 symbolizer_main, NULL);
+	g_queue_push_tail(&symbolizer.jobs, &job);
+	g_cond_broadcast(&symbolizer.cond);
+	while (!job.done)
+		g_cond_wait(&symbolizer.cond, &symbolizer.lock);
+	g_mutex_unlock(&symbolizer.lock);
+	g_string_append_len(r, job.out->str, (gssize)job.out->len);
+	g_string_free(job.out, TRUE);
 }
 
 /* "bug0, spin0" */
@@ -1959,19 +2038,6 @@ static char *end_report(struct host *h, int status, const char *names)
 	return g_string_free(r, FALSE);
 }
 
-/*
- * What glibc's allocator keeps of freed memory goes back to the system.
- * Under AddressSanitizer malloc is not glibc's, and a first malloc_trim()
- * would set glibc's allocator up in the sandbox (getrandom(2) for its
- * thread caches, off the allow-list).
- */
-static void give_back_memory(void)
-{
-#ifndef __SANITIZE_ADDRESS__
-	malloc_trim(0);
-#endif
-}
-
 /* h is gone: one report, its devices fenced, the daemon tainted. */
 static void host_ended(struct host *h)
 {
@@ -2034,14 +2100,6 @@ static void host_ended(struct host *h)
 	}
 	for (guint i = 0; !quiet && i < devs->len; i++)
 		cusemu_oops_fence(devs->pdata[i], report);
-	/*
-	 * A report reads the debug information of the host's objects, some
-	 * compressed: megabytes, freed now, which glibc would keep for the
-	 * next allocations of this thread's arena. They go back to the
-	 * system, so that a daemon whose hosts come and go stays its size.
-	 */
-	if (!quiet)
-		give_back_memory();
 	g_mutex_lock(&h->lock);
 	h->done = true;
 	g_cond_broadcast(&h->cond);
