@@ -1055,6 +1055,22 @@ static void host_close(struct host *h)
 }
 
 /*
+ * New devices of h's set no longer go to h: true if they did, and the
+ * caller lets go of the set's reference.
+ */
+static bool unset_host(struct host *h)
+{
+	bool was;
+
+	g_mutex_lock(&h->set->lock);
+	was = h->set->host == h;
+	if (was)
+		h->set->host = NULL;
+	g_mutex_unlock(&h->set->lock);
+	return was;
+}
+
+/*
  * dev's device takes h (a reference), unless h is dying or ours no more.
  * Under set->lock, so that host_put's last device and a new one do not
  * cross.
@@ -1091,7 +1107,7 @@ static void host_put(struct host *h, struct cusemu_device *dev)
 	gint64 until = g_get_monotonic_time() +
 		       (gint64)REPORT_WAIT_MS * G_TIME_SPAN_MILLISECOND;
 	struct cusemu_host_models *set;
-	bool last, drop = false;
+	bool last;
 
 	if (!h)
 		return;
@@ -1119,12 +1135,8 @@ static void host_put(struct host *h, struct cusemu_device *dev)
 	g_mutex_unlock(&h->lock);
 	g_atomic_int_add(&set->users, -1);
 	if (last) {
-		g_mutex_lock(&set->lock);
-		if (set->host == h) {
-			set->host = NULL;
-			drop = true;
-		}
-		g_mutex_unlock(&set->lock);
+		bool drop = unset_host(h);
+
 		host_close(h);
 		if (drop)
 			host_unref(h);
@@ -1145,14 +1157,8 @@ void cusemu_hosts_configure(const struct cusemu_host_settings *s)
 	/* They ran as the launcher's user, unbounded: end them. */
 	for (guint i = 0; i < early->len; i++) {
 		struct host *h = early->pdata[i];
-		bool drop = false;
+		bool drop = unset_host(h);
 
-		g_mutex_lock(&h->set->lock);
-		if (h->set->host == h) {
-			h->set->host = NULL;
-			drop = true;
-		}
-		g_mutex_unlock(&h->set->lock);
 		host_close(h);
 		if (drop)
 			host_unref(h);
@@ -1901,8 +1907,7 @@ static void symbolize(struct trace_job *job)
 	cusemu_oops_append_remote_trace(trace, (void *)mods->data,
 					(int)mods->len, &job->f->trace,
 					job->rip);
-	/* The caller's string grows on the caller's thread. */
-	job->out = g_string_new_len(trace->str, (gssize)trace->len);
+	job->out = g_steal_pointer(&trace);
 }
 
 static gpointer symbolizer_main(gpointer data)
@@ -2046,7 +2051,7 @@ static void host_ended(struct host *h)
 	g_autoptr(GPtrArray) devs = g_ptr_array_new();
 	GHashTableIter it;
 	gpointer dev;
-	bool quiet, drop = false;
+	bool quiet;
 	int status;
 
 	kill_host(h);
@@ -2056,13 +2061,7 @@ static void host_ended(struct host *h)
 	if (hosts.hosts)
 		g_ptr_array_remove(hosts.hosts, h);
 	g_mutex_unlock(&hosts.lock);
-	g_mutex_lock(&h->set->lock);
-	if (h->set->host == h) {
-		h->set->host = NULL;
-		drop = true;
-	}
-	g_mutex_unlock(&h->set->lock);
-	if (drop)
+	if (unset_host(h))
 		host_unref(h);	/* the set's; the reader holds its own */
 	g_mutex_lock(&h->lock);
 	quiet = h->closing;
