@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
@@ -85,15 +86,29 @@ struct channel {
 	struct host_spin spin;		/* for its calls' results */
 };
 
+/*
+ * A host is shared: its set's pointer to the host new devices go to, each
+ * device of it, and its reader thread hold a reference each; the last one
+ * frees it, and everything of it goes then (its channels, its reader,
+ * joined). Its set outlives it: a host holds a reference on its set.
+ */
 struct host {
+	gint ref;
 	struct cusemu_host_models *set;
 	pid_t pid;
 	int pidfd;
 	int control;
 	GMutex lock;		/* guards what follows */
+	GCond cond;		/* pins gone, or done */
 	GPtrArray *channels;	/* struct channel, by id; NULL when freed */
 	GPtrArray *idle;
 	GHashTable *devices;	/* struct cusemu_device * set */
+	/*
+	 * Devices the reader uses outside the lock (an event, a report): a
+	 * device that leaves the host waits until none is, so that it is
+	 * never freed under the reader.
+	 */
+	unsigned int pins;
 	GHashTable *events;	/* names counted */
 	GThread *reader;
 	gint dead;		/* no call goes to it any more */
@@ -107,6 +122,8 @@ struct host {
 	GArray *modules;	/* struct host_module_msg */
 	bool lockup_reported;
 	bool ended;		/* its end was handled: channels freed */
+	bool ending;		/* the devices to fence are taken */
+	bool done;		/* its end reported, its devices fenced */
 };
 
 /* One proxy model: the struct the rest of the daemon uses, first. */
@@ -120,10 +137,17 @@ struct proxy {
 	uint64_t *handler_at[2];
 };
 
+/*
+ * The loader holds a reference until it lets go of the file
+ * (cusemu_host_models_free()), and each host of the set one: its reports
+ * name the plugin and read its symbols from the image.
+ */
 struct cusemu_host_models {
+	gint ref;
+	gint users;		/* devices made from its proxies */
 	char *origin;
 	char *label;		/* its file name */
-	int image;		/* the sealed copy, the plugin loader's */
+	int image;		/* the sealed copy: the set's own descriptor */
 	unsigned int n;
 	struct proxy *proxies;
 	const struct cusemu_device_model **list;
@@ -420,7 +444,8 @@ static int tr_sandboxed(struct cusemu_device *dev, char **why)
 	return (int)forward(&f);
 }
 
-static struct host *host_for(struct cusemu_host_models *set, GError **error);
+static struct host *host_for(struct cusemu_host_models *set,
+			     struct cusemu_device *dev, GError **error);
 static void host_put(struct host *h, struct cusemu_device *dev);
 
 static int tr_probe(struct cusemu_device *dev, char **why)
@@ -429,7 +454,7 @@ static int tr_probe(struct cusemu_device *dev, char **why)
 	g_autoptr(GString) params = g_string_new(NULL);
 	g_autoptr(GError) error = NULL;
 	struct proxy *p = proxy_of(dev->model);
-	struct host *h = host_for(p->set, &error);
+	struct host *h = host_for(p->set, dev, &error);
 	struct fwd f = { .slot = HOST_SLOT_PROBE, .op = CUSEMU_OP_PROBE,
 			 .dev = dev, .why = why, .main_thread = true };
 	GHashTableIter it;
@@ -440,10 +465,10 @@ static int tr_probe(struct cusemu_device *dev, char **why)
 		*why = g_strdup(error->message);
 		return -EIO;
 	}
-	g_mutex_lock(&h->lock);
-	g_hash_table_add(h->devices, dev);
-	g_mutex_unlock(&h->lock);
+	/* The device holds h from here; host_put lets go of it. */
 	dev->priv = h;
+	/* Nothing of its model runs in the daemon: a fenced one can go. */
+	inst->hosted = true;
 	g_string_append_len(params, dev->name, (gssize)strlen(dev->name) + 1);
 	g_string_append_len(params, cusemu_device_kernel_model(dev),
 			    (gssize)strlen(cusemu_device_kernel_model(dev)) +
@@ -469,7 +494,9 @@ static void tr_remove(struct cusemu_device *dev)
 	struct fwd f = { .slot = HOST_SLOT_REMOVE, .op = CUSEMU_OP_REMOVE,
 			 .dev = dev, .main_thread = true };
 
-	forward(&f);
+	/* A fenced model's code is not run again, in a host either. */
+	if (!cusemu_device_fenced(dev))
+		forward(&f);
 	dev->priv = NULL;
 	host_put(h, dev);
 }
@@ -845,6 +872,10 @@ gboolean cusemu_host_check_description(int sock, GError **error)
 
 /* ---- hosts */
 
+static void channel_free(struct channel *ch);
+
+/* Its channels no call is in; a call's own is freed by its thread once
+ * h->ended (channel_put). Under h->lock. */
 static void host_free_channels(struct host *h)
 {
 	for (guint i = 0; h->channels && i < h->channels->len; i++) {
@@ -852,38 +883,97 @@ static void host_free_channels(struct host *h)
 
 		if (!ch || ch->busy)
 			continue;	/* its thread frees it (h->ended) */
-		if (ch->sock >= 0)
-			close(ch->sock);
-		munmap(ch->shm, sizeof(*ch->shm));
-		g_free(ch);
+		channel_free(ch);
 		h->channels->pdata[i] = NULL;
 	}
 	g_ptr_array_set_size(h->idle, 0);
 }
 
-/* A host nothing refers to any more, its descriptors closed. */
+static struct cusemu_host_models *set_ref(struct cusemu_host_models *set)
+{
+	g_atomic_int_inc(&set->ref);
+	return set;
+}
+
+/* A set that neither the loader nor a host refers to any more. */
+static void set_free(struct cusemu_host_models *set)
+{
+	proxies_free(set);
+	g_free(set->list);
+	g_free(set->origin);
+	g_free(set->label);
+	if (set->image >= 0)
+		close(set->image);
+	g_mutex_clear(&set->lock);
+	g_free(set);
+}
+
+static void set_unref(struct cusemu_host_models *set)
+{
+	if (set && g_atomic_int_dec_and_test(&set->ref))
+		set_free(set);
+}
+
+static struct host *host_ref(struct host *h)
+{
+	g_atomic_int_inc(&h->ref);
+	return h;
+}
+
+/*
+ * The last reference went: no device and no call is in h, its reader has
+ * returned or returns now, its process is reaped (or was never ours to
+ * reap). A thread cannot join itself: when the reader lets go last, its
+ * GThread goes unjoined, and the thread's resources go as it returns.
+ */
 static void host_free(struct host *h)
 {
+	g_mutex_lock(&hosts.lock);
+	if (hosts.hosts)
+		g_ptr_array_remove(hosts.hosts, h);
+	g_mutex_unlock(&hosts.lock);
+	if (h->reader && h->reader == g_thread_self())
+		g_thread_unref(h->reader);
+	else if (h->reader)
+		g_thread_join(h->reader);
+	for (guint i = 0; i < h->channels->len; i++)
+		if (h->channels->pdata[i])
+			channel_free(h->channels->pdata[i]);
+	if (h->control >= 0)
+		close(h->control);
+	if (h->pidfd >= 0)
+		close(h->pidfd);
 	g_ptr_array_unref(h->channels);
 	g_ptr_array_unref(h->idle);
 	g_hash_table_unref(h->devices);
 	g_hash_table_unref(h->events);
 	g_array_unref(h->modules);
 	g_free(h->kill_report);
+	g_cond_clear(&h->cond);
 	g_mutex_clear(&h->lock);
+	set_unref(h->set);
 	g_free(h);
 }
 
+static void host_unref(struct host *h)
+{
+	if (h && g_atomic_int_dec_and_test(&h->ref))
+		host_free(h);
+}
+
+/* A new host of set, one reference the caller's. */
 static struct host *host_start(struct cusemu_host_models *set, bool fresh,
 			       GError **error)
 {
 	struct host *h = g_new0(struct host, 1);
 	int sv[2];
 
+	h->ref = 1;
 	h->control = h->pidfd = -1;
 	h->exit_status = -1;
 	g_mutex_init(&h->lock);
-	h->set = set;
+	g_cond_init(&h->cond);
+	h->set = set_ref(set);
 	h->channels = g_ptr_array_new();
 	h->idle = g_ptr_array_new();
 	h->devices = g_hash_table_new(NULL, NULL);
@@ -912,12 +1002,9 @@ static struct host *host_start(struct cusemu_host_models *set, bool fresh,
 fail:
 	if (h->pidfd >= 0) {
 		syscall(SYS_pidfd_send_signal, h->pidfd, SIGKILL, NULL, 0);
-		close(h->pidfd);
 		reap(h->pid);
 	}
-	if (h->control >= 0)
-		close(h->control);
-	host_free(h);
+	host_unref(h);
 	return NULL;
 }
 
@@ -949,7 +1036,8 @@ static bool control_send(struct host *h, const void *msg, size_t len,
 
 /*
  * Ours no more (its devices are gone, or it only described the plugin):
- * it gets EOF and exits. Its reader, if any, does the rest.
+ * it gets EOF and exits. Its reader, if any, does the rest; the caller
+ * lets go of its reference.
  */
 static void host_close(struct host *h)
 {
@@ -966,24 +1054,71 @@ static void host_close(struct host *h)
 		return;
 	/* Never served: nothing of it is in use. */
 	reap(h->pid);
-	g_mutex_lock(&h->lock);
-	h->ended = true;
-	close(h->control);
-	close(h->pidfd);
-	h->control = h->pidfd = -1;
-	g_mutex_unlock(&h->lock);
 	g_mutex_lock(&hosts.lock);
 	if (hosts.hosts)
 		g_ptr_array_remove(hosts.hosts, h);
 	g_mutex_unlock(&hosts.lock);
 	g_mutex_lock(&h->lock);
+	h->ended = h->done = true;
+	close(h->control);
+	close(h->pidfd);
+	h->control = h->pidfd = -1;
 	host_free_channels(h);
 	g_mutex_unlock(&h->lock);
-	host_free(h);
 }
 
+/*
+ * New devices of h's set no longer go to h: true if they did, and the
+ * caller lets go of the set's reference.
+ */
+static bool unset_host(struct host *h)
+{
+	bool was;
+
+	g_mutex_lock(&h->set->lock);
+	was = h->set->host == h;
+	if (was)
+		h->set->host = NULL;
+	g_mutex_unlock(&h->set->lock);
+	return was;
+}
+
+/*
+ * dev's device takes h (a reference), unless h is dying or ours no more.
+ * Under set->lock, so that host_put's last device and a new one do not
+ * cross.
+ */
+static bool host_take(struct host *h, struct cusemu_device *dev)
+{
+	bool taken;
+
+	g_mutex_lock(&h->lock);
+	taken = !g_atomic_int_get(&h->dead) && !h->closing;
+	if (taken) {
+		g_hash_table_add(h->devices, dev);
+		host_ref(h);
+		g_atomic_int_inc(&h->set->users);
+	}
+	g_mutex_unlock(&h->lock);
+	return taken;
+}
+
+/*
+ * How long a device that leaves a host that died waits for the host's
+ * report, which names and fences it: a loaded machine symbolizes slowly.
+ */
+#define REPORT_WAIT_MS 10000
+
+/*
+ * dev leaves h, and lets go of its reference. A host that died reports
+ * first (its reader fences the devices it names after letting go of
+ * h->lock: dev must outlive that), and the reader uses dev no more once
+ * it left; the last device ends the host.
+ */
 static void host_put(struct host *h, struct cusemu_device *dev)
 {
+	gint64 until = g_get_monotonic_time() +
+		       (gint64)REPORT_WAIT_MS * G_TIME_SPAN_MILLISECOND;
 	struct cusemu_host_models *set;
 	bool last;
 
@@ -991,16 +1126,35 @@ static void host_put(struct host *h, struct cusemu_device *dev)
 		return;
 	set = h->set;
 	g_mutex_lock(&h->lock);
+	while (h->reader && g_atomic_int_get(&h->dead) && !h->done) {
+		if (h->ending)
+			g_cond_wait(&h->cond, &h->lock);
+		else if (!g_cond_wait_until(&h->cond, &h->lock, until))
+			break;
+	}
 	g_hash_table_remove(h->devices, dev);
+	for (guint i = 0; i < h->channels->len; i++) {
+		struct channel *ch = h->channels->pdata[i];
+
+		if (ch && ch->dev == dev)
+			ch->dev = NULL;
+	}
+	while (h->pins)
+		g_cond_wait(&h->cond, &h->lock);
 	last = !g_hash_table_size(h->devices) && !h->closing;
+	/* No device comes to it any more (host_take). */
+	if (last)
+		h->closing = true;
 	g_mutex_unlock(&h->lock);
-	if (!last)
-		return;
-	g_mutex_lock(&set->lock);
-	if (set->host == h)
-		set->host = NULL;
-	g_mutex_unlock(&set->lock);
-	host_close(h);
+	g_atomic_int_add(&set->users, -1);
+	if (last) {
+		bool drop = unset_host(h);
+
+		host_close(h);
+		if (drop)
+			host_unref(h);
+	}
+	host_unref(h);
 }
 
 void cusemu_hosts_configure(const struct cusemu_host_settings *s)
@@ -1011,17 +1165,17 @@ void cusemu_hosts_configure(const struct cusemu_host_settings *s)
 	hosts.settings = *s;
 	hosts.configured = true;
 	for (guint i = 0; hosts.hosts && i < hosts.hosts->len; i++)
-		g_ptr_array_add(early, hosts.hosts->pdata[i]);
+		g_ptr_array_add(early, host_ref(hosts.hosts->pdata[i]));
 	g_mutex_unlock(&hosts.lock);
 	/* They ran as the launcher's user, unbounded: end them. */
 	for (guint i = 0; i < early->len; i++) {
 		struct host *h = early->pdata[i];
+		bool drop = unset_host(h);
 
-		g_mutex_lock(&h->set->lock);
-		if (h->set->host == h)
-			h->set->host = NULL;
-		g_mutex_unlock(&h->set->lock);
 		host_close(h);
+		if (drop)
+			host_unref(h);
+		host_unref(h);
 	}
 }
 
@@ -1032,10 +1186,18 @@ cusemu_host_describe(const char *origin, int image,
 {
 	struct cusemu_host_models *set = g_new0(struct cusemu_host_models, 1);
 
+	set->ref = 1;
 	set->origin = g_strdup(origin);
 	set->label = g_path_get_basename(origin);
-	set->image = image;
 	g_mutex_init(&set->lock);
+	/* Its own: its hosts' reports may outlive the loader's. */
+	set->image = fcntl(image, F_DUPFD_CLOEXEC, 0);
+	if (set->image < 0) {
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
+			    "a descriptor of its image: %s", g_strerror(errno));
+		cusemu_host_models_free(set);
+		return NULL;
+	}
 	cusemu_handler_set_locator(locate_row);
 	set->host = host_start(set, true, error);
 	if (!set->host) {
@@ -1049,27 +1211,39 @@ cusemu_host_describe(const char *origin, int image,
 	return set;
 }
 
+bool cusemu_host_models_used(struct cusemu_host_models *set)
+{
+	return g_atomic_int_get(&set->users) > 0;
+}
+
 void cusemu_host_models_free(struct cusemu_host_models *set)
 {
+	struct host *h;
+
 	if (!set)
 		return;
-	/* Refused: no device has its models, and its host never served. */
-	if (set->host)
-		host_close(set->host);
-	proxies_free(set);
-	g_free(set->list);
-	g_free(set->origin);
-	g_free(set->label);
-	g_mutex_clear(&set->lock);
-	g_free(set);
+	/* No device has its models: a host it has ends (never served, or
+	 * idle). The set goes with the last of its hosts. */
+	g_mutex_lock(&set->lock);
+	h = g_steal_pointer(&set->host);
+	g_mutex_unlock(&set->lock);
+	if (h) {
+		host_close(h);
+		host_unref(h);
+	}
+	set_unref(set);
 }
 
 static gpointer reader_main(gpointer data);
 
-/* The host new devices of set go to: the current one, or a fresh one. */
-static struct host *host_for(struct cusemu_host_models *set, GError **error)
+/*
+ * The host dev goes to (its reference taken): the current one of set, or
+ * a fresh one.
+ */
+static struct host *host_for(struct cusemu_host_models *set,
+			     struct cusemu_device *dev, GError **error)
 {
-	struct host *h;
+	struct host *h, *gone = NULL;
 
 	g_mutex_lock(&set->lock);
 	h = set->host;
@@ -1078,23 +1252,35 @@ static struct host *host_for(struct cusemu_host_models *set, GError **error)
 		set->host = NULL;
 		g_mutex_unlock(&set->lock);
 		host_close(h);
+		host_unref(h);
 		g_mutex_lock(&set->lock);
 		h = set->host;
 	}
-	if (h && g_atomic_int_get(&h->dead)) {
-		set->host = NULL;
+	if (h && !host_take(h, dev)) {
+		/* Dying: its reader reports its end; new devices go to a
+		 * fresh one. */
+		gone = g_steal_pointer(&set->host);
 		h = NULL;
 	}
 	if (!h) {
 		h = host_start(set, false, error);
+		if (h && !host_take(h, dev)) {
+			host_close(h);
+			host_unref(h);
+			h = NULL;
+			g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
+				    "its model host ended as it started");
+		}
 		if (h)
 			set->host = h;
 		else
 			g_prefix_error(error, "%s: ", set->origin);
 	}
 	if (h && !h->reader)
-		h->reader = g_thread_new("cusemu-host-reader", reader_main, h);
+		h->reader = g_thread_new("cusemu-host-reader", reader_main,
+					 host_ref(h));
 	g_mutex_unlock(&set->lock);
+	host_unref(gone);
 	return h;
 }
 
@@ -1733,15 +1919,34 @@ static long forward(struct fwd *f)
 
 /* ---- the reader: a host's messages, its lockups, its end */
 
+/* dev, pinned (host_put waits until unpin()), if it is one of h's; under
+ * h->lock. */
+static struct cusemu_device *pin_locked(struct host *h,
+					struct cusemu_device *dev)
+{
+	if (!dev || !g_hash_table_contains(h->devices, dev))
+		return NULL;
+	h->pins++;
+	return dev;
+}
+
+static void unpin(struct host *h)
+{
+	g_mutex_lock(&h->lock);
+	if (!--h->pins)
+		g_cond_broadcast(&h->cond);
+	g_mutex_unlock(&h->lock);
+}
+
+/* The device the host names by id, pinned, or NULL. */
 static struct cusemu_device *device_of(struct host *h, uint64_t id)
 {
-	struct cusemu_device *dev = (struct cusemu_device *)(uintptr_t)id;
-	bool known;
+	struct cusemu_device *dev;
 
 	g_mutex_lock(&h->lock);
-	known = g_hash_table_contains(h->devices, dev);
+	dev = pin_locked(h, (struct cusemu_device *)(uintptr_t)id);
 	g_mutex_unlock(&h->lock);
-	return known ? dev : NULL;
+	return dev;
 }
 
 static void on_event(struct host *h, struct host_event_msg *m)
@@ -1753,10 +1958,13 @@ static void on_event(struct host *h, struct host_event_msg *m)
 		return;
 	if (m->type == HOST_MSG_WAKE_UP) {
 		cusemu_device_wake_up(dev);
+		unpin(h);
 		return;
 	}
-	if (!terminated(m->event, sizeof(m->event)))
+	if (!terminated(m->event, sizeof(m->event))) {
+		unpin(h);
 		return;
+	}
 	g_mutex_lock(&h->lock);
 	known = g_hash_table_contains(h->events, m->event);
 	if (!known && g_hash_table_size(h->events) < EVENTS_MAX) {
@@ -1766,6 +1974,7 @@ static void on_event(struct host *h, struct host_event_msg *m)
 	g_mutex_unlock(&h->lock);
 	if (known)
 		cusemu_device_count_event(dev, m->event);
+	unpin(h);
 }
 
 static void on_text(struct host *h, struct host_text_msg *m)
@@ -1775,8 +1984,10 @@ static void on_text(struct host *h, struct host_text_msg *m)
 	m->text[sizeof(m->text) - 1] = '\0';
 	if (m->type == HOST_MSG_LOST) {
 		dev = device_of(h, m->dev);
-		if (dev)
+		if (dev) {
 			cusemu_device_lost(dev, "%s", m->text);
+			unpin(h);
+		}
 		return;
 	}
 	/* Never G_LOG_LEVEL_ERROR: that would end the daemon. */
@@ -1814,14 +2025,92 @@ static GArray *modules_of(struct host *h, GPtrArray *names)
 	return mods;
 }
 
+/*
+ * What glibc's allocator keeps of freed memory goes back to the system.
+ * Under AddressSanitizer malloc is not glibc's, and a first malloc_trim()
+ * would set glibc's allocator up in the sandbox (getrandom(2) for its
+ * thread caches, off the allow-list).
+ */
+static void give_back_memory(void)
+{
+#ifndef __SANITIZE_ADDRESS__
+	malloc_trim(0);
+#endif
+}
+
+/*
+ * The symbols of the hosts' backtraces are read on one thread of the
+ * daemon's life. A trace takes megabytes (the debug information of the
+ * host's objects, the C library's compressed), which glibc keeps, once
+ * freed, in the arena of the thread that took them, and hands back only
+ * in part: each reader comes and goes with its host, and readers that
+ * overlap make glibc a new arena, which would keep its megabyte. One
+ * thread uses one arena, and its memory goes back after each trace.
+ */
+static struct {
+	GMutex lock;
+	GCond cond;
+	GThread *thread;
+	GQueue jobs;		/* struct trace_job */
+} symbolizer;
+
+struct trace_job {
+	GString *out;
+	struct host *h;
+	const struct host_fault_msg *f;
+	bool rip, done;
+};
+
+static void symbolize(struct trace_job *job)
+{
+	g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GArray) mods = modules_of(job->h, names);
+	g_autoptr(GString) trace = g_string_new(NULL);
+
+	cusemu_oops_append_remote_trace(trace, (void *)mods->data,
+					(int)mods->len, &job->f->trace,
+					job->rip);
+	job->out = g_steal_pointer(&trace);
+}
+
+static gpointer symbolizer_main(gpointer data)
+{
+	(void)data;
+	g_mutex_lock(&symbolizer.lock);
+	for (;;) {
+		struct trace_job *job = g_queue_pop_head(&symbolizer.jobs);
+
+		if (!job) {
+			g_cond_wait(&symbolizer.cond, &symbolizer.lock);
+			continue;
+		}
+		g_mutex_unlock(&symbolizer.lock);
+		symbolize(job);
+		give_back_memory();
+		g_mutex_lock(&symbolizer.lock);
+		job->done = true;
+		g_cond_broadcast(&symbolizer.cond);
+	}
+	return NULL;
+}
+
+/* f's backtrace, its frames named against h's objects, appended to r. */
 static void append_trace(GString *r, struct host *h,
 			 const struct host_fault_msg *f, bool rip)
 {
-	g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
-	g_autoptr(GArray) mods = modules_of(h, names);
+	struct trace_job job = { .h = h, .f = f, .rip = rip };
 
-	cusemu_oops_append_remote_trace(r, (void *)mods->data, (int)mods->len,
-					&f->trace, rip);
+	g_mutex_lock(&symbolizer.lock);
+	if (!symbolizer.thread)
+		symbolizer.thread = g_thread_new("cusemu-symbols",
+						 symbolizer_main, NULL);
+	g_queue_push_tail(&symbolizer.jobs, &job);
+	g_cond_broadcast(&symbolizer.cond);
+	while (!job.done)
+		g_cond_wait(&symbolizer.cond, &symbolizer.lock);
+	g_mutex_unlock(&symbolizer.lock);
+	g_string_append_len(r, job.out->str, (gssize)job.out->len);
+	g_string_free(job.out, TRUE);
 }
 
 /* "bug0, spin0" */
@@ -1935,10 +2224,8 @@ static void host_ended(struct host *h)
 	if (hosts.hosts)
 		g_ptr_array_remove(hosts.hosts, h);
 	g_mutex_unlock(&hosts.lock);
-	g_mutex_lock(&h->set->lock);
-	if (h->set->host == h)
-		h->set->host = NULL;
-	g_mutex_unlock(&h->set->lock);
+	if (unset_host(h))
+		host_unref(h);	/* the set's; the reader holds its own */
 	g_mutex_lock(&h->lock);
 	quiet = h->closing;
 	names = device_names(h);
@@ -1955,9 +2242,11 @@ static void host_ended(struct host *h)
 					 *names ? names : "no device is");
 	else
 		report = end_report(h, status, names);
+	/* A device that leaves from now on waits for done (host_put). */
 	g_hash_table_iter_init(&it, h->devices);
 	while (g_hash_table_iter_next(&it, &dev, NULL))
 		g_ptr_array_add(devs, dev);
+	h->ending = true;
 	host_free_channels(h);
 	h->ended = true;
 	/* Nothing reads them any more; the pid is reaped. */
@@ -1965,16 +2254,18 @@ static void host_ended(struct host *h)
 	close(h->pidfd);
 	h->control = h->pidfd = -1;
 	g_mutex_unlock(&h->lock);
-	if (quiet)
-		return;
-	if (!h->kill_report || h->faulted)
+	if (!quiet && (!h->kill_report || h->faulted))
 		cusemu_oops_log(report);
-	if (cusemu_oops_panics()) {
+	if (!quiet && cusemu_oops_panics()) {
 		g_message("panic_on_oops: the daemon ends; its nodes go with it");
 		_exit(3);
 	}
-	for (guint i = 0; i < devs->len; i++)
+	for (guint i = 0; !quiet && i < devs->len; i++)
 		cusemu_oops_fence(devs->pdata[i], report);
+	g_mutex_lock(&h->lock);
+	h->done = true;
+	g_cond_broadcast(&h->cond);
+	g_mutex_unlock(&h->lock);
 }
 
 static bool read_control(struct host *h);
@@ -2001,25 +2292,37 @@ static bool sample(struct host *h, int channel, struct host_fault_msg *out)
 
 static void report_lockup(struct host *h, struct channel *ch, gint64 us)
 {
-	GString *r = g_string_new(NULL);
+	GString *r;
 	struct host_fault_msg f;
 	struct cusemu_oops_call c;
+	struct cusemu_device *dev;
 
 	g_mutex_lock(&h->lock);
 	c = ch->call;
+	dev = pin_locked(h, ch->dev);
 	g_mutex_unlock(&h->lock);
-	cusemu_oops_append_lockup(r, ch->dev, c.op, us,
-				  c.pid ? c.pid : h->pid, NULL);
+	if (!dev) {
+		/* An abandoned call of a device gone: it spins all the same. */
+		g_warning("the model host of %s (pid %d) spins in a call of a "
+			  "device removed since; it is ended",
+			  h->set->origin, (int)h->pid);
+		kill_host(h);
+		return;
+	}
+	r = g_string_new(NULL);
+	cusemu_oops_append_lockup(r, dev, c.op, us, c.pid ? c.pid : h->pid,
+				  NULL);
 	c.tid = 0;
 	c.thread = "cusemu-host";
 	if (sample(h, ch->id, &f)) {
 		c.tid = f.tid;
-		cusemu_oops_append_context(r, ch->dev, &c);
+		cusemu_oops_append_context(r, dev, &c);
 		append_trace(r, h, &f, true);
 	} else {
-		cusemu_oops_append_context(r, ch->dev, &c);
+		cusemu_oops_append_context(r, dev, &c);
 		g_string_append(r, "Call Trace: (the host did not answer)\n");
 	}
+	unpin(h);
 	g_string_append_printf(r, "The daemon ends the model host of %s (pid "
 				  "%d): the call cannot be taken back from "
 				  "it; its calls fail with EIO\n"
@@ -2061,17 +2364,19 @@ static void report_hung(struct host *h, const struct stuck *st)
 
 	g_mutex_lock(&h->lock);
 	c = ch->call;
-	dev = g_hash_table_contains(h->devices, ch->dev) ? ch->dev : NULL;
+	dev = pin_locked(h, ch->dev);
 	g_mutex_unlock(&h->lock);
 	if (!dev)
 		return;		/* the device went; so did its report */
 	sampled = sample(h, ch->id, &f);
 	g_mutex_lock(&h->lock);
-	if (ch->seq != st->seq || (!ch->busy && !ch->abandoned))
-		dev = NULL;	/* the call ended meanwhile: not hung */
-	g_mutex_unlock(&h->lock);
-	if (!dev)
+	/* The call ended meanwhile: not hung. */
+	if (ch->seq != st->seq || (!ch->busy && !ch->abandoned)) {
+		g_mutex_unlock(&h->lock);
+		unpin(h);
 		return;
+	}
+	g_mutex_unlock(&h->lock);
 	r = g_string_new(NULL);
 	cusemu_oops_append_hung(r, c.pid ? c.pid : h->pid);
 	c.tid = sampled ? f.tid : 0;
@@ -2090,6 +2395,7 @@ static void report_hung(struct host *h, const struct stuck *st)
 			       h->set->origin, (int)h->pid,
 			       st->asleep ? "a wake-up ends the call"
 					  : "only the model can end the call");
+	unpin(h);
 	cusemu_oops_log(r->str);
 	g_string_free(r, TRUE);
 }
@@ -2261,6 +2567,7 @@ static gpointer reader_main(gpointer data)
 		}
 	}
 	host_ended(h);
+	host_unref(h);	/* the reader's */
 	return NULL;
 }
 

@@ -56,7 +56,14 @@ struct cusemu_host_models *
 cusemu_host_describe(const char *origin, int image,
 		     const struct cusemu_device_model *const **models,
 		     GError **error);
-/* A refused description's host ends; its models are gone (never used). */
+/*
+ * Whether a device (not freed yet) is made from the set's models. A set
+ * nobody uses any more (refused, or replaced by a reload of a rebuilt
+ * file and its last device gone) is let go of: its host, if it has one,
+ * ends; its models are gone; its image is closed once the last of its
+ * hosts has reported its end.
+ */
+bool cusemu_host_models_used(struct cusemu_host_models *set);
 void cusemu_host_models_free(struct cusemu_host_models *set);
 
 /* Whether m is a proxy model, one of a host's. */

@@ -1267,6 +1267,7 @@ static int control_remove(void *data, const char *node, GString *out)
 			       dev->model->name);
 	/* Nothing is inside it any more: the model's remove runs. */
 	cusemu_device_free(dev);
+	cusemu_plugin_prune();
 	return 0;
 }
 
@@ -1328,6 +1329,8 @@ static int control_reload(void *data, const char *node, GString *out)
 	g_message("%s reloaded: %s; files opened before get ENODEV", path,
 		  what);
 	g_string_append_printf(out, "%s reloaded: %s\n", path, what);
+	/* The load the old instance was the last user of goes. */
+	cusemu_plugin_prune();
 	return 0;
 }
 

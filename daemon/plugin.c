@@ -52,7 +52,13 @@ struct loaded {
 	bool current;		/* false once a reload brought another */
 };
 
-static GArray *loaded;		/* struct loaded, in load order */
+/*
+ * struct loaded, in load order. The main thread alone adds and prunes; it
+ * takes the lock to do so, and other threads (a report's origin, a
+ * backtrace's objects) take it to read.
+ */
+static GArray *loaded;
+static GMutex loaded_lock;
 /*
  * NAME.so of the models directory, by NAME, once tried: the GError of its
  * refusal, or NULL when it loaded. A file is tried once, so that its
@@ -706,8 +712,63 @@ static void keep(const struct cusemu_device_model *const *models,
 			    !strcmp(old->model->name, l.model->name))
 				old->current = false;
 		}
+		g_mutex_lock(&loaded_lock);
 		g_array_append_val(loaded, l);
+		g_mutex_unlock(&loaded_lock);
 		g_debug("model %s from %s", l.model->name, file->origin);
+	}
+}
+
+/* Whether f is the current load of one of its models, or its code is in
+ * the daemon, or a device still has its models. */
+static bool file_kept(const struct plugin_file *f)
+{
+	for (guint i = 0; i < loaded->len; i++) {
+		const struct loaded *l = &g_array_index(loaded, struct loaded, i);
+
+		if (l->file == f && l->current)
+			return true;
+	}
+	return f->module || cusemu_host_models_used(f->hosted);
+}
+
+static void file_free(struct plugin_file *f)
+{
+	cusemu_host_models_free(f->hosted);
+	close(f->fd);
+	g_free(f->origin);
+	g_free(f->loaded_as);
+	g_free(f->sum);
+	g_free(f);
+}
+
+void cusemu_plugin_prune(void)
+{
+	g_autoptr(GPtrArray) gone = g_ptr_array_new();
+
+	for (guint i = 0; loaded && i < loaded->len; i++) {
+		struct plugin_file *f =
+			g_array_index(loaded, struct loaded, i).file;
+
+		if (!file_kept(f) && !g_ptr_array_find(gone, f, NULL))
+			g_ptr_array_add(gone, f);
+	}
+	if (!gone->len)
+		return;
+	g_mutex_lock(&loaded_lock);
+	for (guint i = loaded->len; i-- > 0;)
+		if (g_ptr_array_find(gone,
+				     g_array_index(loaded, struct loaded, i).file,
+				     NULL))
+			g_array_remove_index(loaded, i);
+	g_mutex_unlock(&loaded_lock);
+	/* Not under the lock: a host's end takes it for its report. */
+	for (guint i = 0; i < gone->len; i++) {
+		struct plugin_file *f = gone->pdata[i];
+
+		g_debug("%s: the load replaced by a reload is unused: freed",
+			f->origin);
+		file_free(f);
 	}
 }
 
@@ -838,6 +899,8 @@ cusemu_plugin_reload(const struct cusemu_device_model *m, GError **error)
 
 	if (!l)
 		return m;	/* built in: a fresh instance of the same */
+	cusemu_plugin_prune();
+	l = loaded_model(m);
 	was = l->file;
 	image = checked_image(was->origin, was->origin, &sum, error);
 	if (image < 0)
@@ -925,21 +988,30 @@ guint cusemu_plugin_models(const struct cusemu_device_model ***models)
 
 const char *cusemu_plugin_origin(const struct cusemu_device_model *m)
 {
-	const struct loaded *l = loaded_model(m);
+	const struct loaded *l;
+	const char *origin;
 
-	return l ? l->file->origin : NULL;
+	g_mutex_lock(&loaded_lock);
+	l = loaded_model(m);
+	origin = l ? l->file->origin : NULL;
+	g_mutex_unlock(&loaded_lock);
+	return origin;
 }
 
 const char *cusemu_plugin_file_origin(const char *path, int *fd)
 {
-	for (guint i = 0; loaded && i < loaded->len; i++) {
+	const char *origin = NULL;
+
+	*fd = -1;
+	g_mutex_lock(&loaded_lock);
+	for (guint i = 0; loaded && i < loaded->len && !origin; i++) {
 		const struct loaded *l = &g_array_index(loaded, struct loaded, i);
 
 		if (!strcmp(l->file->loaded_as, path)) {
 			*fd = l->file->fd;
-			return l->file->origin;
+			origin = l->file->origin;
 		}
 	}
-	*fd = -1;
-	return NULL;
+	g_mutex_unlock(&loaded_lock);
+	return origin;
 }

@@ -56,9 +56,19 @@ cusemu_plugin_hosted(const struct cusemu_device_model *m);
  * the same name in it, which --device and add use from now on. m itself
  * when the file is the one loaded, or m is built in. NULL and why when the
  * file is refused, or has no such model any more. The old code stays
- * loaded: files opened before may still be inside it.
+ * loaded while files opened before may still be inside it: code loaded
+ * into the daemon (isolation=none) for the daemon's life, a model host's
+ * description until cusemu_plugin_prune() finds no device of it.
  */
 const struct cusemu_device_model *
 cusemu_plugin_reload(const struct cusemu_device_model *m, GError **error);
+
+/*
+ * The loads that reloads replaced, whose models no device uses any more and
+ * whose code was never loaded into the daemon, go: their proxy models,
+ * their model hosts' descriptions, their images. From the main thread,
+ * after a device was freed.
+ */
+void cusemu_plugin_prune(void);
 
 #endif

@@ -86,6 +86,9 @@ struct cusemu_instance {
 	struct cusemu_recording *recording;
 	uint64_t record_max;		/* record-max=, in bytes */
 	struct cusemu_oops_part oops;
+	/* Its model runs in a model host (daemon/host.c), none of its code
+	 * in the daemon: fenced, it is freed all the same. */
+	bool hosted;
 	/* How the model broke the handler contract, each said once (call.c). */
 	guint contract_broken;
 	/* The table rows whose handler was said to write nothing

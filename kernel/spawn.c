@@ -290,8 +290,11 @@ void cusemu_device_free(struct cusemu_device *dev)
 	 * A fenced model's code is not run again, and its state is left as
 	 * it is: a thread of its own may still use the instance (its
 	 * parameters, its statistics, its wake-ups), so that stays too.
+	 * A model host's threads are not the daemon's: the proxy's remove
+	 * lets go of the host without running the model, and the instance
+	 * goes.
 	 */
-	if (inst->oops.fenced) {
+	if (inst->oops.fenced && !inst->hosted) {
 		cusemu_oops_bury(dev);
 		return;
 	}
