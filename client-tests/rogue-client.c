@@ -4,15 +4,19 @@
  * (tests/plugins/rogue.h), and what it returned, e.g. "size: 0 4096",
  * "null: -1 EIO". OP is size, pair N, null, double-free, heap, spin,
  * deadlock, block, exit, leak, fork, stack, scribble, forget, wait MS,
- * read, write or poll. Built -m64 and -m32.
+ * read, write or poll. With -t first, a second line gives the time OP took
+ * and when it ended on CLOCK_MONOTONIC, both in ms ("took: 12 ms, ended:
+ * 35127"), to compare with another caller's end. Built -m64 and -m32.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../tests/plugins/rogue.h"
@@ -45,19 +49,16 @@ static int result(const char *op, long ret)
 	return ret < 0;
 }
 
-int main(int argc, char **argv)
+static long long now_ms(void)
 {
-	const char *op;
-	int fd;
+	struct timespec ts;
 
-	if (argc < 3) {
-		fprintf(stderr, "usage: rogue-client NODE OP [N]\n");
-		return 2;
-	}
-	op = argv[2];
-	fd = open(argv[1], O_RDWR);
-	if (fd < 0)
-		return result("open", -1);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static int run(int fd, const char *op, int argc, char **argv)
+{
 	if (!strcmp(op, "size")) {
 		__u64 size = 0;
 		long ret = ioctl(fd, ROGUE_IOC_GET_SIZE, &size);
@@ -117,4 +118,29 @@ int main(int argc, char **argv)
 			return result(op, ioctl(fd, bugs[i].cmd));
 	fprintf(stderr, "rogue-client: unknown OP %s\n", op);
 	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	long long t0, t1;
+	bool timed = argc > 1 && !strcmp(argv[1], "-t");
+	int fd, status;
+
+	if (timed) {
+		argc--;
+		argv++;
+	}
+	if (argc < 3) {
+		fprintf(stderr, "usage: rogue-client [-t] NODE OP [N]\n");
+		return 2;
+	}
+	fd = open(argv[1], O_RDWR);
+	if (fd < 0)
+		return result("open", -1);
+	t0 = now_ms();
+	status = run(fd, argv[2], argc, argv);
+	t1 = now_ms();
+	if (timed)
+		printf("took: %lld ms, ended: %lld\n", t1 - t0, t1);
+	return status;
 }

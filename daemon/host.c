@@ -2296,6 +2296,7 @@ static void report_lockup(struct host *h, struct channel *ch, gint64 us)
 	struct host_fault_msg f;
 	struct cusemu_oops_call c;
 	struct cusemu_device *dev;
+	bool sampled;
 
 	g_mutex_lock(&h->lock);
 	c = ch->call;
@@ -2314,7 +2315,12 @@ static void report_lockup(struct host *h, struct channel *ch, gint64 us)
 				  NULL);
 	c.tid = 0;
 	c.thread = "cusemu-host";
-	if (sample(h, ch->id, &f)) {
+	sampled = sample(h, ch->id, &f);
+	/* Its calls fail now, not once the report is symbolized, which
+	 * takes seconds on a loaded machine: the trace needs the sample and
+	 * the daemon's own copy of the host's objects, not the host. */
+	kill_host(h);
+	if (sampled) {
 		c.tid = f.tid;
 		cusemu_oops_append_context(r, dev, &c);
 		append_trace(r, h, &f, true);
@@ -2335,7 +2341,6 @@ static void report_lockup(struct host *h, struct channel *ch, gint64 us)
 	else
 		g_string_free(r, TRUE);
 	g_mutex_unlock(&h->lock);
-	kill_host(h);
 }
 
 /* A call stuck beyond a threshold, as the reader found it. */
