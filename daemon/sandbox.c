@@ -286,6 +286,9 @@ const struct cusemu_syscall_rule cusemu_sandbox_host_rules[] = {
 	ALLOW(read, "the loader reads the plugin; models read their files"),
 	ALLOW(pread64, "the loader reads an object's notes"),
 	ALLOW(write, "models write their files"),
+	ALLOW_IF_ARG0(writev, STDERR_FILENO,
+		      "glibc's last words before abort() (\"double free or "
+		      "corruption\"), to the daemon's log"),
 	ALLOW(lseek, "stdio gives back what it read ahead"),
 	ALLOW(newfstatat, "the loader and stdio look at a file"),
 	ALLOW(fcntl, "stdio reads a descriptor's flags"),
