@@ -484,11 +484,6 @@ static const struct cusemu_device_model forget_model = {
 	.compat_ptr_ioctl = true,
 };
 
-/*
- * An _IOR row's handler that returns 0 and writes nothing: one warning,
- * whatever the calls and ABIs, with the handler's file:line; none for the
- * command that names nothing to write, one that writes, or one that fails.
- */
 /* cmd on the client's memory, as the client's ioctl(2) returns it. */
 static long call_at_base(struct fake_client *c, struct cusemu_device *dev,
 			 unsigned int cmd)
@@ -499,34 +494,52 @@ static long call_at_base(struct fake_client *c, struct cusemu_device *dev,
 	return fake_ioctl(c, dev, &file, cmd, c->base, &rounds);
 }
 
-static void test_forgotten_copy_to_user(void)
+/*
+ * m's FORGET_GET, called three times by an x86_64 caller and once by an
+ * i386 one, gets one warning, the one given, and leaves the caller's
+ * buffer as it was. The device, for more calls.
+ */
+static struct cusemu_device *forgets_once(const struct cusemu_device_model *m,
+					  const char *spec, const char *warning,
+					  struct fake_client *native,
+					  struct fake_client *compat)
 {
 	g_autoptr(GError) error = NULL;
-	struct cusemu_device *dev = fake_device_try(&forget_model,
-						    "forget:name=forget0",
-						    &error);
-	struct fake_client native, compat;
-	__u64 *v;
+	struct cusemu_device *dev = fake_device_try(m, spec, &error);
 
 	g_assert_no_error(error);
-	fake_client_init(&native, false, 64);
-	fake_client_init(&compat, true, 64);
-	v = (__u64 *)native.mem;
-	*v = 7;
-	g_test_expect_message("cusemu-dispatch", G_LOG_LEVEL_WARNING,
-			      "forget0: FORGET_GET (0x80084601, _IOR, 8 bytes, "
-			      "x86_64 caller) returned 0 and wrote nothing to "
-			      "the caller's memory: a forgotten "
-			      "copy_to_user? Its handler: "
-			      "forget_get+0x0/0x* [test-oops] test-oops.c:*");
+	fake_client_init(native, false, 64);
+	fake_client_init(compat, true, 64);
+	*(__u64 *)native->mem = 7;
+	g_test_expect_message("cusemu-dispatch", G_LOG_LEVEL_WARNING, warning);
 	for (int i = 0; i < 3; i++)
-		g_assert_cmpint(call_at_base(&native, dev, FORGET_GET), ==, 0);
-	g_assert_cmpint(call_at_base(&compat, dev, FORGET_GET), ==, 0);
+		g_assert_cmpint(call_at_base(native, dev, FORGET_GET), ==, 0);
+	g_assert_cmpint(call_at_base(compat, dev, FORGET_GET), ==, 0);
 	g_test_assert_expected_messages();
-	g_assert_cmpuint(*v, ==, 7);
+	g_assert_cmpuint(*(__u64 *)native->mem, ==, 7);
+	return dev;
+}
+
+/*
+ * An _IOR row's handler that returns 0 and writes nothing: one warning,
+ * whatever the calls and ABIs, with the handler's file:line; none for the
+ * command that names nothing to write, one that writes, or one that fails.
+ */
+static void test_forgotten_copy_to_user(void)
+{
+	struct fake_client native, compat;
+	struct cusemu_device *dev =
+		forgets_once(&forget_model, "forget:name=forget0",
+			     "forget0: FORGET_GET (0x80084601, _IOR, 8 bytes, "
+			     "x86_64 caller) returned 0 and wrote nothing to "
+			     "the caller's memory: a forgotten copy_to_user? "
+			     "Its handler: forget_get+0x0/0x* [test-oops] "
+			     "test-oops.c:*",
+			     &native, &compat);
+
 	g_assert_cmpint(call_at_base(&native, dev, FORGET_SET), ==, 0);
 	g_assert_cmpint(call_at_base(&native, dev, FORGET_GOOD), ==, 0);
-	g_assert_cmpuint(*v, ==, 42);
+	g_assert_cmpuint(*(__u64 *)native.mem, ==, 42);
 	g_assert_cmpint(call_at_base(&native, dev, FORGET_FAILS), ==,
 			-ENODATA);
 	g_free(native.mem);
@@ -557,32 +570,18 @@ static const struct cusemu_device_model forget_hand_model = {
 
 static void test_forgotten_copy_to_user_by_hand(void)
 {
-	g_autoptr(GError) error = NULL;
-	struct cusemu_device *dev = fake_device_try(&forget_hand_model,
-						    "forget-hand:name=hand0",
-						    &error);
 	struct fake_client native, compat;
-	__u64 *v;
+	struct cusemu_device *dev =
+		forgets_once(&forget_hand_model, "forget-hand:name=hand0",
+			     "hand0: ioctl (0x80084601, _IOR, 8 bytes, x86_64 "
+			     "caller) returned 0 and wrote nothing to the "
+			     "caller's memory: a forgotten copy_to_user? Its "
+			     "handler: forget_by_hand+0x0/0x* [test-oops] "
+			     "test-oops.c:*",
+			     &native, &compat);
 
-	g_assert_no_error(error);
-	fake_client_init(&native, false, 64);
-	fake_client_init(&compat, true, 64);
-	v = (__u64 *)native.mem;
-	*v = 7;
-	g_test_expect_message("cusemu-dispatch", G_LOG_LEVEL_WARNING,
-			      "hand0: ioctl (0x80084601, _IOR, 8 bytes, "
-			      "x86_64 caller) returned 0 and wrote nothing to "
-			      "the caller's memory: a forgotten "
-			      "copy_to_user? Its handler: "
-			      "forget_by_hand+0x0/0x* [test-oops] "
-			      "test-oops.c:*");
-	for (int i = 0; i < 3; i++)
-		g_assert_cmpint(call_at_base(&native, dev, FORGET_GET), ==, 0);
-	g_assert_cmpint(call_at_base(&compat, dev, FORGET_GET), ==, 0);
-	g_test_assert_expected_messages();
-	g_assert_cmpuint(*v, ==, 7);
 	g_assert_cmpint(call_at_base(&native, dev, FORGET_GOOD), ==, 0);
-	g_assert_cmpuint(*v, ==, 42);
+	g_assert_cmpuint(*(__u64 *)native.mem, ==, 42);
 	g_assert_cmpint(call_at_base(&native, dev, FORGET_SET), ==, -ENOTTY);
 	g_free(native.mem);
 	g_free(compat.mem);
