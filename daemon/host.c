@@ -1083,6 +1083,16 @@ static bool unset_host(struct host *h)
 	return was;
 }
 
+/* h serves no new device and ends; the set's reference to it goes. */
+static void host_retire(struct host *h)
+{
+	bool was_sets = unset_host(h);
+
+	host_close(h);
+	if (was_sets)
+		host_unref(h);
+}
+
 /*
  * dev's device takes h (a reference), unless h is dying or ours no more.
  * Under set->lock, so that host_put's last device and a new one do not
@@ -1147,13 +1157,8 @@ static void host_put(struct host *h, struct cusemu_device *dev)
 		h->closing = true;
 	g_mutex_unlock(&h->lock);
 	g_atomic_int_add(&set->users, -1);
-	if (last) {
-		bool drop = unset_host(h);
-
-		host_close(h);
-		if (drop)
-			host_unref(h);
-	}
+	if (last)
+		host_retire(h);
 	host_unref(h);
 }
 
@@ -1169,13 +1174,8 @@ void cusemu_hosts_configure(const struct cusemu_host_settings *s)
 	g_mutex_unlock(&hosts.lock);
 	/* They ran as the launcher's user, unbounded: end them. */
 	for (guint i = 0; i < early->len; i++) {
-		struct host *h = early->pdata[i];
-		bool drop = unset_host(h);
-
-		host_close(h);
-		if (drop)
-			host_unref(h);
-		host_unref(h);
+		host_retire(early->pdata[i]);
+		host_unref(early->pdata[i]);
 	}
 }
 
@@ -1617,17 +1617,17 @@ static bool host_gone(struct channel *ch)
  * trusted any more. */
 static enum waited broken(struct host *h, struct fwd *f, uint32_t state)
 {
-	g_warning("the model host of %s left %s's %s in a state no call has "
-		  "(%#x); it is ended",
-		  h->set->origin, f->dev->name, cusemu_op_name(f->op), state);
+	char *why = g_strdup_printf("the model host of %s left %s's %s in a "
+				    "state no call has (%#x)",
+				    h->set->origin, f->dev->name,
+				    cusemu_op_name(f->op), state);
+
+	g_warning("%s; it is ended", why);
 	g_mutex_lock(&h->lock);
 	if (!h->kill_report)
-		h->kill_report = g_strdup_printf(
-			"the model host of %s left %s's %s in a state no call "
-			"has (%#x)",
-			h->set->origin, f->dev->name, cusemu_op_name(f->op),
-			state);
+		h->kill_report = g_steal_pointer(&why);
 	g_mutex_unlock(&h->lock);
+	g_free(why);
 	kill_host(h);
 	return WAITED_DEAD;
 }
@@ -2313,21 +2313,18 @@ static void report_lockup(struct host *h, struct channel *ch, gint64 us)
 	r = g_string_new(NULL);
 	cusemu_oops_append_lockup(r, dev, c.op, us, c.pid ? c.pid : h->pid,
 				  NULL);
-	c.tid = 0;
 	c.thread = "cusemu-host";
 	sampled = sample(h, ch->id, &f);
 	/* Its calls fail now, not once the report is symbolized, which
 	 * takes seconds on a loaded machine: the trace needs the sample and
 	 * the daemon's own copy of the host's objects, not the host. */
 	kill_host(h);
-	if (sampled) {
-		c.tid = f.tid;
-		cusemu_oops_append_context(r, dev, &c);
+	c.tid = sampled ? f.tid : 0;
+	cusemu_oops_append_context(r, dev, &c);
+	if (sampled)
 		append_trace(r, h, &f, true);
-	} else {
-		cusemu_oops_append_context(r, dev, &c);
+	else
 		g_string_append(r, "Call Trace: (the host did not answer)\n");
-	}
 	unpin(h);
 	g_string_append_printf(r, "The daemon ends the model host of %s (pid "
 				  "%d): the call cannot be taken back from "
