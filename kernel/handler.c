@@ -114,8 +114,9 @@ static bool first_wrote_nothing(const struct cusemu_call *call,
  * was named (by the _IOC bits or by a fetch step), and whose handler
  * returned 0 having written none of it. Said once per device and table
  * row (a compatible compat row is its native row), or per command of a
- * model written by hand (row NULL; fn its method). A command that writes
- * nothing on purpose names nothing to write.
+ * model written by hand (row NULL); fn is the handler that ran, the row's
+ * or the method. A command that writes nothing on purpose names nothing
+ * to write.
  */
 static void check_wrote(const struct cusemu_call *call,
 			const struct cusemu_ioctl *row, cusemu_ioctl_fn fn,
@@ -135,9 +136,7 @@ static void check_wrote(const struct cusemu_call *call,
 		return;
 	where = g_string_new(NULL);
 	if (!locate_row || !locate_row(call->dev->model, row, where))
-		cusemu_oops_append_where(where,
-					 row ? (const void *)row->handler
-					     : (const void *)fn);
+		cusemu_oops_append_where(where, (const void *)fn);
 	g_warning("%s: %s (0x%08x, %s, %u bytes, %s caller) returned 0 and "
 		  "wrote nothing to the caller's memory: a forgotten "
 		  "copy_to_user? Its handler:%s",
