@@ -171,8 +171,9 @@ int main(int argc, char **argv)
 			request("reload", node);
 			good_call();
 		}
-		if (now_ms() - t > slowest)
-			slowest = now_ms() - t;
+		t = now_ms() - t;
+		if (t > slowest)
+			slowest = t;
 	}
 	printf("%s: %lu cycles in %lld ms, the slowest %lld ms\n", argv[4], n,
 	       now_ms() - start, slowest);
