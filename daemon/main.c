@@ -176,15 +176,21 @@ static char *models_description(void)
 				  "FILE\n", cusemu_models_dir);
 	g_string_append(s, "  Keys every model takes:\n");
 	describe_params(s, cusemu_common_params);
-	g_string_append(s, "\nKernel models (--model, or kernel= per device):\n");
-	for (unsigned int i = 0; cusemu_kernel_models[i]; i++)
-		g_string_append_printf(s, "  %-10s %s%s\n",
-				       cusemu_kernel_models[i]->name,
-				       cusemu_kernel_models[i]->summary,
-				       strcmp(cusemu_kernel_models[i]->name,
+	g_string_append(s, "\nKernel models (--model, or kernel= per device), "
+			   "with the kernel version a device model sees:\n");
+	for (unsigned int i = 0; cusemu_kernel_models[i]; i++) {
+		const struct cusemu_kernel_model *km = cusemu_kernel_models[i];
+		g_autofree char *version = g_strdup_printf(
+			"%u.%u.%u", km->version >> 16, (km->version >> 8) & 0xff,
+			km->version & 0xff);
+
+		g_string_append_printf(s, "  %-10s %-7s %s%s\n", km->name,
+				       version, km->summary,
+				       strcmp(km->name,
 					      CUSEMU_DEFAULT_KERNEL_MODEL)
 					       ? ""
 					       : " (default)");
+	}
 	g_string_append(s,
 		"\nLock modes (--lock):\n"
 		"  model      what the kernel model prescribes (default)\n"

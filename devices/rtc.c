@@ -82,9 +82,11 @@ struct rtc {
 	unsigned long features;		/* 1 << RTC_FEATURE_* */
 	unsigned long max_freq;
 	unsigned long max_year;		/* RTC_SET_TIME past it: EINVAL */
-	/* drivers/char/rtc.c of 2.6.10: rates are powers of two, from 2. */
+	/* drivers/char/rtc.c of 2.6.10: rates are powers of two, from 2
+	 * (every generation before 2.6.11's). */
 	bool pow2_rates;
-	/* RTC_EPOCH_*: gone from x86's rtc-dev today (ENOTTY). */
+	/* RTC_EPOCH_*: gone from x86's rtc-dev today (ENOTTY): from 5.5,
+	 * the modern generation, on. */
 	bool has_epoch;
 	enum rtc_reach alarm_reach;
 
@@ -895,6 +897,7 @@ static int rtc_probe(struct cusemu_device *dev, char **why)
 {
 	const char *when = cusemu_device_param_str(dev, "time");
 	const char *reach = cusemu_device_param_str(dev, "alarm_reach");
+	unsigned int version = cusemu_device_kernel_version(dev);
 	struct rtc_time tm;
 	struct rtc *r;
 
@@ -919,8 +922,8 @@ static int rtc_probe(struct cusemu_device *dev, char **why)
 	r->max_freq = cusemu_device_param_u64(dev, "max_freq");
 	r->max_year = cusemu_device_param_u64(dev, "max_year");
 	r->alarm_reach = rtc_parse_reach(reach);
-	r->pow2_rates = !strcmp(cusemu_device_kernel_model(dev), "2.6.10");
-	r->has_epoch = strcmp(cusemu_device_kernel_model(dev), "modern");
+	r->pow2_rates = version < KERNEL_VERSION(2, 6, 11);
+	r->has_epoch = version < KERNEL_VERSION(5, 5, 0);
 	g_mutex_init(&r->lock);
 	g_cond_init(&r->irq_queue);
 	g_cond_init(&r->timer_cond);

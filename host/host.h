@@ -22,6 +22,7 @@ struct host_dev {
 	struct cusemu_instance inst;	/* first: cusemu_instance() finds it */
 	uint64_t id;
 	char *kernel;			/* its kernel model's name */
+	unsigned int kernel_version;	/* and that model's version */
 	bool in_probe;
 	bool methods_set;
 	unsigned int methods;

@@ -42,6 +42,11 @@ const char *cusemu_device_kernel_model(const struct cusemu_device *dev)
 	return host_dev_of(dev)->kernel;
 }
 
+unsigned int cusemu_device_kernel_version(const struct cusemu_device *dev)
+{
+	return host_dev_of(dev)->kernel_version;
+}
+
 void cusemu_device_lost(struct cusemu_device *dev, const char *format, ...)
 {
 	struct host_text_msg m = { HOST_MSG_LOST, 0, host_dev_of(dev)->id, "" };

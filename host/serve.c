@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "host.h"
+#include "kmodel.h"
 
 static GMutex registry_lock;
 static GHashTable *devices;	/* daemon id -> struct host_dev */
@@ -144,6 +145,7 @@ static void put_text(struct host_shm *shm, const char *text)
 static long run_probe(struct host_shm *shm, const struct host_call_msg *c)
 {
 	g_auto(GStrv) words = NULL;
+	const struct cusemu_kernel_model *km;
 	struct host_dev *d;
 	char *why = NULL;
 	long ret = 0;
@@ -153,11 +155,16 @@ static long run_probe(struct host_shm *shm, const struct host_call_msg *c)
 	words = split_words(shm->data, shm->data_len);
 	if (!words[0] || !words[1])
 		return -EINVAL;
+	/* The daemon's own table, linked in: the name is all it sends. */
+	km = cusemu_kernel_model_find(words[1]);
+	if (!km)
+		return -EINVAL;
 	d = g_new0(struct host_dev, 1);
 	d->id = c->dev;
 	d->inst.pub.model = host_models[c->model];
 	d->inst.pub.name = g_strdup(words[0]);
 	d->kernel = g_strdup(words[1]);
+	d->kernel_version = km->version;
 	d->inst.params = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
 					       g_free);
 	for (char **w = words + 2; w[0] && w[1]; w += 2)

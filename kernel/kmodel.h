@@ -18,6 +18,14 @@ struct cusemu_kernel_step {
 
 struct cusemu_kernel_model {
 	const char *name;
+	/*
+	 * KERNEL_VERSION() of the kernel that first served ioctls so, as its
+	 * LINUX_VERSION_CODE said: what cusemu_device_kernel_version() gives
+	 * a device model. Never lower than the model's before it in the
+	 * table; the December 2004 patches share 2.6.10's, as the trees they
+	 * were written for did.
+	 */
+	unsigned int version;
 	const char *summary;
 	/* Native callers: the first of these methods the device has; none
 	 * of them is -ENOTTY. */

@@ -37,6 +37,11 @@ const char *cusemu_device_kernel_model(const struct cusemu_device *dev)
 	return cusemu_instance(dev)->kmodel->name;
 }
 
+unsigned int cusemu_device_kernel_version(const struct cusemu_device *dev)
+{
+	return cusemu_instance(dev)->kmodel->version;
+}
+
 /* How many times a model said it lost what clients gave it. */
 static gint lost;
 

@@ -333,12 +333,35 @@ void cusemu_device_set_methods(struct cusemu_device *dev, unsigned int methods);
 int cusemu_device_default_name(struct cusemu_device *dev, const char *name);
 
 /*
- * The kernel generation the device is dispatched as (--kernel, or kernel=
- * of the device): "2.6.10", "unlocked", "split", "2.6.11" or "modern". A
- * model whose driver answered differently across generations (rtc's
- * periodic rates, its epoch) asks it in ->probe.
+ * The name of the kernel generation the device is dispatched as (--model,
+ * or kernel= of the device): one of those `cusemud --help` lists under
+ * "Kernel models". For the log and for people; a model that behaves by
+ * generation asks cusemu_device_kernel_version() instead.
  */
 const char *cusemu_device_kernel_model(const struct cusemu_device *dev);
+
+/*
+ * A kernel version as the kernel encodes it: <linux/version.h>'s
+ * definition, token for token, so that a model may include that header
+ * before or after this one.
+ */
+#ifndef KERNEL_VERSION
+#define KERNEL_VERSION(a,b,c) (((a) << 16) + ((b) << 8) + ((c) > 255 ? 255 : (c)))
+#endif
+
+/*
+ * The version of the kernel generation the device is dispatched as, in
+ * KERNEL_VERSION() form: the LINUX_VERSION_CODE of the first kernel that
+ * served ioctls so. A model whose driver answered differently across
+ * generations (rtc's periodic rates, its epoch) asks it in ->probe:
+ *
+ *     if (cusemu_device_kernel_version(dev) >= KERNEL_VERSION(2, 6, 11))
+ *
+ * Generations later in `cusemud --help` never have a lower version; the
+ * December 2004 patches (unlocked, split) share 2.6.10's, as the kernel's
+ * own number did. Safe from any callback.
+ */
+unsigned int cusemu_device_kernel_version(const struct cusemu_device *dev);
 
 /* Count a model event in the device's statistics ("expired", "dropped"). */
 void cusemu_device_count_event(struct cusemu_device *dev, const char *event);

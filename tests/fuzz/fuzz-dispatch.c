@@ -35,14 +35,14 @@ static const char *const devices[] = {
 	"evdev",
 };
 
-#define N_MODELS 5
-
 struct instance {
 	struct cusemu_device *dev;
 	struct fake_cuse *cuse;
 };
 
-static struct instance instances[G_N_ELEMENTS(devices)][N_MODELS];
+/* Every kernel model of the table: [device * n_models + model]. */
+static unsigned int n_models;
+static struct instance *instances;
 static uint8_t client_mem[CLIENT_SIZE];
 static struct fake_client native = {
 	.base = NATIVE_BASE, .mem = client_mem, .size = CLIENT_SIZE,
@@ -56,13 +56,16 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	fuzz_log_init();
 	cusemu_transport_init(4);
+	while (cusemu_kernel_models[n_models])
+		n_models++;
+	instances = g_new0(struct instance, G_N_ELEMENTS(devices) * n_models);
 	return 0;
 }
 
 /* Made on first use: a session per device and kernel model. */
 static struct instance *instance(unsigned int d, unsigned int m)
 {
-	struct instance *in = &instances[d][m];
+	struct instance *in = &instances[d * n_models + m];
 	g_autofree char *arg = NULL;
 
 	if (!in->dev) {
@@ -129,7 +132,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fuzz_input in = { data, size };
 	unsigned int d = fuzz_u8(&in) % G_N_ELEMENTS(devices);
-	struct instance *inst = instance(d, fuzz_u8(&in) % N_MODELS);
+	struct instance *inst = instance(d, fuzz_u8(&in) % n_models);
 	int fh = fake_cuse_open(inst->cuse, 1000);
 
 	fuzz_bytes(&in, client_mem, CLIENT_SEEDED);
