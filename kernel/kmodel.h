@@ -19,11 +19,11 @@ struct cusemu_kernel_step {
 struct cusemu_kernel_model {
 	const char *name;
 	/*
-	 * KERNEL_VERSION() of the kernel that first served ioctls so, as its
+	 * KERNEL_VERSION() of the kernel the model plays, as its
 	 * LINUX_VERSION_CODE said: what cusemu_device_kernel_version() gives
 	 * a device model. Never lower than the model's before it in the
 	 * table; the December 2004 patches share 2.6.10's, as the trees they
-	 * were written for did.
+	 * were written for did (docs/kernel-models.md).
 	 */
 	unsigned int version;
 	const char *summary;

@@ -2,7 +2,8 @@
 /*
  * Every cell of the kernel-model table against the fake kernel: which method
  * served the call, whether the big lock was held, and each model's errno
- * for "not mine"; and the global ioctl32 table's rules.
+ * for "not mine"; the version each model gives a device; and the global
+ * ioctl32 table's rules.
  */
 #include <string.h>
 
@@ -15,6 +16,8 @@
 #include "dispatch.h"
 #include "fake-kernel.h"
 #include "ioctl32.h"
+/* After <cusemu/device.h>: the kernel's KERNEL_VERSION() is the SDK's. */
+#include <linux/version.h>
 
 #define CLIENT_SIZE 4096
 
@@ -307,6 +310,54 @@ static void test_remove_lost(void)
 	fake_device_free(probe);
 }
 
+/*
+ * The version each generation gives a device model, in the table's order:
+ * a generation added to kernel/kmodel.c without its line here fails.
+ */
+static const struct {
+	const char *name;
+	unsigned int version;
+} versions[] = {
+	{ "2.6.10", KERNEL_VERSION(2, 6, 10) },
+	/* The December 2004 patches: trees that said 2.6.10. */
+	{ "unlocked", KERNEL_VERSION(2, 6, 10) },
+	{ "split", KERNEL_VERSION(2, 6, 10) },
+	{ "2.6.11", KERNEL_VERSION(2, 6, 11) },
+	{ "modern", KERNEL_VERSION(5, 5, 0) },
+};
+
+/* A device under each kernel model sees its version, in the kernel's
+ * encoding; a later generation never has a lower one. */
+static void test_versions(void)
+{
+	unsigned int i, last = 0;
+
+	g_assert_cmphex(KERNEL_VERSION(2, 6, 11), ==, 0x02060b);
+	for (i = 0; cusemu_kernel_models[i]; i++) {
+		const struct cusemu_kernel_model *km = cusemu_kernel_models[i];
+		g_autofree char *arg = g_strdup_printf("probe:kernel=%s",
+						       km->name);
+		struct cusemu_device *dev;
+
+		g_assert_cmpuint(i, <, G_N_ELEMENTS(versions));
+		g_assert_cmpstr(km->name, ==, versions[i].name);
+		dev = fake_device_new(arg);
+		g_assert_cmpstr(cusemu_device_kernel_model(dev), ==, km->name);
+		g_assert_cmphex(cusemu_device_kernel_version(dev), ==,
+				versions[i].version);
+		fake_device_free(dev);
+		g_assert_cmphex(km->version, >=, last);
+		last = km->version;
+	}
+	g_assert_cmpuint(i, ==, G_N_ELEMENTS(versions));
+	/* The generations before the merge are below 2.6.11, the merged
+	 * one and today's at or above it, as a model asks. */
+	g_assert_cmphex(cusemu_kernel_model_find("split")->version, <,
+			KERNEL_VERSION(2, 6, 11));
+	g_assert_cmphex(cusemu_kernel_model_find("2.6.11")->version, >=,
+			KERNEL_VERSION(2, 6, 11));
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -319,6 +370,7 @@ int main(int argc, char **argv)
 		g_test_add_data_func(name, c, test_cell);
 	}
 	g_test_add_func("/models/lock-override", test_lock_override);
+	g_test_add_func("/models/versions", test_versions);
 	g_test_add_func("/ioctl32/duplicate-registration",
 			test_duplicate_registration);
 	g_test_add_func("/ioctl32/unregister-unknown", test_unregister_unknown);

@@ -478,7 +478,8 @@ static void test_irqp(struct fixture *f, gconstpointer data)
 	g_assert_cmpuint(client(f, true)->mem[AT_ARG + 8], ==, 0xee);
 }
 
-/* 2.6.10's drivers/char/rtc.c: powers of two from 2, up to max_freq. */
+/* 2.6.10's drivers/char/rtc.c: powers of two from 2, up to max_freq; so
+ * under every generation whose version is below 2.6.11. */
 static void test_irqp_2610(struct fixture *f, gconstpointer data)
 {
 	for (int compat = 0; compat < 2; compat++) {
@@ -1073,6 +1074,8 @@ int main(int argc, char **argv)
 	ADD("/rtc/alarm/no-uie", "rtc:uie=false", test_no_uie);
 	ADD("/rtc/irqp", NULL, test_irqp);
 	ADD("/rtc/irqp/2.6.10", "rtc:kernel=2.6.10,max_freq=64", test_irqp_2610);
+	ADD("/rtc/irqp/split", "rtc:kernel=split,max_freq=64", test_irqp_2610);
+	ADD("/rtc/irqp/2.6.11", "rtc:kernel=2.6.11", test_irqp);
 	ADD("/rtc/irqp/max-freq", "rtc:max_freq=8192", test_max_freq);
 	ADD("/rtc/epoch", "rtc:kernel=2.6.11", test_epoch);
 	ADD("/rtc/epoch/modern", NULL, test_epoch_modern);

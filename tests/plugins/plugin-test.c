@@ -57,12 +57,24 @@ static long plugnap_nap(struct cusemu_device *dev, struct cusemu_file *file,
 	return 0;
 }
 
-/* "status": how many calls nap now, so a test knows one is inside. */
+/*
+ * "status": how many calls nap now, so a test knows one is inside.
+ * "kernel": the kernel model and version the device sees, as a model in
+ * a host asks them.
+ */
 static int plugnap_control(struct cusemu_device *dev, char **argv,
 			   GString *out)
 {
+	unsigned int v = cusemu_device_kernel_version(dev);
+
+	if (argv[0] && !strcmp(argv[0], "kernel") && !argv[1]) {
+		g_string_append_printf(out, "kernel: %s %u.%u.%u\n",
+				       cusemu_device_kernel_model(dev), v >> 16,
+				       (v >> 8) & 0xff, v & 0xff);
+		return 0;
+	}
 	if (!argv[0] || strcmp(argv[0], "status") || argv[1]) {
-		g_string_append(out, "the one request is status");
+		g_string_append(out, "the requests are status and kernel");
 		return -EINVAL;
 	}
 	g_string_append_printf(out, "napping: %d\n",
