@@ -341,8 +341,9 @@ int cusemu_device_default_name(struct cusemu_device *dev, const char *name);
 const char *cusemu_device_kernel_model(const struct cusemu_device *dev);
 
 /*
- * A kernel version as the kernel encodes it: <linux/version.h>'s
- * definition, token for token, so that a model may include that header
+ * A kernel version as the kernel encodes it: the definition of
+ * <linux/version.h> (as today's uapi headers have it, the sublevel capped
+ * at 255), token for token, so that a model may include that header
  * before or after this one.
  */
 #ifndef KERNEL_VERSION
@@ -351,15 +352,16 @@ const char *cusemu_device_kernel_model(const struct cusemu_device *dev);
 
 /*
  * The version of the kernel generation the device is dispatched as, in
- * KERNEL_VERSION() form: the LINUX_VERSION_CODE of the first kernel that
- * served ioctls so. A model whose driver answered differently across
- * generations (rtc's periodic rates, its epoch) asks it in ->probe:
+ * KERNEL_VERSION() form: the LINUX_VERSION_CODE of the kernel it plays
+ * (`cusemud --help` lists them). A model whose driver answered
+ * differently across generations (rtc's periodic rates, its epoch) asks
+ * it in ->probe:
  *
  *     if (cusemu_device_kernel_version(dev) >= KERNEL_VERSION(2, 6, 11))
  *
- * Generations later in `cusemud --help` never have a lower version; the
- * December 2004 patches (unlocked, split) share 2.6.10's, as the kernel's
- * own number did. Safe from any callback.
+ * Generations later in that list never have a lower version; the
+ * December 2004 patches (unlocked, split) share 2.6.10's, as the trees
+ * they were written for did. Safe from any callback.
  */
 unsigned int cusemu_device_kernel_version(const struct cusemu_device *dev);
 
