@@ -33,6 +33,7 @@
 #include "proc.h"
 #include "proto.h"
 #include "request.h"
+#include "self.h"
 #include "stats.h"
 
 #ifndef SYS_pidfd_send_signal

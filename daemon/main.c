@@ -1637,6 +1637,9 @@ int main(int argc, char **argv)
 	setlocale(LC_ALL, "");
 	setlocale(LC_NUMERIC, "C");
 	g_log_set_writer_func(log_writer, NULL, NULL);
+	/* What the daemon adds to the devices the kernel's part makes. */
+	cusemu_plugin_register();
+	cusemu_recording_register();
 #ifdef CUSEMUD_TEST
 	/* cusemud-test, never installed: the tests' own models directory. */
 	if (g_getenv("CUSEMUD_TEST_MODELS_DIR"))

@@ -17,7 +17,7 @@
 #include "call.h"
 #include "cusemu/report.h"
 #include "cusemu/sched.h"
-#include "device.h"
+#include "instance.h"
 #include "ratelimit.h"
 #include "request.h"
 
