@@ -1050,7 +1050,7 @@ static int control_device(void *data, char **argv, GString *out)
  * A model built in or from a plugin loaded at start-up. Loading a plugin
  * file at run time is not done here: in the sandbox, dlopen()'s calls are
  * off the list, and the file's checks want root. That belongs to the
- * plugin loader (plugin.c), which would then answer for names it loads.
+ * plugin loader (plugin-loader.c), which would then answer for names it loads.
  */
 static const struct cusemu_device_model *
 loaded_model(const struct cusemu_device_spec *spec, GError **error)

@@ -53,7 +53,10 @@ struct cusemu_model_source {
 	const char *(*dir)(void);
 };
 
+/* In source.c: */
 void cusemu_model_source_set(const struct cusemu_model_source *source);
+/* The source handed over, or NULL. */
+const struct cusemu_model_source *cusemu_model_source(void);
 /* The source's answers, or those of a registry alone: */
 const char *cusemu_model_origin(const struct cusemu_device_model *m);
 const char *cusemu_model_file_origin(const char *path, int *fd);
@@ -116,7 +119,7 @@ char *cusemu_param_normalise(const struct cusemu_param *p, const char *value,
 const struct cusemu_param *cusemu_param_of(const struct cusemu_device_model *m,
 					  const char *key);
 
-/* The data of an instance, in device.c; the model's code runs in none: */
+/* The data of an instance, in device-data.c; the model's code runs in none: */
 
 /* A bare instance of m: its description kept, no key applied yet. */
 struct cusemu_device *

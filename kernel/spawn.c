@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Device instances made and ended: the model found among those built in
- * and those of plugins, the instance's data made (device.c), its kernel
+ * and those of plugins, the instance's data made (device-data.c), its kernel
  * model chosen, and the model's probe, sandboxed and remove run under an
  * oops guard.
  */
@@ -15,46 +15,25 @@
 #include "kmodel.h"
 #include "oops.h"
 
-static const struct cusemu_model_source *source;
 static const struct cusemu_recorder *recorder;
-
-/* Set again by every plugin loaded, maybe while calls run: the same. */
-void cusemu_model_source_set(const struct cusemu_model_source *src)
-{
-	if (g_atomic_pointer_get(&source) != src)
-		g_atomic_pointer_set(&source, src);
-}
 
 void cusemu_recorder_set(const struct cusemu_recorder *r)
 {
 	recorder = r;
 }
 
-const char *cusemu_model_origin(const struct cusemu_device_model *m)
-{
-	return source ? source->origin(m) : NULL;
-}
-
-const char *cusemu_model_file_origin(const char *path, int *fd)
-{
-	*fd = -1;
-	return source ? source->file_origin(path, fd) : NULL;
-}
-
-const char *cusemu_model_code_origin(const void *pc)
-{
-	return source ? source->code_origin(pc) : NULL;
-}
-
 static const struct cusemu_device_model *plugin_find(const char *name,
 						     GError **error)
 {
+	const struct cusemu_model_source *source = cusemu_model_source();
+
 	return source ? source->find(name, error) : NULL;
 }
 
 /* Every model loaded from a plugin, NULL-terminated; g_free() it. */
 static const struct cusemu_device_model **plugin_models(void)
 {
+	const struct cusemu_model_source *source = cusemu_model_source();
 	const struct cusemu_device_model **models = NULL;
 
 	if (source)
@@ -138,7 +117,9 @@ cusemu_device_new(const struct cusemu_device_spec *spec, unsigned int instance,
 			    "%s: unknown device model '%s'; available: %s "
 			    "(and MODEL.so in %s, or --plugin FILE)",
 			    spec->origin, spec->model, names,
-			    source ? source->dir() : "no directory");
+			    cusemu_model_source()
+				    ? cusemu_model_source()->dir()
+				    : "no directory");
 		return NULL;
 	}
 	return cusemu_device_create(m, spec, instance, kmodel, error);
@@ -234,12 +215,12 @@ isolated(const struct cusemu_device_model *m,
 		return m;
 	}
 	if (v && !strcmp(v, "none")) {
-		m = source->in_process(m, error);
+		m = cusemu_model_source()->in_process(m, error);
 		if (!m)
 			g_prefix_error(error, "%s: ", origin);
 		return m;
 	}
-	return source->hosted(m);
+	return cusemu_model_source()->hosted(m);
 }
 
 static struct cusemu_device *

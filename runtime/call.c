@@ -434,3 +434,20 @@ const struct cusemu_ioctl *cusemu_ioctl_lookup(const struct cusemu_ioctl *table,
 			return row;
 	return NULL;
 }
+
+const char *cusemu_call_command_name(const struct cusemu_call *call)
+{
+	const struct cusemu_device_model *m = call->dev->model;
+	const struct cusemu_ioctl *row;
+
+	if (call->stats.name)
+		return call->stats.name;
+	row = cusemu_ioctl_lookup(call->compat ? m->compat_table
+					       : m->native_table,
+				  call->cmd);
+	if (!row)
+		row = cusemu_ioctl_lookup(call->compat ? m->native_table
+						       : m->compat_table,
+					  call->cmd);
+	return row ? row->name : NULL;
+}

@@ -61,7 +61,7 @@ struct cusemu_serving_part {
  */
 struct cusemu_instance {
 	struct cusemu_device pub;
-	/* How it was made, to make it again (cusemuctl reload): device.c. */
+	/* How it was made, to make it again (cusemuctl reload): device-data.c. */
 	struct cusemu_device_spec *spec;
 	unsigned int number;		/* of its model's instances */
 	const struct cusemu_kernel_model *default_kmodel;
