@@ -14,78 +14,6 @@
 #define DEVICE_GROUP_PREFIX "device "
 #define DAEMON_GROUP "daemon"
 
-static void setting_free(gpointer p)
-{
-	struct cusemu_setting *s = p;
-
-	g_free(s->key);
-	g_free(s->value);
-	g_free(s->origin);
-	if (s->fd >= 0)
-		close(s->fd);
-	g_free(s);
-}
-
-void cusemu_device_spec_free(struct cusemu_device_spec *spec)
-{
-	if (!spec)
-		return;
-
-	g_free(spec->model);
-	g_free(spec->origin);
-	g_ptr_array_unref(spec->settings);
-	g_free(spec);
-}
-
-static struct cusemu_device_spec *spec_new(const char *model,
-					   const char *origin)
-{
-	struct cusemu_device_spec *spec = g_new0(struct cusemu_device_spec, 1);
-
-	spec->model = g_strdup(model);
-	spec->origin = g_strdup(origin);
-	spec->settings = g_ptr_array_new_with_free_func(setting_free);
-	return spec;
-}
-
-static void spec_add(struct cusemu_device_spec *spec, const char *key,
-		     const char *value, const char *origin)
-{
-	struct cusemu_setting *s = g_new0(struct cusemu_setting, 1);
-
-	s->key = g_strdup(key);
-	s->value = g_strdup(value);
-	s->origin = g_strdup(origin);
-	s->fd = -1;
-	g_ptr_array_add(spec->settings, s);
-}
-
-struct cusemu_device_spec *
-cusemu_device_spec_copy(const struct cusemu_device_spec *spec)
-{
-	struct cusemu_device_spec *copy = spec_new(spec->model, spec->origin);
-
-	for (guint i = 0; i < spec->settings->len; i++) {
-		const struct cusemu_setting *s = spec->settings->pdata[i];
-
-		spec_add(copy, s->key, s->value, s->origin);
-	}
-	return copy;
-}
-
-const struct cusemu_setting *
-cusemu_device_spec_lookup(const struct cusemu_device_spec *spec,
-			  const char *key)
-{
-	for (guint i = 0; i < spec->settings->len; i++) {
-		const struct cusemu_setting *s = spec->settings->pdata[i];
-
-		if (!strcmp(s->key, key))
-			return s;
-	}
-	return NULL;
-}
-
 struct cusemu_config *cusemu_config_new(void)
 {
 	struct cusemu_config *config = g_new0(struct cusemu_config, 1);
@@ -339,12 +267,12 @@ static gboolean load_device_group(struct cusemu_config *config,
 			    at, group);
 		return FALSE;
 	}
-	spec = spec_new(model, at);
+	spec = cusemu_device_spec_new(model, at);
 	g_ptr_array_add(config->devices, spec);
 	if (*name) {
 		g_autofree char *name_at = g_strdup(at);
 
-		spec_add(spec, "name", name, name_at);
+		cusemu_device_spec_add(spec, "name", name, name_at);
 	}
 	keys = g_key_file_get_keys(kf, group, NULL, NULL);
 	for (guint i = 0; keys && keys[i]; i++) {
@@ -364,7 +292,7 @@ static gboolean load_device_group(struct cusemu_config *config,
 			return FALSE;
 		}
 		value = g_key_file_get_string(kf, group, keys[i], NULL);
-		spec_add(spec, keys[i], value ? value : "", origin);
+		cusemu_device_spec_add(spec, keys[i], value ? value : "", origin);
 	}
 	return TRUE;
 }
@@ -442,7 +370,7 @@ gboolean cusemu_config_add_device_text(struct cusemu_config *config,
 			    origin);
 		return FALSE;
 	}
-	spec = spec_new(model, origin);
+	spec = cusemu_device_spec_new(model, origin);
 	g_ptr_array_add(config->devices, spec);
 	if (!colon || !colon[1])
 		return TRUE;
@@ -467,7 +395,7 @@ gboolean cusemu_config_add_device_text(struct cusemu_config *config,
 				    origin);
 			return FALSE;
 		}
-		spec_add(spec, key, eq + 1, origin);
+		cusemu_device_spec_add(spec, key, eq + 1, origin);
 	}
 	return TRUE;
 }

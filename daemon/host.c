@@ -33,6 +33,7 @@
 #include "proc.h"
 #include "proto.h"
 #include "request.h"
+#include "self.h"
 #include "stats.h"
 
 #ifndef SYS_pidfd_send_signal
@@ -473,6 +474,9 @@ static int tr_probe(struct cusemu_device *dev, char **why)
 	g_string_append_len(params, cusemu_device_kernel_model(dev),
 			    (gssize)strlen(cusemu_device_kernel_model(dev)) +
 				    1);
+	g_string_append_printf(params, "%u",
+			       cusemu_device_kernel_version(dev));
+	g_string_append_c(params, '\0');
 	g_hash_table_iter_init(&it, inst->params);
 	while (g_hash_table_iter_next(&it, &key, &value)) {
 		g_string_append_len(params, key, (gssize)strlen(key) + 1);

@@ -1056,7 +1056,7 @@ static int control_device(void *data, char **argv, GString *out)
  * A model built in or from a plugin loaded at start-up. Loading a plugin
  * file at run time is not done here: in the sandbox, dlopen()'s calls are
  * off the list, and the file's checks want root. That belongs to the
- * plugin loader (plugin.c), which would then answer for names it loads.
+ * plugin loader (plugin-loader.c), which would then answer for names it loads.
  */
 static const struct cusemu_device_model *
 loaded_model(const struct cusemu_device_spec *spec, GError **error)
@@ -1643,6 +1643,9 @@ int main(int argc, char **argv)
 	setlocale(LC_ALL, "");
 	setlocale(LC_NUMERIC, "C");
 	g_log_set_writer_func(log_writer, NULL, NULL);
+	/* What the daemon adds to the devices the kernel's part makes. */
+	cusemu_plugin_register();
+	cusemu_recording_register();
 #ifdef CUSEMUD_TEST
 	/* cusemud-test, never installed: the tests' own models directory. */
 	if (g_getenv("CUSEMUD_TEST_MODELS_DIR"))

@@ -18,6 +18,13 @@
  */
 extern const char *cusemu_models_dir;
 
+/*
+ * Hand the loader to the kernel's part (cusemu_model_source_set): devices
+ * of plugins' models, found by name in the models directory too. Once, at
+ * start-up, before any device is made; loading a plugin does it too.
+ */
+void cusemu_plugin_register(void);
+
 /* Load the models of the plugin at path; FALSE and why on a refusal. */
 gboolean cusemu_plugin_load(const char *path, GError **error);
 

@@ -104,6 +104,23 @@ void cusemu_recording_header(GString *out, const struct cusemu_device *dev)
 	cusemu_trace_header(out, nodes, more->str);
 }
 
+/* The line of an answered request in its device's recording, uncut: what
+ * op.c publishes, once a recording started. */
+static void record_published(const struct cusemu_op_record *rec, uint64_t ns)
+{
+	struct cusemu_recording *recording =
+		cusemu_instance(rec->dev)->recording;
+	g_autoptr(GString) line = NULL;
+	struct cusemu_trace_caller caller;
+
+	if (!cusemu_recording_on(recording))
+		return;
+	cusemu_trace_caller_of(rec, &caller);
+	line = g_string_sized_new(512);
+	cusemu_trace_format(line, rec, ns, &caller, CUSEMU_TRACE_DATA_ALL);
+	cusemu_recording_write(recording, rec->dev, line);
+}
+
 /* The recording in fd, which is taken: its header written first. */
 static struct cusemu_recording *start(const struct cusemu_device *dev,
 				      int fd, const char *path, uint64_t max,
@@ -130,7 +147,8 @@ static struct cusemu_recording *start(const struct cusemu_device *dev,
 	r->fd = fd;
 	r->size = header->len;
 	g_mutex_init(&r->lock);
-	cusemu_trace_watch(1);
+	cusemu_op_subscribe(record_published);
+	cusemu_op_watch(1);
 	return r;
 }
 
@@ -177,7 +195,7 @@ static void end(struct cusemu_recording *r)
 	close(r->fd);
 	r->fd = -1;
 	g_atomic_int_set(&r->on, 0);
-	cusemu_trace_watch(-1);
+	cusemu_op_watch(-1);
 }
 
 void cusemu_recording_unref(struct cusemu_recording *r)
@@ -246,4 +264,47 @@ void cusemu_recording_write(struct cusemu_recording *r,
 	r->lines++;
 out:
 	g_mutex_unlock(&r->lock);
+}
+
+/*
+ * record=FILE: the file opened once the model started, so that a model
+ * that fails to start leaves it alone; or the recording of the instance
+ * this one replaces (cusemuctl reload), which goes on in the same file.
+ */
+static gboolean start_recording(struct cusemu_device *dev,
+				const struct cusemu_device_spec *spec,
+				struct cusemu_recording *continued,
+				GError **error)
+{
+	struct cusemu_instance *inst = cusemu_instance(dev);
+	const struct cusemu_setting *s = cusemu_device_spec_lookup(spec,
+								   "record");
+
+	if (continued) {
+		inst->recording = cusemu_recording_ref(continued);
+		return TRUE;
+	}
+	if (!s)
+		return TRUE;
+	if (s->fd >= 0)
+		inst->recording = cusemu_recording_take(
+			dev, fcntl(s->fd, F_DUPFD_CLOEXEC, 0), s->value,
+			inst->record_max, s->origin, error);
+	else if (cusemu_recording_check_only)
+		return cusemu_recording_check(dev, s->value, s->origin, error);
+	else
+		inst->recording = cusemu_recording_open(dev, s->value,
+							inst->record_max,
+							s->origin, error);
+	return inst->recording != NULL;
+}
+
+static const struct cusemu_recorder recorder = {
+	.start = start_recording,
+	.unref = cusemu_recording_unref,
+};
+
+void cusemu_recording_register(void)
+{
+	cusemu_recorder_set(&recorder);
 }

@@ -45,6 +45,12 @@ gboolean cusemu_recording_check(const struct cusemu_device *dev,
 /* Set by --check-config: devices check their record= path, open none. */
 extern bool cusemu_recording_check_only;
 
+/*
+ * Hand the recordings to the kernel's part (cusemu_recorder_set): the
+ * devices it makes then serve record=. Once, at start-up.
+ */
+void cusemu_recording_register(void);
+
 struct cusemu_recording *cusemu_recording_ref(struct cusemu_recording *r);
 /* The file is closed with the last reference. */
 void cusemu_recording_unref(struct cusemu_recording *r);

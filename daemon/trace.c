@@ -26,7 +26,6 @@
 #include "stats.h"
 #include "trace.h"
 
-gint cusemu_trace_watchers;
 /* Tracers attached now: whether a line goes to any. */
 static gint tracer_count;
 
@@ -272,11 +271,6 @@ static struct caller_cache *caller_of(pid_t pid, bool want_abi)
 	return c;
 }
 
-void cusemu_trace_watch(int delta)
-{
-	g_atomic_int_add(&cusemu_trace_watchers, delta);
-}
-
 void cusemu_trace_caller_of(const struct cusemu_op_record *rec,
 			    struct cusemu_trace_caller *caller)
 {
@@ -317,7 +311,7 @@ static void tracer_free(struct tracer *t)
 	if (last)
 		g_clear_handle_id(&flush_timer, g_source_remove);
 	g_atomic_int_dec_and_test(&tracer_count);
-	g_atomic_int_dec_and_test(&cusemu_trace_watchers);
+	cusemu_op_watch(-1);
 	g_clear_handle_id(&t->out_watch, g_source_remove);
 	g_clear_handle_id(&t->in_watch, g_source_remove);
 	close(t->fd);
@@ -454,7 +448,8 @@ int cusemu_trace_attach(int fd, char **nodes, GString *err)
 	t->in_watch = g_unix_fd_add(fd, G_IO_IN | G_IO_HUP | G_IO_ERR,
 				    on_client, t);
 	g_atomic_int_inc(&tracer_count);
-	g_atomic_int_inc(&cusemu_trace_watchers);
+	cusemu_op_subscribe(cusemu_trace_op);
+	cusemu_op_watch(1);
 	/* The header at once: the tracer knows it is attached. */
 	flush_all(NULL);
 	return 0;

@@ -24,19 +24,11 @@
 /* ... and a recording: every byte. */
 #define CUSEMU_TRACE_DATA_ALL SIZE_MAX
 
-/*
- * Tracers attached now, and recordings under way (record.h): the one load
- * a request pays when there are none.
- */
-extern gint cusemu_trace_watchers;
-
+/* Tracers attached now, or recordings under way (record.h). */
 static inline bool cusemu_trace_on(void)
 {
-	return g_atomic_int_get(&cusemu_trace_watchers) > 0;
+	return cusemu_op_watched();
 }
-
-/* A recording starts (+1) or ends (-1). */
-void cusemu_trace_watch(int delta);
 
 /* What a line says besides the record: when, who, in which ABI. */
 struct cusemu_trace_caller {

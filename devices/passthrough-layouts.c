@@ -19,7 +19,7 @@
 #include <linux/watchdog.h>
 #include <string.h>
 
-#include "abicheck.h"
+#include "layout.h"
 #include "cusemu/device.h"
 #include "passthrough.h"
 

@@ -13,7 +13,7 @@
 #include <glib.h>
 
 #include "call.h"
-#include "device.h"
+#include "instance.h"
 #include "proto.h"
 #include "request.h"
 

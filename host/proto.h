@@ -27,7 +27,7 @@
 #include "cusemu/uaccess.h"
 
 /* Bumped whenever a message or struct host_shm changes. */
-#define HOST_PROTO_VERSION 3
+#define HOST_PROTO_VERSION 4
 
 /* Lengths of the strings of a description, NUL included. */
 #define HOST_NAME_MAX 64
@@ -349,7 +349,8 @@ struct host_shm {
 	struct host_range out[CUSEMU_USER_MAX_RANGES];
 	uint8_t in_data[CUSEMU_USER_MAX_BYTES];
 	uint8_t out_data[CUSEMU_USER_MAX_BYTES];
-	/* A read's or write's bytes, a probe's parameters ("key\0value\0"),
+	/* A read's or write's bytes, a probe's name, kernel model, its
+	 * version in decimal and parameters ("name\0kernel\0version\0key\0value\0"),
 	 * control's words and answer, a message for the user. */
 	char data[HOST_DATA_MAX];
 };

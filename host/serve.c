@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 #include "host.h"
-#include "kmodel.h"
 
 static GMutex registry_lock;
 static GHashTable *devices;	/* daemon id -> struct host_dev */
@@ -141,33 +140,31 @@ static void put_text(struct host_shm *shm, const char *text)
 	shm->data_len = (uint32_t)n;
 }
 
-/* PROBE: data holds "name\0kernel\0key\0value\0...". */
+/* PROBE: data holds "name\0kernel\0version\0key\0value\0...". */
 static long run_probe(struct host_shm *shm, const struct host_call_msg *c)
 {
 	g_auto(GStrv) words = NULL;
-	const struct cusemu_kernel_model *km;
 	struct host_dev *d;
 	char *why = NULL;
+	guint64 version;
 	long ret = 0;
 
 	if (c->model >= host_n_models || shm->data_len > sizeof(shm->data))
 		return -EINVAL;
 	words = split_words(shm->data, shm->data_len);
-	if (!words[0] || !words[1])
-		return -EINVAL;
-	/* The daemon's own table, linked in: the name is all it sends. */
-	km = cusemu_kernel_model_find(words[1]);
-	if (!km)
+	if (!words[0] || !words[1] || !words[2] ||
+	    !g_ascii_string_to_unsigned(words[2], 10, 0, G_MAXUINT, &version,
+					NULL))
 		return -EINVAL;
 	d = g_new0(struct host_dev, 1);
 	d->id = c->dev;
 	d->inst.pub.model = host_models[c->model];
 	d->inst.pub.name = g_strdup(words[0]);
 	d->kernel = g_strdup(words[1]);
-	d->kernel_version = km->version;
+	d->kernel_version = (unsigned int)version;
 	d->inst.params = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
 					       g_free);
-	for (char **w = words + 2; w[0] && w[1]; w += 2)
+	for (char **w = words + 3; w[0] && w[1]; w += 2)
 		g_hash_table_insert(d->inst.params, g_strdup(w[0]),
 				    g_strdup(w[1]));
 	cusemu_ratelimit_init(&d->inst.bad_result);

@@ -11,111 +11,72 @@
 
 #include <glib.h>
 
-#include "config.h"
 #include "cusemu/device.h"
-#include "ratelimit.h"
+#include "instance.h"
+#include "spec.h"
 
-struct cusemu_kernel_model;
-struct cusemu_lock;
-struct cusemu_node;
-struct cusemu_stats;
-
-/* The dispatcher's part of an instance: dispatch.c binds it, handler.c
- * runs handlers under its lock. */
-struct cusemu_dispatch_part {
-	unsigned int methods;		/* CUSEMU_METHOD_* bits offered */
-	/* The methods, from the model or built from its tables. */
-	cusemu_ioctl_fn ioctl, unlocked_ioctl, compat_ioctl;
-	cusemu_ioctl_fn ioctl_native, ioctl_compat;
-	int lock_mode;			/* enum cusemu_lock_mode */
-	struct cusemu_lock *lock;	/* --lock=device: this device's */
-};
-
-/* oops.c's part: an oops fenced it (oops.h), and every call fails with
- * EIO; the first report, kept for cusemuctl list. */
-struct cusemu_oops_part {
-	gint fenced;
-	char *report;
-};
-
-/* node.c's part: under the node's lock, the instance's open files and
- * opens under way, and whether a reload replaced it (it is freed when the
- * last of those goes); the ioctls dispatched, and how long the handler of
- * the last one timed took, in µs (a long one shares its worker's source
- * before each call, a longer one also holds a CPU). */
-struct cusemu_serving_part {
-	unsigned int users;
-	bool retired;
-	gint dispatched;
-	gint last_us;
-};
-
-/*
- * A device instance: the public struct cusemu_device that the model sees,
- * and what the daemon keeps beside it, each module's in its part.
- */
 /* The default of record-max=, and its least value. */
 #define CUSEMU_RECORD_MAX_DEFAULT "64M"
 #define CUSEMU_RECORD_MAX_MIN 1024
-
-struct cusemu_instance {
-	struct cusemu_device pub;
-	/* How it was made, to make it again (cusemuctl reload): device.c. */
-	struct cusemu_device_spec *spec;
-	unsigned int number;		/* of its model's instances */
-	const struct cusemu_kernel_model *default_kmodel;
-	GHashTable *params;	/* key -> validated value string */
-	mode_t mode;
-	uid_t owner;
-	gid_t group;
-	/* The node serving it, and how. */
-	struct cusemu_node *node;
-	struct cusemu_serving_part serving;
-	/* Set by the transport: wakes the pollers of the node. */
-	void (*wake_up)(void *data);
-	void *wake_up_data;
-	/* How its ioctls are dispatched. */
-	const struct cusemu_kernel_model *kmodel;
-	struct cusemu_dispatch_part dispatch;
-	/* Every command is _IOC-encoded, with no pointer inside: the kernel
-	 * copies payloads itself (CUSE restricted ioctls). */
-	bool restricted;
-	struct cusemu_stats *stats;
-	/* record=FILE: its recording (daemon/record.h), shared with the
-	 * instances that cusemuctl reload puts in its place; else NULL. */
-	struct cusemu_recording *recording;
-	uint64_t record_max;		/* record-max=, in bytes */
-	struct cusemu_oops_part oops;
-	/* Its model runs in a model host (daemon/host.c), none of its code
-	 * in the daemon: fenced, it is freed all the same. */
-	bool hosted;
-	/* How the model broke the handler contract, each said once (call.c). */
-	guint contract_broken;
-	/* The table rows whose handler was said to write nothing
-	 * (handler.c), under its lock. */
-	GHashTable *wrote_nothing;
-	/* Results the kernel does not take, said at most as often as this
-	 * lets through (call.c): a client may cause one per call. */
-	struct cusemu_ratelimit bad_result;
-	/* The model's own lines of that kind (cusemu_device_ratelimit). */
-	struct cusemu_ratelimit model_said;
-};
-
-static inline struct cusemu_instance *
-cusemu_instance(const struct cusemu_device *dev)
-{
-	return (struct cusemu_instance *)((char *)dev -
-					  offsetof(struct cusemu_instance, pub));
-}
-
-/* How many times a model reported lost data (cusemu_device_lost): the
- * daemon then exits with status 1. */
-unsigned int cusemu_device_lost_count(void);
 
 /* The device models built in (generated from devices/meson.build). */
 extern const struct cusemu_device_model *const cusemu_device_models[];
 
 /* Made and ended in spawn.c: */
+
+/*
+ * Models from outside the registry: the daemon's plugin loader hands these
+ * over at start-up (cusemu_model_source_set), so that the kernel's part
+ * finds, isolates and names them, and knows no plugin. Without it, the
+ * models built in alone.
+ */
+struct cusemu_model_source {
+	/* The model name from the models directory, or NULL with *error
+	 * set if it was there and refused. */
+	const struct cusemu_device_model *(*find)(const char *name,
+						  GError **error);
+	/* Every model loaded so far, NULL-terminated; g_free() the array. */
+	guint (*models)(const struct cusemu_device_model ***models);
+	/* The plugin file m came from; NULL for a model built in. */
+	const char *(*origin)(const struct cusemu_device_model *m);
+	/* The plugin file a loaded object's path names, and its fd. */
+	const char *(*file_origin)(const char *path, int *fd);
+	/* The plugin file whose code pc is in, or NULL. */
+	const char *(*code_origin)(const void *pc);
+	/* isolation=none: m loaded into the daemon. */
+	const struct cusemu_device_model *(*in_process)(
+		const struct cusemu_device_model *m, GError **error);
+	/* isolation=process: the proxy of m in its model host. */
+	const struct cusemu_device_model *(*hosted)(
+		const struct cusemu_device_model *m);
+	/* Where find looks, for messages. */
+	const char *(*dir)(void);
+};
+
+/* In source.c: */
+void cusemu_model_source_set(const struct cusemu_model_source *source);
+/* The source handed over, or NULL. */
+const struct cusemu_model_source *cusemu_model_source(void);
+/* The source's answers, or those of a registry alone: */
+const char *cusemu_model_origin(const struct cusemu_device_model *m);
+const char *cusemu_model_file_origin(const char *path, int *fd);
+const char *cusemu_model_code_origin(const void *pc);
+
+/*
+ * record=FILE: the daemon's recordings, handed over at start-up the same
+ * way (cusemu_recorder_set). Without them record= is refused.
+ */
+struct cusemu_recorder {
+	/* The recording of dev as its description says, or continued (a
+	 * reload's) in its place; TRUE without one. */
+	gboolean (*start)(struct cusemu_device *dev,
+			  const struct cusemu_device_spec *spec,
+			  struct cusemu_recording *continued, GError **error);
+	void (*unref)(struct cusemu_recording *recording);
+};
+
+void cusemu_recorder_set(const struct cusemu_recorder *recorder);
+
 
 const struct cusemu_device_model *cusemu_device_model_find(const char *name);
 /* The same among the models built in and those of plugins already loaded:
@@ -158,7 +119,7 @@ char *cusemu_param_normalise(const struct cusemu_param *p, const char *value,
 const struct cusemu_param *cusemu_param_of(const struct cusemu_device_model *m,
 					  const char *key);
 
-/* The data of an instance, in device.c; the model's code runs in none: */
+/* The data of an instance, in device-data.c; the model's code runs in none: */
 
 /* A bare instance of m: its description kept, no key applied yet. */
 struct cusemu_device *

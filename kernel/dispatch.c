@@ -17,7 +17,6 @@
 #include "dispatch.h"
 #include "ioctl32.h"
 #include "lock.h"
-#include "plugin.h"
 #include "request.h"
 
 /*
@@ -279,7 +278,7 @@ static void compat_size_hint(const struct cusemu_call *call)
 	if (!first)
 		return;
 	/* --model takes a plugin's model by its file, a built-in by name. */
-	origin = cusemu_plugin_origin(m);
+	origin = cusemu_model_origin(m);
 	g_message("/dev/%s (%s): a 32-bit caller's %08x has no compat "
 		  "row, but native %s (%08x) has its type, number and "
 		  "direction with %u bytes against the caller's %u: the "

@@ -27,23 +27,6 @@ void cusemu_handler_set_locator(cusemu_row_locator locate)
 	locate_row = locate;
 }
 
-const char *cusemu_call_command_name(const struct cusemu_call *call)
-{
-	const struct cusemu_device_model *m = call->dev->model;
-	const struct cusemu_ioctl *row;
-
-	if (call->stats.name)
-		return call->stats.name;
-	row = cusemu_ioctl_lookup(call->compat ? m->compat_table
-					       : m->native_table,
-				  call->cmd);
-	if (!row)
-		row = cusemu_ioctl_lookup(call->compat ? m->native_table
-						       : m->compat_table,
-					  call->cmd);
-	return row ? row->name : NULL;
-}
-
 /*
  * The handler contract, once for every path: the fetch step until it names
  * nothing new, then the handler, once. A call still waiting for memory

@@ -14,13 +14,6 @@
 #include "call.h"
 
 /*
- * The name of the call's command: the row the dispatcher ran
- * (call->stats.name), else the row of the caller's table, else of the
- * other one; NULL when no table has it.
- */
-const char *cusemu_call_command_name(const struct cusemu_call *call);
-
-/*
  * Where a row's handler is, for a warning: appended to out as " symbol+
  * 0x0/0xsize [module] file:line". The daemon's own rows are found by
  * their handler's address; a locator set here finds those whose handler

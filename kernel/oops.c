@@ -35,7 +35,6 @@
 #include "handler.h"
 #include "lock.h"
 #include "oops.h"
-#include "plugin.h"
 #include "proc.h"
 #include "request.h"
 
@@ -161,7 +160,7 @@ static const char *plugin_of(const struct cusemu_trace *t)
 
 	for (uint32_t i = 0; i < t->n && i < 8 && !origin; i++)
 		if (!t->item[i].period)
-			origin = cusemu_plugin_code_origin(
+			origin = cusemu_model_code_origin(
 				(void *)(uintptr_t)t->item[i].pc);
 	return origin;
 }
@@ -439,7 +438,7 @@ static int report_object(struct dl_phdr_info *info, size_t size, void *data)
 	if (!path)
 		return 0;
 	/* A plugin as it was loaded, not what a rebuild put at its path. */
-	origin = cusemu_plugin_file_origin(path, &fd);
+	origin = cusemu_model_file_origin(path, &fd);
 	if (fd >= 0)	/* not dup(): the sandbox has fcntl */
 		fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (!dwfl_report_elf(dwfl, module_name(origin ? origin : path), path,
@@ -645,7 +644,7 @@ static void append_context_of(GString *r, const char *node,
 			      const char *kmodel,
 			      const struct cusemu_oops_call *c)
 {
-	const char *origin = cusemu_plugin_origin(m);
+	const char *origin = cusemu_model_origin(m);
 	char comm[32], self[32];
 
 	comm_of(c->pid, comm, sizeof(comm));

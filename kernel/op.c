@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The record of one request on a device, from its start to its reply: the
- * statistics of the operations other than ioctl, the trace and the
- * recordings. Without a tracer or a recording an ioctl costs one atomic
- * load here.
+ * statistics of the operations other than ioctl, and the record published
+ * to its subscribers (the trace and the recordings). Without a tracer or a
+ * recording an ioctl costs one atomic load here.
  */
 #define G_LOG_DOMAIN "cusemu-transport"
 
@@ -15,8 +15,34 @@
 #include "call.h"
 #include "device.h"
 #include "op.h"
-#include "record.h"
-#include "trace.h"
+
+gint cusemu_op_watchers;
+
+static cusemu_op_subscriber subscribers[CUSEMU_OP_SUBSCRIBERS_MAX];
+/* Published after its slot is filled: cusemu_op_done() reads no lock. */
+static gint n_subscribers;
+static GMutex subscribe_lock;
+
+void cusemu_op_subscribe(cusemu_op_subscriber fn)
+{
+	int n;
+
+	g_mutex_lock(&subscribe_lock);
+	n = g_atomic_int_get(&n_subscribers);
+	for (int i = 0; i < n; i++)
+		if (subscribers[i] == fn)
+			goto out;
+	g_assert(n < CUSEMU_OP_SUBSCRIBERS_MAX);
+	subscribers[n] = fn;
+	g_atomic_int_set(&n_subscribers, n + 1);
+out:
+	g_mutex_unlock(&subscribe_lock);
+}
+
+void cusemu_op_watch(int delta)
+{
+	g_atomic_int_add(&cusemu_op_watchers, delta);
+}
 
 uint64_t cusemu_op_now_ns(void)
 {
@@ -34,7 +60,7 @@ void cusemu_op_begin(struct cusemu_op_record *rec, enum cusemu_op op,
 	rec->op = op;
 	rec->dev = dev;
 	rec->pid = pid;
-	rec->traced = cusemu_trace_on();
+	rec->traced = cusemu_op_watched();
 	/* An ioctl is timed by the dispatcher when it needs to: the clock
 	 * is a system call on some machines. */
 	if (op != CUSEMU_OP_IOCTL || rec->traced)
@@ -50,28 +76,13 @@ void cusemu_op_begin_call(struct cusemu_op_record *rec,
 		call->start_ns = rec->start_ns;
 }
 
-/* The line of an answered request in its device's recording, uncut. */
-static void record_op(const struct cusemu_op_record *rec, uint64_t ns)
-{
-	struct cusemu_recording *recording =
-		cusemu_instance(rec->dev)->recording;
-	g_autoptr(GString) line = NULL;
-	struct cusemu_trace_caller caller;
-
-	if (!cusemu_recording_on(recording))
-		return;
-	cusemu_trace_caller_of(rec, &caller);
-	line = g_string_sized_new(512);
-	cusemu_trace_format(line, rec, ns, &caller, CUSEMU_TRACE_DATA_ALL);
-	cusemu_recording_write(recording, rec->dev, line);
-}
-
 void cusemu_op_done(struct cusemu_op_record *rec)
 {
 	struct cusemu_call *call = rec->call;
 	uint64_t start = call && call->start_ns ? call->start_ns
 						: rec->start_ns;
 	uint64_t ns = start ? cusemu_op_now_ns() - start : 0;
+	int n;
 
 	if (rec->op != CUSEMU_OP_IOCTL)
 		cusemu_stats_record_op(cusemu_instance(rec->dev)->stats,
@@ -83,6 +94,7 @@ void cusemu_op_done(struct cusemu_op_record *rec)
 			return;
 		rec->error = call->stats.error;
 	}
-	record_op(rec, ns);
-	cusemu_trace_op(rec, ns);
+	n = g_atomic_int_get(&n_subscribers);
+	for (int i = 0; i < n; i++)
+		subscribers[i](rec, ns);
 }

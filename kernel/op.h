@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <glib.h>
+
 #include "stats.h"
 
 struct cusemu_call;
@@ -52,5 +54,29 @@ void cusemu_op_done(struct cusemu_op_record *rec);
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t cusemu_op_now_ns(void);
+
+/*
+ * Who reads the records of answered requests: the daemon's trace and
+ * recordings subscribe as they start, so that nothing here calls up into
+ * them. A request is timed and published only while a watcher is there
+ * (cusemu_op_watch): without any, it pays one atomic load.
+ */
+typedef void (*cusemu_op_subscriber)(const struct cusemu_op_record *rec,
+				     uint64_t duration_ns);
+
+/* Each subscriber once, however often it comes; at most
+ * CUSEMU_OP_SUBSCRIBERS_MAX, never taken back. */
+#define CUSEMU_OP_SUBSCRIBERS_MAX 4
+void cusemu_op_subscribe(cusemu_op_subscriber fn);
+
+/* A watcher (a tracer, a recording) comes (+1) or goes (-1). */
+void cusemu_op_watch(int delta);
+
+extern gint cusemu_op_watchers;
+
+static inline bool cusemu_op_watched(void)
+{
+	return g_atomic_int_get(&cusemu_op_watchers) > 0;
+}
 
 #endif

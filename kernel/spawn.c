@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Device instances made and ended: the model found among those built in
- * and those of plugins, the instance's data made (device.c), its kernel
+ * and those of plugins, the instance's data made (device-data.c), its kernel
  * model chosen, and the model's probe, sandboxed and remove run under an
  * oops guard.
  */
@@ -14,25 +14,50 @@
 #include "device.h"
 #include "kmodel.h"
 #include "oops.h"
-#include "plugin.h"
-#include "record.h"
+
+static const struct cusemu_recorder *recorder;
+
+void cusemu_recorder_set(const struct cusemu_recorder *r)
+{
+	recorder = r;
+}
+
+static const struct cusemu_device_model *plugin_find(const char *name,
+						     GError **error)
+{
+	const struct cusemu_model_source *source = cusemu_model_source();
+
+	return source ? source->find(name, error) : NULL;
+}
+
+/* Every model loaded from a plugin, NULL-terminated; g_free() it. */
+static const struct cusemu_device_model **plugin_models(void)
+{
+	const struct cusemu_model_source *source = cusemu_model_source();
+	const struct cusemu_device_model **models = NULL;
+
+	if (source)
+		source->models(&models);
+	else
+		models = g_new0(const struct cusemu_device_model *, 1);
+	return models;
+}
 
 const struct cusemu_device_model *cusemu_device_model_find(const char *name)
 {
 	for (unsigned int i = 0; cusemu_device_models[i]; i++)
 		if (!strcmp(cusemu_device_models[i]->name, name))
 			return cusemu_device_models[i];
-	return cusemu_plugin_find(name, NULL);
+	return plugin_find(name, NULL);
 }
 
 const struct cusemu_device_model *cusemu_device_model_loaded(const char *name)
 {
-	g_autofree const struct cusemu_device_model **plugins = NULL;
+	g_autofree const struct cusemu_device_model **plugins = plugin_models();
 
 	for (unsigned int i = 0; cusemu_device_models[i]; i++)
 		if (!strcmp(cusemu_device_models[i]->name, name))
 			return cusemu_device_models[i];
-	cusemu_plugin_models(&plugins);
 	for (unsigned int i = 0; plugins[i]; i++)
 		if (!strcmp(plugins[i]->name, name))
 			return plugins[i];
@@ -41,13 +66,12 @@ const struct cusemu_device_model *cusemu_device_model_loaded(const char *name)
 
 char *cusemu_device_model_names(void)
 {
-	g_autofree const struct cusemu_device_model **plugins = NULL;
+	g_autofree const struct cusemu_device_model **plugins = plugin_models();
 	GString *names = g_string_new(NULL);
 
 	for (unsigned int i = 0; cusemu_device_models[i]; i++)
 		g_string_append_printf(names, "%s%s", i ? ", " : "",
 				       cusemu_device_models[i]->name);
-	cusemu_plugin_models(&plugins);
 	for (unsigned int i = 0; plugins[i]; i++)
 		g_string_append_printf(names, ", %s", plugins[i]->name);
 	return g_string_free(names, FALSE);
@@ -80,7 +104,7 @@ cusemu_device_new(const struct cusemu_device_spec *spec, unsigned int instance,
 	g_autoptr(GError) refused = NULL;
 
 	if (!m)	/* MODEL.so in the models directory, if it is there */
-		m = cusemu_plugin_find(spec->model, &refused);
+		m = plugin_find(spec->model, &refused);
 	if (refused) {
 		g_propagate_prefixed_error(error, g_steal_pointer(&refused),
 					   "%s: ", spec->origin);
@@ -93,7 +117,9 @@ cusemu_device_new(const struct cusemu_device_spec *spec, unsigned int instance,
 			    "%s: unknown device model '%s'; available: %s "
 			    "(and MODEL.so in %s, or --plugin FILE)",
 			    spec->origin, spec->model, names,
-			    cusemu_models_dir);
+			    cusemu_model_source()
+				    ? cusemu_model_source()->dir()
+				    : "no directory");
 		return NULL;
 	}
 	return cusemu_device_create(m, spec, instance, kmodel, error);
@@ -148,27 +174,14 @@ static gboolean start_recording(struct cusemu_device *dev,
 				struct cusemu_recording *continued,
 				GError **error)
 {
-	struct cusemu_instance *inst = cusemu_instance(dev);
-	const struct cusemu_setting *s = cusemu_device_spec_lookup(spec,
-								   "record");
-
-	if (continued) {
-		inst->recording = cusemu_recording_ref(continued);
+	if (recorder)
+		return recorder->start(dev, spec, continued, error);
+	if (!cusemu_device_spec_lookup(spec, "record"))
 		return TRUE;
-	}
-	if (!s)
-		return TRUE;
-	if (s->fd >= 0)
-		inst->recording = cusemu_recording_take(
-			dev, fcntl(s->fd, F_DUPFD_CLOEXEC, 0), s->value,
-			inst->record_max, s->origin, error);
-	else if (cusemu_recording_check_only)
-		return cusemu_recording_check(dev, s->value, s->origin, error);
-	else
-		inst->recording = cusemu_recording_open(dev, s->value,
-							inst->record_max,
-							s->origin, error);
-	return inst->recording != NULL;
+	g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+		    "%s: device %s: record= is not served by this program",
+		    spec->origin, dev->name);
+	return FALSE;
 }
 
 /*
@@ -189,7 +202,7 @@ isolated(const struct cusemu_device_model *m,
 			    origin, v);
 		return NULL;
 	}
-	if (!cusemu_plugin_origin(m)) {
+	if (!cusemu_model_origin(m)) {
 		if (v && !strcmp(v, "process")) {
 			g_set_error(error, G_OPTION_ERROR,
 				    G_OPTION_ERROR_BAD_VALUE,
@@ -202,12 +215,12 @@ isolated(const struct cusemu_device_model *m,
 		return m;
 	}
 	if (v && !strcmp(v, "none")) {
-		m = cusemu_plugin_in_process(m, error);
+		m = cusemu_model_source()->in_process(m, error);
 		if (!m)
 			g_prefix_error(error, "%s: ", origin);
 		return m;
 	}
-	return cusemu_plugin_hosted(m);
+	return cusemu_model_source()->hosted(m);
 }
 
 static struct cusemu_device *
@@ -306,6 +319,7 @@ void cusemu_device_free(struct cusemu_device *dev)
 			dev->model->remove(dev);
 		cusemu_oops_leave(&g);
 	}
-	cusemu_recording_unref(cusemu_instance(dev)->recording);
+	if (recorder)
+		recorder->unref(cusemu_instance(dev)->recording);
 	cusemu_device_free_data(dev);
 }

@@ -17,7 +17,7 @@
 #include "call.h"
 #include "cusemu/report.h"
 #include "cusemu/sched.h"
-#include "device.h"
+#include "instance.h"
 #include "ratelimit.h"
 #include "request.h"
 
@@ -433,4 +433,21 @@ const struct cusemu_ioctl *cusemu_ioctl_lookup(const struct cusemu_ioctl *table,
 		if (row->cmd == cmd)
 			return row;
 	return NULL;
+}
+
+const char *cusemu_call_command_name(const struct cusemu_call *call)
+{
+	const struct cusemu_device_model *m = call->dev->model;
+	const struct cusemu_ioctl *row;
+
+	if (call->stats.name)
+		return call->stats.name;
+	row = cusemu_ioctl_lookup(call->compat ? m->compat_table
+					       : m->native_table,
+				  call->cmd);
+	if (!row)
+		row = cusemu_ioctl_lookup(call->compat ? m->native_table
+						       : m->compat_table,
+					  call->cmd);
+	return row ? row->name : NULL;
 }

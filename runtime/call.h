@@ -70,6 +70,13 @@ struct cusemu_call {
 const struct cusemu_ioctl *cusemu_ioctl_lookup(const struct cusemu_ioctl *table,
 					       unsigned int cmd);
 
+/*
+ * The name of the call's command: the row the dispatcher ran
+ * (call->stats.name), else the row of the caller's table, else of the
+ * other one; NULL when no table has it.
+ */
+const char *cusemu_call_command_name(const struct cusemu_call *call);
+
 /* What the transport does with a call once the handler has run. */
 enum cusemu_call_outcome {
 	CUSEMU_CALL_REPLY,	/* result >= 0 and out_data[0, out_used) */

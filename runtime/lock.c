@@ -11,8 +11,22 @@
 #include "call.h"
 #include "cusemu/sched.h"
 #include "lock.h"
-#include "pool.h"
 #include "request.h"
+
+static void (*will_wait_hook)(void);
+
+void cusemu_lock_set_will_wait(void (*will_wait)(void))
+{
+	g_atomic_pointer_set(&will_wait_hook, will_wait);
+}
+
+static void will_wait(void)
+{
+	void (*fn)(void) = g_atomic_pointer_get(&will_wait_hook);
+
+	if (fn)
+		fn();
+}
 
 #define MAX_HELD CUSEMU_LOCK_MAX_HELD
 
@@ -54,7 +68,7 @@ void cusemu_lock_acquire(struct cusemu_lock *lock)
 	if (!g_mutex_trylock(&lock->mutex)) {
 		if (call)
 			call->stats.lock_contended++;
-		cusemu_pool_will_wait();
+		will_wait();
 		cusemu_request_sleep_begin();
 		g_mutex_lock(&lock->mutex);
 		cusemu_request_sleep_end();
@@ -158,7 +172,7 @@ gboolean cusemu_cond_wait_until(GCond *cond, GMutex *mutex, gint64 end_time)
 		return FALSE;
 	waiting_on(cond, mutex);
 	cusemu_lock_drop_all(&d);
-	cusemu_pool_will_wait();
+	will_wait();
 	/* An interrupt wakes the wait too: that is not the model's signal. */
 	cusemu_request_sleep_begin();
 	signalled = !cusemu_signal_pending() &&

@@ -15,8 +15,7 @@
 
 #include "call.h"
 #include "cusemu/device.h"
-#include "device.h"
-#include "kmodel.h"
+#include "instance.h"
 #include "proc.h"
 #include "request.h"
 #include "stats.h"
@@ -30,16 +29,6 @@ void cusemu_device_wake_up(struct cusemu_device *dev)
 void cusemu_device_count_event(struct cusemu_device *dev, const char *event)
 {
 	cusemu_stats_count_event(cusemu_instance(dev)->stats, event);
-}
-
-const char *cusemu_device_kernel_model(const struct cusemu_device *dev)
-{
-	return cusemu_instance(dev)->kmodel->name;
-}
-
-unsigned int cusemu_device_kernel_version(const struct cusemu_device *dev)
-{
-	return cusemu_instance(dev)->kmodel->version;
 }
 
 /* How many times a model said it lost what clients gave it. */

@@ -11,7 +11,7 @@
 #include <glib.h>
 
 #include "cusemu/device.h"
-#include "device.h"
+#include "instance.h"
 #include "ratelimit.h"
 
 static const char *param_value(const struct cusemu_device *dev,

@@ -17,6 +17,7 @@
 #include <glib/gstdio.h>
 
 #include "control.h"
+#include "record.h"
 
 #define LIST_TEXT "fioc0  /dev/fioc0  fioc  modern  model\n"
 #define LIST_JSON "{\"devices\":[{\"name\":\"fioc0\"}]}\n"
@@ -1347,6 +1348,7 @@ static void add(const char *name, gid_t group,
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
+	cusemu_recording_register();
 	add("/control/socket-file", (gid_t)-1, test_socket_file);
 	add("/control/requests", (gid_t)-1, test_requests);
 	add("/control/errors", (gid_t)-1, test_errors);

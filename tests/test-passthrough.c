@@ -24,7 +24,7 @@
 
 #include <glib.h>
 
-#include "abicheck.h"
+#include "layout.h"
 #include "device.h"
 #include "fake-kernel.h"
 #include "passthrough.h"

@@ -469,6 +469,7 @@ int main(int argc, char **argv)
 	int ret;
 
 	g_test_init(&argc, &argv, NULL);
+	cusemu_recording_register();
 	tmpdir = g_dir_make_tmp("cusemu-record-XXXXXX", NULL);
 	g_assert_nonnull(tmpdir);
 	g_test_add_func("/record/header", test_header);

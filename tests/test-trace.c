@@ -15,7 +15,7 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 
-#include "abicheck.h"
+#include "layout.h"
 #include "call.h"
 #include "device.h"
 #include "op.h"

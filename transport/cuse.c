@@ -20,12 +20,12 @@
 #include <cuse_lowlevel.h>
 #include <glib.h>
 
-#include "config.h"
 #include "cuse.h"
 #include "device.h"
 #include "dispatch.h"
 #include "fuse-keys.h"
 #include "sandbox.h"
+#include "self.h"
 
 #define CUSE_PATH "/dev/cuse"
 #define NODE_TIMEOUT_MS 10000

@@ -26,6 +26,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "lock.h"
 #include "pool.h"
 
 /* An added worker without work for this long leaves. */
@@ -218,6 +219,7 @@ gboolean cusemu_pool_start(unsigned int size, GError **error)
 	g_atomic_int_set(&pool.exiting, 0);
 	g_atomic_int_set(&pool.warned, 0);
 	g_mutex_unlock(&pool.lock);
+	cusemu_lock_set_will_wait(cusemu_pool_will_wait);
 	for (unsigned int i = 0; i < size; i++)
 		spawn();
 	if (!g_atomic_int_get(&pool.threads)) {

@@ -176,9 +176,12 @@ static void check_command(const struct cusemu_device_model *m,
 gboolean model_check(const char *arg, GPtrArray *commands, GPtrArray *notes,
 		     char **name, GError **error)
 {
-	const struct cusemu_device_model *m = find_model(arg, error);
+	const struct cusemu_device_model *m;
 	guint n = commands->len;
 
+	/* Devices of plugins' models made as cusemud makes them. */
+	cusemu_plugin_register();
+	m = find_model(arg, error);
 	if (!m)
 		return FALSE;
 	*name = g_strdup(m->name);

@@ -22,7 +22,7 @@
 
 #include <glib.h>
 
-#include "abicheck.h"
+#include "layout.h"
 #include "config.h"
 #include "control.h"
 #include "private-file.h"

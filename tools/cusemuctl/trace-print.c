@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "abicheck.h"
+#include "layout.h"
 #include "trace-print.h"
 
 /* ---- reading JSON ---- */

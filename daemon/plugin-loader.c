@@ -840,6 +840,7 @@ gboolean cusemu_plugin_load(const char *path, GError **error)
 	struct stat st;
 	int image;
 
+	cusemu_plugin_register();
 	if (!realpath(path, real))
 		return refuse(error, path, "%s", g_strerror(errno));
 	if (stat(real, &st) < 0 || !S_ISREG(st.st_mode))
@@ -953,6 +954,7 @@ const struct cusemu_device_model *cusemu_plugin_find(const char *name,
 	g_autofree char *file = NULL;
 	const GError *refused;
 
+	cusemu_plugin_register();
 	if (l)
 		return l->model;
 	/* A name, not a path: nothing outside the models directory. */
@@ -1014,4 +1016,25 @@ const char *cusemu_plugin_file_origin(const char *path, int *fd)
 	}
 	g_mutex_unlock(&loaded_lock);
 	return origin;
+}
+
+static const char *models_dir(void)
+{
+	return cusemu_models_dir;
+}
+
+static const struct cusemu_model_source plugin_source = {
+	.find = cusemu_plugin_find,
+	.models = cusemu_plugin_models,
+	.origin = cusemu_plugin_origin,
+	.file_origin = cusemu_plugin_file_origin,
+	.code_origin = cusemu_plugin_code_origin,
+	.in_process = cusemu_plugin_in_process,
+	.hosted = cusemu_plugin_hosted,
+	.dir = models_dir,
+};
+
+void cusemu_plugin_register(void)
+{
+	cusemu_model_source_set(&plugin_source);
 }

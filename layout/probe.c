@@ -25,7 +25,7 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 
-#include "abicheck.h"
+#include "layout.h"
 
 G_DEFINE_QUARK(cusemu-abicheck-error-quark, abicheck_error)
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "device.h"
+#include "kmodel.h"
 #include "stats.h"
 
 const struct cusemu_param cusemu_common_params[] = {
@@ -382,4 +383,16 @@ void cusemu_device_free_data(struct cusemu_device *dev)
 		g_hash_table_unref(inst->wrote_nothing);
 	g_free((char *)dev->name);
 	g_free(inst);
+}
+
+/* Of the model API: the kernel model is the kernel's to name. */
+const char *cusemu_device_kernel_model(const struct cusemu_device *dev)
+{
+	return cusemu_instance(dev)->kmodel->name;
+}
+
+/* ... and so is its version (KERNEL_VERSION()'s encoding). */
+unsigned int cusemu_device_kernel_version(const struct cusemu_device *dev)
+{
+	return cusemu_instance(dev)->kmodel->version;
 }
