@@ -936,6 +936,8 @@ struct reader {
 	struct cusemu_request *req;
 	ssize_t ret;
 	uint32_t v;
+	/* The reader thread's sleep count: odd while it waits in the read. */
+	const unsigned long *sleeps;
 };
 
 static gpointer reader_thread(gpointer data)
@@ -944,6 +946,7 @@ static gpointer reader_thread(gpointer data)
 
 	if (r->req)
 		cusemu_request_set_current(r->req);
+	g_atomic_pointer_set(&r->sleeps, cusemu_request_sleeps());
 	r->ret = rtc_read(r->f, &r->v, 4);
 	cusemu_request_set_current(NULL);
 	return NULL;
@@ -993,11 +996,18 @@ static void test_remove_with_reader(void)
 {
 	struct fixture f = { 0 };
 	struct reader r = { .f = &f };
+	const unsigned long *sleeps;
 	GThread *thread;
 
 	setup(&f, NULL);
 	thread = g_thread_new("reader", reader_thread, &r);
-	g_usleep(100 * G_TIME_SPAN_MILLISECOND);
+	/*
+	 * Until the read waits in the model, however late a loaded machine
+	 * runs the thread: a remove before it would free what it reads.
+	 */
+	while (!(sleeps = g_atomic_pointer_get(&r.sleeps)) ||
+	       !(__atomic_load_n(sleeps, __ATOMIC_ACQUIRE) & 1))
+		g_usleep(1000);
 	fake_device_free(f.dev);
 	g_thread_join(thread);
 	g_assert_cmpint(r.ret, ==, -ENODEV);
