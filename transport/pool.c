@@ -16,6 +16,8 @@
  * handler waits or is known to take long (cusemu_pool_share()), so that
  * the other requests of the node go to other workers, as they run in
  * parallel on other CPUs in the kernel.
+ *
+ * Each worker runs with a short time slice (worker_slice()).
  */
 #define G_LOG_DOMAIN "cusemu-pool"
 
@@ -24,6 +26,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "pool.h"
@@ -32,6 +35,8 @@
 #define IDLE_RETIRE_MS 5000
 #define STOP_ROUND_MS 20
 #define STOP_TIMEOUT_S 10
+/* A worker's time slice: the shortest the kernel takes. */
+#define WORKER_SLICE_NS (100 * 1000)
 
 static struct {
 	GMutex lock;		/* guards started, exiting and the cond */
@@ -136,10 +141,54 @@ static void serve(struct cusemu_pool_source *src)
 	g_atomic_int_add(&src->active, -1);
 }
 
+/* struct sched_attr of <linux/sched/types.h>, which glibc's <sched.h>
+ * cannot be included with. */
+struct slice_attr {
+	uint32_t size;
+	uint32_t sched_policy;
+	uint64_t sched_flags;
+	int32_t sched_nice;
+	uint32_t sched_priority;
+	uint64_t sched_runtime;
+	uint64_t sched_deadline;
+	uint64_t sched_period;
+};
+
+/*
+ * A short time slice for the calling worker, its policy and nice value
+ * kept. The kernel runs an ioctl in its caller's own time; a worker runs
+ * it in its own, for every client. The scheduler (EEVDF) lets a running
+ * task finish its slice before a task woken on its CPU runs, and picks
+ * the runnable task whose slice ends first: with the default slice
+ * (0.75 ms times 1 + log2 of the CPUs) a worker in a handler that spins
+ * 1 ms keeps a client woken on its CPU by its own timer waiting for the
+ * whole spin, and a worker preempted between two requests of a client
+ * that calls back to back waits behind other tasks' slices. A short
+ * slice changes no share of CPU time, only when the worker runs and is
+ * preempted. Since Linux 6.12 (sched_runtime of a normal task); older
+ * kernels take the call and keep their slice.
+ */
+static void worker_slice(void)
+{
+	struct slice_attr a = { 0 };
+
+	if (syscall(SYS_sched_getattr, 0, &a, sizeof(a), 0))
+		return;
+	if (a.sched_policy != SCHED_OTHER && a.sched_policy != SCHED_BATCH)
+		return;
+	a.size = sizeof(a);
+	a.sched_flags = 0;
+	a.sched_runtime = WORKER_SLICE_NS;
+	if (syscall(SYS_sched_setattr, 0, &a, 0))
+		g_debug("a worker keeps its time slice: %s",
+			g_strerror(errno));
+}
+
 static gpointer worker(gpointer data)
 {
 	(void)data;
 	is_worker = true;
+	worker_slice();
 	for (;;) {
 		struct epoll_event ev;
 		int timeout = g_atomic_int_get(&pool.threads) > (gint)pool.size
