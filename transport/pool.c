@@ -17,7 +17,7 @@
  * the other requests of the node go to other workers, as they run in
  * parallel on other CPUs in the kernel.
  *
- * Each worker runs with a short time slice (worker_slice()).
+ * A worker in a long call also takes a short time slice (set_slice()).
  */
 #define G_LOG_DOMAIN "cusemu-pool"
 
@@ -35,8 +35,8 @@
 #define IDLE_RETIRE_MS 5000
 #define STOP_ROUND_MS 20
 #define STOP_TIMEOUT_S 10
-/* A worker's time slice: the shortest the kernel takes. */
-#define WORKER_SLICE_NS (100 * 1000)
+/* A worker's time slice in a long call: the shortest the kernel takes. */
+#define LONG_CALL_SLICE_NS (100 * 1000)
 
 static struct {
 	GMutex lock;		/* guards started, exiting and the cond */
@@ -62,6 +62,8 @@ static __thread bool is_worker;
 static __thread struct cusemu_pool_source *owned;
 /* The CPU this worker's long call holds (cusemu_pool_hold_cpu()), or -1. */
 static __thread int held_cpu = -1;
+/* Whether this worker's long call runs with the short slice. */
+static __thread bool short_slice;
 
 static gpointer worker(gpointer data);
 
@@ -155,40 +157,36 @@ struct slice_attr {
 };
 
 /*
- * A short time slice for the calling worker, its policy and nice value
- * kept. The kernel runs an ioctl in its caller's own time; a worker runs
- * it in its own, for every client. The scheduler (EEVDF) lets a running
- * task finish its slice before a task woken on its CPU runs, and picks
- * the runnable task whose slice ends first: with the default slice
- * (0.75 ms times 1 + log2 of the CPUs) a worker in a handler that spins
- * 1 ms keeps a client woken on its CPU by its own timer waiting for the
- * whole spin, and a worker preempted between two requests of a client
- * that calls back to back waits behind other tasks' slices. A short
- * slice changes no share of CPU time, only when the worker runs and is
- * preempted. Since Linux 6.12 (sched_runtime of a normal task); older
+ * The calling thread's time slice: slice_ns, or the kernel's default for
+ * 0; its policy and nice value kept. The kernel runs an ioctl in its
+ * caller's own time, a worker in its own. The scheduler (EEVDF) lets a
+ * running thread finish its slice before a thread woken on its CPU runs,
+ * and the default slice (0.75 ms times 1 + log2 of the CPUs) is longer
+ * than a handler that spins 1 ms: a client woken on that CPU by its own
+ * timer waited for the whole spin. A short slice changes no share of CPU
+ * time, only when the thread is preempted; quick calls keep the default,
+ * which lets a worker serve a client's calls back to back with fewer
+ * preemptions. Since Linux 6.12 (sched_runtime of a normal thread); older
  * kernels take the call and keep their slice.
  */
-static void worker_slice(void)
+static bool set_slice(uint64_t slice_ns)
 {
 	struct slice_attr a = { 0 };
 
 	if (syscall(SYS_sched_getattr, 0, &a, sizeof(a), 0))
-		return;
+		return false;
 	if (a.sched_policy != SCHED_OTHER && a.sched_policy != SCHED_BATCH)
-		return;
+		return false;
 	a.size = sizeof(a);
 	a.sched_flags = 0;
-	a.sched_runtime = WORKER_SLICE_NS;
-	if (syscall(SYS_sched_setattr, 0, &a, 0))
-		g_debug("a worker keeps its time slice: %s",
-			g_strerror(errno));
+	a.sched_runtime = slice_ns;
+	return !syscall(SYS_sched_setattr, 0, &a, 0);
 }
 
 static gpointer worker(gpointer data)
 {
 	(void)data;
 	is_worker = true;
-	worker_slice();
 	for (;;) {
 		struct epoll_event ev;
 		int timeout = g_atomic_int_get(&pool.threads) > (gint)pool.size
@@ -391,6 +389,8 @@ void cusemu_pool_hold_cpu(gint *last)
 	cpu_set_t one;
 	int cpu;
 
+	if (is_worker && !short_slice)
+		short_slice = set_slice(LONG_CALL_SLICE_NS);
 	if (!is_worker || held_cpu >= 0 || pool.n_allowed < 2)
 		return;
 	g_mutex_lock(&pool.cpu_lock);
@@ -414,6 +414,8 @@ void cusemu_pool_hold_cpu(gint *last)
 
 void cusemu_pool_release_cpu(void)
 {
+	if (short_slice && set_slice(0))
+		short_slice = false;
 	if (held_cpu < 0)
 		return;
 	if (sched_setaffinity(0, sizeof(pool.allowed), &pool.allowed))
