@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -74,6 +75,9 @@ struct options {
 	int64_t value;		/* -1: the op's default */
 	unsigned int cmd;
 	const struct op *op;
+	uint64_t pause_ns;	/* between a client's calls, untimed */
+	const char *beside;	/* a node a thread of ours keeps busy */
+	const struct op *beside_op;
 };
 
 struct errno_count {
@@ -270,6 +274,15 @@ static void keep_sample(struct client *c, uint64_t ns)
 		c->samples[j] = ns;
 }
 
+static void pause_for(uint64_t ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000u),
+			       .tv_nsec = (long)(ns % 1000000000u) };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
+		;
+}
+
 static void run_ops(const struct options *o, struct client *c,
 		    struct op_ctx *ctx)
 {
@@ -290,6 +303,8 @@ static void run_ops(const struct options *o, struct client *c,
 		keep_sample(c, t1 - t0);
 		if (limit && t1 - c->start_ns >= limit)
 			break;
+		if (o->pause_ns)
+			pause_for(o->pause_ns);
 	}
 	c->end_ns = t1;
 }
@@ -556,8 +571,63 @@ static int report(const struct options *o, struct client *cl,
 	return broken || total.errors == total.ops;
 }
 
+/*
+ * --beside: a thread of this process that calls its op back to back from
+ * before the clients start until they have ended, unmeasured; its calls
+ * and failures are counted for the report on stderr.
+ */
+struct beside {
+	const struct options *o;
+	struct op_ctx ctx;
+	pthread_t thread;
+	atomic_bool stop;
+	uint64_t ops, errors;
+};
+
+static void *beside_thread(void *p)
+{
+	struct beside *b = p;
+
+	while (!atomic_load(&b->stop)) {
+		if (b->o->beside_op->run(&b->ctx) < 0)
+			b->errors++;
+		b->ops++;
+	}
+	return NULL;
+}
+
+static bool beside_start(const struct options *o, struct beside *b)
+{
+	*b = (struct beside){ .o = o };
+	b->ctx.value = o->beside_op->default_value;
+	b->ctx.fd = open(o->beside, O_RDWR | O_CLOEXEC);
+	if (b->ctx.fd < 0 ||
+	    (o->beside_op->setup && o->beside_op->setup(&b->ctx)) ||
+	    (errno = pthread_create(&b->thread, NULL, beside_thread, b))) {
+		fprintf(stderr, "cusemu-load: --beside %s: %s\n", o->beside,
+			strerror(errno));
+		return false;
+	}
+	/* Under way before the first measured call. */
+	while (!__atomic_load_n(&b->ops, __ATOMIC_RELAXED))
+		pause_for(1000000);
+	return true;
+}
+
+static bool beside_stop(struct beside *b)
+{
+	atomic_store(&b->stop, true);
+	pthread_join(b->thread, NULL);
+	close(b->ctx.fd);
+	free(b->ctx.buf);
+	fprintf(stderr, "cusemu-load: beside %s: %" PRIu64 " calls, %" PRIu64
+		" failed\n", b->o->beside, b->ops, b->errors);
+	return b->errors < b->ops;
+}
+
 static int run(const struct options *o)
 {
+	struct beside beside;
 	uint64_t cap = o->max_samples / o->clients;
 	uint64_t kept = 0;
 	struct client *cl;
@@ -583,10 +653,14 @@ static int run(const struct options *o)
 		cl[i].samples = samples + i * cap;
 		cl[i].rng = 0x9e3779b97f4a7c15ull * (i + 1);
 	}
+	if (o->beside && !beside_start(o, &beside))
+		return 1;
 	started = run_clients(o, cl);
 	for (i = 0; i < started; i++)
 		kept += cl[i].done ? cl[i].kept : 0;
 	i = report(o, cl, started, kept);
+	if (o->beside && !beside_stop(&beside))
+		i = 1;
 	munmap(cl, size);
 	return (int)i;
 }
@@ -639,6 +713,12 @@ static void usage(FILE *f)
 "                     (reservoir sampling), and the percentiles weigh each\n"
 "                     sample by its client's calls per kept sample; max_us is\n"
 "                     exact\n"
+"  --pause-us N       each client sleeps N microseconds after each call\n"
+"                     (untimed): a sampler rather than a flood\n"
+"  --beside PATH      one more thread of this process calls --beside-op on\n"
+"                     PATH back to back, from before the clients start until\n"
+"                     they end, unmeasured (its calls go to stderr)\n"
+"  --beside-op OP     its ioctl, with its default value (default slow-hold)\n"
 "  --help             this text\n"
 "\n"
 "OP:\n",
@@ -700,7 +780,8 @@ static void parse_seconds(struct options *o, const char *s)
 }
 
 enum { OPT_NODE = 256, OPT_OP, OPT_CMD, OPT_VALUE, OPT_CLIENTS,
-       OPT_PROCESSES, OPT_SECONDS, OPT_COUNT, OPT_MAX_SAMPLES, OPT_HELP };
+       OPT_PROCESSES, OPT_SECONDS, OPT_COUNT, OPT_MAX_SAMPLES, OPT_PAUSE_US,
+       OPT_BESIDE, OPT_BESIDE_OP, OPT_HELP };
 
 static void parse_option(struct options *o, int c, const char *arg)
 {
@@ -739,6 +820,16 @@ static void parse_option(struct options *o, int c, const char *arg)
 		o->max_samples = parse_u64("--max-samples", arg, 1,
 					   SIZE_MAX / 64, 10);
 		break;
+	case OPT_PAUSE_US:
+		o->pause_ns = parse_u64("--pause-us", arg, 1, 10000000, 10) *
+			      1000u;
+		break;
+	case OPT_BESIDE:
+		o->beside = arg;
+		break;
+	case OPT_BESIDE_OP:
+		o->beside_op = find_op(arg);
+		break;
 	case OPT_HELP:
 		usage(stdout);
 		exit(0);
@@ -772,6 +863,9 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{ "seconds", required_argument, NULL, OPT_SECONDS },
 		{ "count", required_argument, NULL, OPT_COUNT },
 		{ "max-samples", required_argument, NULL, OPT_MAX_SAMPLES },
+		{ "pause-us", required_argument, NULL, OPT_PAUSE_US },
+		{ "beside", required_argument, NULL, OPT_BESIDE },
+		{ "beside-op", required_argument, NULL, OPT_BESIDE_OP },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -785,6 +879,12 @@ static void parse_args(int argc, char **argv, struct options *o)
 		bad_usage("%s", "no --node given");
 	if (o->op->run == op_cmd && !o->cmd)
 		bad_usage("%s", "op cmd needs --cmd HEX");
+	if (o->beside_op && !o->beside)
+		bad_usage("%s", "--beside-op without --beside");
+	if (o->beside_op && o->beside_op->run == op_cmd)
+		bad_usage("%s", "--beside-op cmd: not with --beside");
+	if (!o->beside_op)
+		o->beside_op = find_op("slow-hold");
 	check_value(o);
 	if (!o->seconds && !o->count)
 		o->seconds = DEFAULT_SECONDS;

@@ -150,7 +150,13 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 			 "when it ends"),
 	ALLOW(sched_setaffinity, "a worker in a spinning handler keeps to "
 				 "one CPU, and lets go of it after"),
+	ALLOW(sched_getattr, "a worker reads its policy and nice value, to "
+			     "keep them when it changes its time slice"),
+	ALLOW(sched_setattr, "a worker in a spinning handler takes a short "
+			     "time slice, and the default one back after"),
 	ALLOW(getcpu, "the CPU a worker is on, where the vDSO falls back"),
+	ALLOW(getrusage, "a timed handler's CPU time, when its worker was "
+			 "preempted meanwhile"),
 	/* Sockets */
 	ALLOW(accept4, "control socket connections"),
 	ALLOW(recvfrom, "control requests; the /proc helper's answers"),

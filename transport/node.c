@@ -17,6 +17,7 @@
 #include <poll.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 
 #include <glib.h>
 
@@ -376,13 +377,59 @@ static void refuse_outside_payload(struct cusemu_node *n,
 			  call->compat ? "32-bit, " : "", call->cmd);
 }
 
+/* When a timed handler started, by the clock and by the thread's own
+ * account. */
+struct timing {
+	gint64 wall_us;
+	gint64 cpu_us;
+	long preempted;
+};
+
+/* The thread's CPU time in µs, and how often it was preempted. */
+static gint64 thread_cpu(long *preempted)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru)) {
+		*preempted = 0;
+		return 0;
+	}
+	*preempted = ru.ru_nivcsw;
+	return (gint64)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) *
+		       G_USEC_PER_SEC +
+	       ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
+}
+
+static void timing_start(struct timing *t)
+{
+	t->cpu_us = thread_cpu(&t->preempted);
+	t->wall_us = g_get_monotonic_time();
+}
+
+/*
+ * How long the handler held its worker: the time by the clock, which
+ * counts its waits in system calls too (a real device's ioctl, a model
+ * host's answer); but when the worker was preempted meanwhile, its CPU
+ * time, else a quick handler on a loaded machine would look long for
+ * the time it waited for a CPU, and its node's requests would be shared
+ * and its worker moved for nothing until the next timed call.
+ */
+static gint64 timing_took(const struct timing *t)
+{
+	gint64 wall = g_get_monotonic_time() - t->wall_us;
+	long preempted;
+	gint64 cpu = thread_cpu(&preempted);
+
+	return preempted == t->preempted ? wall : cpu - t->cpu_us;
+}
+
 static long dispatch(struct cusemu_call *call)
 {
 	struct cusemu_instance *inst = cusemu_instance(call->dev);
 	guint nth = (guint)g_atomic_int_add(&inst->serving.dispatched, 1);
 	gint last_us = g_atomic_int_get(&inst->serving.last_us);
 	bool hold = last_us > HOLD_CPU_AFTER_US;
-	gint64 start, took;
+	struct timing timing;
 	long result;
 
 	if (last_us > SHARE_AFTER_US)
@@ -392,11 +439,10 @@ static long dispatch(struct cusemu_call *call)
 	if (nth % SHARE_SAMPLE) {
 		result = cusemu_dispatch(call);
 	} else {
-		start = g_get_monotonic_time();
+		timing_start(&timing);
 		result = cusemu_dispatch(call);
-		took = g_get_monotonic_time() - start;
 		g_atomic_int_set(&inst->serving.last_us,
-				 (gint)MIN(took, G_MAXINT));
+				 (gint)MIN(timing_took(&timing), G_MAXINT));
 	}
 	if (hold)
 		cusemu_pool_release_cpu();

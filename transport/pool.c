@@ -16,6 +16,8 @@
  * handler waits or is known to take long (cusemu_pool_share()), so that
  * the other requests of the node go to other workers, as they run in
  * parallel on other CPUs in the kernel.
+ *
+ * A worker in a long call also takes a short time slice (set_slice()).
  */
 #define G_LOG_DOMAIN "cusemu-pool"
 
@@ -24,6 +26,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "lock.h"
@@ -33,6 +36,8 @@
 #define IDLE_RETIRE_MS 5000
 #define STOP_ROUND_MS 20
 #define STOP_TIMEOUT_S 10
+/* A worker's time slice in a long call: the shortest the kernel takes. */
+#define LONG_CALL_SLICE_NS (100 * 1000)
 
 static struct {
 	GMutex lock;		/* guards started, exiting and the cond */
@@ -58,6 +63,8 @@ static __thread bool is_worker;
 static __thread struct cusemu_pool_source *owned;
 /* The CPU this worker's long call holds (cusemu_pool_hold_cpu()), or -1. */
 static __thread int held_cpu = -1;
+/* Whether this worker's long call runs with the short slice. */
+static __thread bool short_slice;
 
 static gpointer worker(gpointer data);
 
@@ -135,6 +142,46 @@ static void serve(struct cusemu_pool_source *src)
 		owned = NULL;
 	}
 	g_atomic_int_add(&src->active, -1);
+}
+
+/* struct sched_attr of <linux/sched/types.h>, which glibc's <sched.h>
+ * cannot be included with. */
+struct slice_attr {
+	uint32_t size;
+	uint32_t sched_policy;
+	uint64_t sched_flags;
+	int32_t sched_nice;
+	uint32_t sched_priority;
+	uint64_t sched_runtime;
+	uint64_t sched_deadline;
+	uint64_t sched_period;
+};
+
+/*
+ * The calling thread's time slice: slice_ns, or the kernel's default for
+ * 0; its policy and nice value kept. The kernel runs an ioctl in its
+ * caller's own time, a worker in its own. The scheduler (EEVDF) lets a
+ * running thread finish its slice before a thread woken on its CPU runs,
+ * and the default slice (0.75 ms times 1 + log2 of the CPUs) is longer
+ * than a handler that spins 1 ms: a client woken on that CPU by its own
+ * timer waited for the whole spin. A short slice changes no share of CPU
+ * time, only when the thread is preempted; quick calls keep the default,
+ * which lets a worker serve a client's calls back to back with fewer
+ * preemptions. Since Linux 6.12 (sched_runtime of a normal thread); older
+ * kernels take the call and keep their slice.
+ */
+static bool set_slice(uint64_t slice_ns)
+{
+	struct slice_attr a = { 0 };
+
+	if (syscall(SYS_sched_getattr, 0, &a, sizeof(a), 0))
+		return false;
+	if (a.sched_policy != SCHED_OTHER && a.sched_policy != SCHED_BATCH)
+		return false;
+	a.size = sizeof(a);
+	a.sched_flags = 0;
+	a.sched_runtime = slice_ns;
+	return !syscall(SYS_sched_setattr, 0, &a, 0);
 }
 
 static gpointer worker(gpointer data)
@@ -344,6 +391,8 @@ void cusemu_pool_hold_cpu(gint *last)
 	cpu_set_t one;
 	int cpu;
 
+	if (is_worker && !short_slice)
+		short_slice = set_slice(LONG_CALL_SLICE_NS);
 	if (!is_worker || held_cpu >= 0 || pool.n_allowed < 2)
 		return;
 	g_mutex_lock(&pool.cpu_lock);
@@ -367,6 +416,8 @@ void cusemu_pool_hold_cpu(gint *last)
 
 void cusemu_pool_release_cpu(void)
 {
+	if (short_slice && set_slice(0))
+		short_slice = false;
 	if (held_cpu < 0)
 		return;
 	if (sched_setaffinity(0, sizeof(pool.allowed), &pool.allowed))

@@ -74,16 +74,19 @@ void cusemu_pool_share(void);
 
 /*
  * The calling worker's call is known to take long (its handler spins):
- * it runs on one CPU until cusemu_pool_release_cpu(), *last if no other
+ * it runs with a short time slice, so that a thread woken on its CPU need
+ * not wait for the whole call, and on one CPU until
+ * cusemu_pool_release_cpu(), *last if no other
  * long call holds it, else the one it is on or another free one, which
  * *last then names. The scheduler would otherwise at times wake the
  * spinning worker on the CPU where another device's client and worker
  * take turns, and leave them waiting there behind it (they are "cache
  * hot": not moved to the idle CPU) for the whole spin. Two long calls
- * never hold the same CPU; with one CPU, or all held, nothing is done.
+ * never hold the same CPU; with one CPU, or all held, it keeps to none.
  */
 void cusemu_pool_hold_cpu(gint *last);
-/* The worker may run on every CPU again; nothing if it held none. */
+/* The worker may run on every CPU again, with the default time slice;
+ * nothing if it held neither. */
 void cusemu_pool_release_cpu(void);
 
 /*
