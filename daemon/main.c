@@ -1617,7 +1617,7 @@ static int check_config(struct daemon *d, struct options *o)
 		o->config_file = g_strdup(file);
 	}
 	/* A running daemon's recordings stay as they are. */
-	cusemu_recording_check_only = true;
+	cusemu_recording_register(true);
 	if (configure(d, o, &error))
 		printf("%s: OK, %u device%s\n", o->config_file,
 		       d->devices->len, d->devices->len == 1 ? "" : "s");
@@ -1645,7 +1645,7 @@ int main(int argc, char **argv)
 	g_log_set_writer_func(log_writer, NULL, NULL);
 	/* What the daemon adds to the devices the kernel's part makes. */
 	cusemu_plugin_register();
-	cusemu_recording_register();
+	cusemu_recording_register(false);
 #ifdef CUSEMUD_TEST
 	/* cusemud-test, never installed: the tests' own models directory. */
 	if (g_getenv("CUSEMUD_TEST_MODELS_DIR"))
