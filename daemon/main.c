@@ -1651,7 +1651,7 @@ int main(int argc, char **argv)
 	if (g_getenv("CUSEMUD_TEST_MODELS_DIR"))
 		cusemu_models_dir = g_getenv("CUSEMUD_TEST_MODELS_DIR");
 	if (g_getenv("CUSEMUD_TEST_HOST"))
-		cusemu_host_program = g_getenv("CUSEMUD_TEST_HOST");
+		cusemu_hosts_set_program(g_getenv("CUSEMUD_TEST_HOST"));
 #endif
 	d.devices = g_ptr_array_new();
 	if (!parse_options(&argc, &argv, &o, &usage, &error))
