@@ -94,6 +94,8 @@ struct daemon {
 	int exit_status;
 };
 
+/* File-scope: log_writer is installed once per process and may run on any
+ * thread, before struct daemon is filled in and after main() has left. */
 static gboolean use_syslog;
 static gboolean verbose;
 
