@@ -40,8 +40,6 @@
 #define SYS_pidfd_send_signal 424
 #endif
 
-const char *cusemu_host_program;
-
 /* How long a host may take to describe its plugin, and to answer a call
  * made on the main thread (probe, control, sandboxed, remove). */
 #define DESCRIBE_MS 10000
@@ -156,7 +154,10 @@ struct cusemu_host_models {
 	struct host *host;	/* the one new devices go to, or NULL */
 };
 
+/* The host set: one per process, as the launcher is, which is forked
+ * once, before the sandbox. */
 static struct {
+	const char *program;	/* cusemu-host; NULL: the one installed */
 	GMutex lock;		/* guards the launcher's socket and hosts */
 	int launcher;
 	bool configured, sealed;
@@ -165,6 +166,7 @@ static struct {
 	GThread *stopper;
 	GCond stop_cond;
 	bool stopped;
+	gint forwarding;	/* calls forwarded now: few, host threads may spin */
 } hosts = { .launcher = -1 };
 
 /* ---- messages */
@@ -217,7 +219,7 @@ static bool start_launcher(GError **error)
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		if (dup2(sv[1], 3) == 3) {
 			close_range(4, ~0u, 0);
-			execl(cusemu_host_program, "cusemu-host", "--launcher",
+			execl(hosts.program, "cusemu-host", "--launcher",
 			      "3", (char *)NULL);
 		}
 		_exit(127);
@@ -275,10 +277,10 @@ static int launch(const char *label, int image, int control, pid_t *pid,
 	m.memory = hosts.configured ? s->memory : 0;
 	m.seccomp = hosts.configured ? s->seccomp : 0;
 	g_strlcpy(m.label, label, sizeof(m.label));
-	if (!cusemu_host_program)
-		cusemu_host_program = cusemu_runs_installed(CUSEMU_SBINDIR)
-					      ? CUSEMU_HOST_PROGRAM
-					      : CUSEMU_HOST_BUILT;
+	if (!hosts.program)
+		hosts.program = cusemu_runs_installed(CUSEMU_SBINDIR)
+					? CUSEMU_HOST_PROGRAM
+					: CUSEMU_HOST_BUILT;
 	g_mutex_lock(&hosts.lock);
 	if (!start_launcher(error)) {
 		g_mutex_unlock(&hosts.lock);
@@ -1166,6 +1168,11 @@ static void host_put(struct host *h, struct cusemu_device *dev)
 	host_unref(h);
 }
 
+void cusemu_hosts_set_program(const char *path)
+{
+	hosts.program = path;
+}
+
 void cusemu_hosts_configure(const struct cusemu_host_settings *s)
 {
 	g_autoptr(GPtrArray) early = g_ptr_array_new();
@@ -1577,14 +1584,11 @@ enum waited { WAITED_DONE, WAITED_LATE, WAITED_DEAD, WAITED_GAVE_UP };
  */
 #define CALL_SPIN_NS 20000
 
-/* Calls forwarded to hosts now: few, and host threads may spin. */
-static gint forwarding;
-
 /* A spinning thread of each side per call in flight: only while there are
  * CPUs enough for them. */
 static bool spin_for(int calls)
 {
-	static gint cpus;
+	static gint cpus;	/* once per process: the CPUs stay */
 	int n = g_atomic_int_get(&cpus);
 
 	if (!n) {
@@ -1883,7 +1887,7 @@ static long forward(struct fwd *f)
 	};
 	if (ch->took_ns)
 		shm->call.idle_ns = host_now_ns() - ch->took_ns;
-	spin = spin_for(g_atomic_int_add(&forwarding, 1) + 1);
+	spin = spin_for(g_atomic_int_add(&hosts.forwarding, 1) + 1);
 	shm->spin = spin;
 	running = spin_states(ch, spin,
 			      host_chan_post(&shm->state, HOST_CHAN_CALL));
@@ -1893,7 +1897,7 @@ static long forward(struct fwd *f)
 	how = wait_done(h, ch, f, running, &result, &s);
 	cusemu_oops_away_end();
 	cusemu_request_sleep_end();
-	g_atomic_int_add(&forwarding, -1);
+	g_atomic_int_add(&hosts.forwarding, -1);
 	switch (how) {
 	case WAITED_DONE:
 	case WAITED_LATE:
@@ -2016,7 +2020,7 @@ static GArray *modules_of(struct host *h, GPtrArray *names)
 		struct cusemu_oops_module om = { .fd = -1, .base = mm->base };
 		const char *path = mm->plugin ? h->set->origin
 				   : mm->path[0] ? mm->path
-						 : cusemu_host_program;
+						 : hosts.program;
 		char *name = g_path_get_basename(path);
 
 		g_ptr_array_add(names, name);

@@ -35,8 +35,9 @@ struct cusemu_host_settings {
 /* The default of host_memory=. */
 #define CUSEMU_HOST_MEMORY_DEFAULT "1G"
 
-/* The host program; cusemud-test may point it elsewhere. */
-extern const char *cusemu_host_program;
+/* The host program, before any host starts; cusemud-test points it
+ * elsewhere. */
+void cusemu_hosts_set_program(const char *path);
 
 /*
  * The settings are known: hosts started before (to describe the plugins of

@@ -94,6 +94,8 @@ struct daemon {
 	int exit_status;
 };
 
+/* File-scope: log_writer is installed once per process and may run on any
+ * thread, before struct daemon is filled in and after main() has left. */
 static gboolean use_syslog;
 static gboolean verbose;
 
@@ -1617,7 +1619,7 @@ static int check_config(struct daemon *d, struct options *o)
 		o->config_file = g_strdup(file);
 	}
 	/* A running daemon's recordings stay as they are. */
-	cusemu_recording_check_only = true;
+	cusemu_recording_register(true);
 	if (configure(d, o, &error))
 		printf("%s: OK, %u device%s\n", o->config_file,
 		       d->devices->len, d->devices->len == 1 ? "" : "s");
@@ -1645,13 +1647,13 @@ int main(int argc, char **argv)
 	g_log_set_writer_func(log_writer, NULL, NULL);
 	/* What the daemon adds to the devices the kernel's part makes. */
 	cusemu_plugin_register();
-	cusemu_recording_register();
+	cusemu_recording_register(false);
 #ifdef CUSEMUD_TEST
 	/* cusemud-test, never installed: the tests' own models directory. */
 	if (g_getenv("CUSEMUD_TEST_MODELS_DIR"))
 		cusemu_models_dir = g_getenv("CUSEMUD_TEST_MODELS_DIR");
 	if (g_getenv("CUSEMUD_TEST_HOST"))
-		cusemu_host_program = g_getenv("CUSEMUD_TEST_HOST");
+		cusemu_hosts_set_program(g_getenv("CUSEMUD_TEST_HOST"));
 #endif
 	d.devices = g_ptr_array_new();
 	if (!parse_options(&argc, &argv, &o, &usage, &error))

@@ -32,6 +32,7 @@
 #include "host.h"
 #include "plugin.h"
 
+/* Set before start-up alone (plugin.h); tools/abicheck reads it too. */
 const char *cusemu_models_dir = CUSEMU_MODELS_DIR;
 
 /* One load of a plugin file; never unloaded, since code of it may run. */
@@ -53,23 +54,31 @@ struct loaded {
 };
 
 /*
- * struct loaded, in load order. The main thread alone adds and prunes; it
- * takes the lock to do so, and other threads (a report's origin, a
- * backtrace's objects) take it to read.
+ * The loader's state, one per process as the code it loads is: the kernel's
+ * part calls plugin_source's functions with no pointer of ours.
  */
-static GArray *loaded;
-static GMutex loaded_lock;
-/*
- * NAME.so of the models directory, by NAME, once tried: the GError of its
- * refusal, or NULL when it loaded. A file is tried once, so that its
- * constructors run once and a second look says what the first found.
- */
-static GHashTable *models_dir_tried;
+static struct {
+	/*
+	 * struct loaded, in load order. The main thread alone adds and
+	 * prunes; it takes the lock to do so, and other threads (a report's
+	 * origin, a backtrace's objects) take it to read.
+	 */
+	GArray *loaded;
+	GMutex lock;
+	/*
+	 * NAME.so of the models directory, by NAME, once tried: the GError
+	 * of its refusal, or NULL when it loaded. A file is tried once, so
+	 * that its constructors run once and a second look says what the
+	 * first found.
+	 */
+	GHashTable *dir_tried;
+} loader;
 
 static const struct loaded *find_loaded(const char *name)
 {
-	for (guint i = 0; loaded && i < loaded->len; i++) {
-		const struct loaded *l = &g_array_index(loaded, struct loaded, i);
+	for (guint i = 0; loader.loaded && i < loader.loaded->len; i++) {
+		const struct loaded *l =
+			&g_array_index(loader.loaded, struct loaded, i);
 
 		if (l->current && !strcmp(l->model->name, name))
 			return l;
@@ -621,6 +630,7 @@ static char *image_name(int image)
 /*
  * The code of each plugin, for a fault in a thread of a model's own (a
  * timer): written at load, read by the oops handler, never shrinking.
+ * File-scope: the fault's signal handler reads it, with no lock.
  */
 #define MAX_CODE 512
 static struct {
@@ -685,8 +695,9 @@ const char *cusemu_plugin_code_origin(const void *pc)
 
 static const struct loaded *loaded_model(const struct cusemu_device_model *m)
 {
-	for (guint i = 0; loaded && i < loaded->len; i++) {
-		const struct loaded *l = &g_array_index(loaded, struct loaded, i);
+	for (guint i = 0; loader.loaded && i < loader.loaded->len; i++) {
+		const struct loaded *l =
+			&g_array_index(loader.loaded, struct loaded, i);
 
 		if (l->model == m || (m && l->in_process == m))
 			return l;
@@ -699,22 +710,23 @@ static const struct loaded *loaded_model(const struct cusemu_device_model *m)
 static void keep(const struct cusemu_device_model *const *models,
 		 struct plugin_file *file)
 {
-	if (!loaded)
-		loaded = g_array_new(FALSE, FALSE, sizeof(struct loaded));
+	if (!loader.loaded)
+		loader.loaded = g_array_new(FALSE, FALSE,
+					      sizeof(struct loaded));
 	for (unsigned int i = 0; models[i]; i++) {
 		struct loaded l = { models[i], NULL, file, true };
 
-		for (guint j = 0; j < loaded->len; j++) {
+		for (guint j = 0; j < loader.loaded->len; j++) {
 			struct loaded *old =
-				&g_array_index(loaded, struct loaded, j);
+				&g_array_index(loader.loaded, struct loaded, j);
 
 			if (old->current &&
 			    !strcmp(old->model->name, l.model->name))
 				old->current = false;
 		}
-		g_mutex_lock(&loaded_lock);
-		g_array_append_val(loaded, l);
-		g_mutex_unlock(&loaded_lock);
+		g_mutex_lock(&loader.lock);
+		g_array_append_val(loader.loaded, l);
+		g_mutex_unlock(&loader.lock);
 		g_debug("model %s from %s", l.model->name, file->origin);
 	}
 }
@@ -723,8 +735,9 @@ static void keep(const struct cusemu_device_model *const *models,
  * the daemon, or a device still has its models. */
 static bool file_kept(const struct plugin_file *f)
 {
-	for (guint i = 0; i < loaded->len; i++) {
-		const struct loaded *l = &g_array_index(loaded, struct loaded, i);
+	for (guint i = 0; i < loader.loaded->len; i++) {
+		const struct loaded *l =
+			&g_array_index(loader.loaded, struct loaded, i);
 
 		if (l->file == f && l->current)
 			return true;
@@ -746,22 +759,24 @@ void cusemu_plugin_prune(void)
 {
 	g_autoptr(GPtrArray) gone = g_ptr_array_new();
 
-	for (guint i = 0; loaded && i < loaded->len; i++) {
+	for (guint i = 0; loader.loaded && i < loader.loaded->len; i++) {
 		struct plugin_file *f =
-			g_array_index(loaded, struct loaded, i).file;
+			g_array_index(loader.loaded, struct loaded, i).file;
 
 		if (!file_kept(f) && !g_ptr_array_find(gone, f, NULL))
 			g_ptr_array_add(gone, f);
 	}
 	if (!gone->len)
 		return;
-	g_mutex_lock(&loaded_lock);
-	for (guint i = loaded->len; i-- > 0;)
-		if (g_ptr_array_find(gone,
-				     g_array_index(loaded, struct loaded, i).file,
-				     NULL))
-			g_array_remove_index(loaded, i);
-	g_mutex_unlock(&loaded_lock);
+	g_mutex_lock(&loader.lock);
+	for (guint i = loader.loaded->len; i-- > 0;) {
+		struct plugin_file *f =
+			g_array_index(loader.loaded, struct loaded, i).file;
+
+		if (g_ptr_array_find(gone, f, NULL))
+			g_array_remove_index(loader.loaded, i);
+	}
+	g_mutex_unlock(&loader.lock);
 	/* Not under the lock: a host's end takes it for its report. */
 	for (guint i = 0; i < gone->len; i++) {
 		struct plugin_file *f = gone->pdata[i];
@@ -934,16 +949,16 @@ static const GError *try_models_dir(const char *name, const char *file)
 	GError *refused = NULL;
 	gpointer was;
 
-	if (!models_dir_tried)
-		models_dir_tried = g_hash_table_new_full(
+	if (!loader.dir_tried)
+		loader.dir_tried = g_hash_table_new_full(
 			g_str_hash, g_str_equal, g_free,
 			(GDestroyNotify)g_error_free);
-	if (g_hash_table_lookup_extended(models_dir_tried, name, NULL, &was))
+	if (g_hash_table_lookup_extended(loader.dir_tried, name, NULL, &was))
 		return was;
 	if (cusemu_plugin_load(file, &refused) && !find_loaded(name))
 		g_set_error(&refused, G_FILE_ERROR, G_FILE_ERROR_NOENT,
 			    "%s holds no model named '%s'", file, name);
-	g_hash_table_insert(models_dir_tried, g_strdup(name), refused);
+	g_hash_table_insert(loader.dir_tried, g_strdup(name), refused);
 	return refused;
 }
 
@@ -978,9 +993,10 @@ guint cusemu_plugin_models(const struct cusemu_device_model ***models)
 	guint n = 0;
 
 	*models = g_new0(const struct cusemu_device_model *,
-			 (loaded ? loaded->len : 0) + 1);
-	for (guint i = 0; loaded && i < loaded->len; i++) {
-		const struct loaded *l = &g_array_index(loaded, struct loaded, i);
+			 (loader.loaded ? loader.loaded->len : 0) + 1);
+	for (guint i = 0; loader.loaded && i < loader.loaded->len; i++) {
+		const struct loaded *l =
+			&g_array_index(loader.loaded, struct loaded, i);
 
 		if (l->current)
 			(*models)[n++] = l->model;
@@ -993,10 +1009,10 @@ const char *cusemu_plugin_origin(const struct cusemu_device_model *m)
 	const struct loaded *l;
 	const char *origin;
 
-	g_mutex_lock(&loaded_lock);
+	g_mutex_lock(&loader.lock);
 	l = loaded_model(m);
 	origin = l ? l->file->origin : NULL;
-	g_mutex_unlock(&loaded_lock);
+	g_mutex_unlock(&loader.lock);
 	return origin;
 }
 
@@ -1005,16 +1021,18 @@ const char *cusemu_plugin_file_origin(const char *path, int *fd)
 	const char *origin = NULL;
 
 	*fd = -1;
-	g_mutex_lock(&loaded_lock);
-	for (guint i = 0; loaded && i < loaded->len && !origin; i++) {
-		const struct loaded *l = &g_array_index(loaded, struct loaded, i);
+	g_mutex_lock(&loader.lock);
+	for (guint i = 0; loader.loaded && i < loader.loaded->len && !origin;
+	     i++) {
+		const struct loaded *l =
+			&g_array_index(loader.loaded, struct loaded, i);
 
 		if (!strcmp(l->file->loaded_as, path)) {
 			*fd = l->file->fd;
 			origin = l->file->origin;
 		}
 	}
-	g_mutex_unlock(&loaded_lock);
+	g_mutex_unlock(&loader.lock);
 	return origin;
 }
 

@@ -22,8 +22,6 @@
 #include "stats.h"
 #include "trace.h"
 
-bool cusemu_recording_check_only;
-
 struct cusemu_recording {
 	gint refs;
 	gint on;		/* not full, no write failed */
@@ -271,10 +269,10 @@ out:
  * that fails to start leaves it alone; or the recording of the instance
  * this one replaces (cusemuctl reload), which goes on in the same file.
  */
-static gboolean start_recording(struct cusemu_device *dev,
-				const struct cusemu_device_spec *spec,
-				struct cusemu_recording *continued,
-				GError **error)
+static gboolean record_start(struct cusemu_device *dev,
+			     const struct cusemu_device_spec *spec,
+			     struct cusemu_recording *continued,
+			     bool check_only, GError **error)
 {
 	struct cusemu_instance *inst = cusemu_instance(dev);
 	const struct cusemu_setting *s = cusemu_device_spec_lookup(spec,
@@ -290,7 +288,7 @@ static gboolean start_recording(struct cusemu_device *dev,
 		inst->recording = cusemu_recording_take(
 			dev, fcntl(s->fd, F_DUPFD_CLOEXEC, 0), s->value,
 			inst->record_max, s->origin, error);
-	else if (cusemu_recording_check_only)
+	else if (check_only)
 		return cusemu_recording_check(dev, s->value, s->origin, error);
 	else
 		inst->recording = cusemu_recording_open(dev, s->value,
@@ -299,12 +297,33 @@ static gboolean start_recording(struct cusemu_device *dev,
 	return inst->recording != NULL;
 }
 
+static gboolean start_recording(struct cusemu_device *dev,
+				const struct cusemu_device_spec *spec,
+				struct cusemu_recording *continued,
+				GError **error)
+{
+	return record_start(dev, spec, continued, false, error);
+}
+
+static gboolean start_checking(struct cusemu_device *dev,
+			       const struct cusemu_device_spec *spec,
+			       struct cusemu_recording *continued,
+			       GError **error)
+{
+	return record_start(dev, spec, continued, true, error);
+}
+
+/* Two, so that the kernel's part, which passes no pointer of ours,
+ * holds which one the daemon runs as. */
 static const struct cusemu_recorder recorder = {
 	.start = start_recording,
 	.unref = cusemu_recording_unref,
+}, checker = {
+	.start = start_checking,
+	.unref = cusemu_recording_unref,
 };
 
-void cusemu_recording_register(void)
+void cusemu_recording_register(bool check_only)
 {
-	cusemu_recorder_set(&recorder);
+	cusemu_recorder_set(check_only ? &checker : &recorder);
 }

@@ -42,14 +42,12 @@ struct cusemu_recording *cusemu_recording_take(const struct cusemu_device *dev,
 gboolean cusemu_recording_check(const struct cusemu_device *dev,
 				const char *path, const char *origin,
 				GError **error);
-/* Set by --check-config: devices check their record= path, open none. */
-extern bool cusemu_recording_check_only;
-
 /*
  * Hand the recordings to the kernel's part (cusemu_recorder_set): the
- * devices it makes then serve record=. Once, at start-up.
+ * devices it makes then serve record=. At start-up, before any device;
+ * check_only (--check-config): devices check their record= path, open none.
  */
-void cusemu_recording_register(void);
+void cusemu_recording_register(bool check_only);
 
 struct cusemu_recording *cusemu_recording_ref(struct cusemu_recording *r);
 /* The file is closed with the last reference. */

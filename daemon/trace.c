@@ -26,9 +26,6 @@
 #include "stats.h"
 #include "trace.h"
 
-/* Tracers attached now: whether a line goes to any. */
-static gint tracer_count;
-
 struct tracer {
 	int fd;
 	char **nodes;		/* NULL: every node */
@@ -44,9 +41,16 @@ struct tracer {
 /* How often the main loop writes the queues out while tracers are on. */
 #define FLUSH_MS 10
 
-static GMutex lock;
-static GPtrArray *tracers;	/* struct tracer *, guarded by lock */
-static guint flush_timer;	/* main loop only */
+/*
+ * The trace's state, one per process: cusemu_op_subscribe() calls
+ * cusemu_trace_op() with no pointer of its own, so it finds this here.
+ */
+static struct {
+	GMutex lock;
+	GPtrArray *tracers;	/* struct tracer *, guarded by lock */
+	guint flush_timer;	/* main loop only */
+	gint count;		/* tracers attached: whether a line goes out */
+} trace;
 
 /* ---- the line ---- */
 
@@ -205,9 +209,9 @@ static void report_lost(struct tracer *t)
 
 static void publish(const char *node, const GString *line)
 {
-	g_mutex_lock(&lock);
-	for (guint i = 0; tracers && i < tracers->len; i++) {
-		struct tracer *t = tracers->pdata[i];
+	g_mutex_lock(&trace.lock);
+	for (guint i = 0; trace.tracers && i < trace.tracers->len; i++) {
+		struct tracer *t = trace.tracers->pdata[i];
 
 		if (!traces(t, node))
 			continue;
@@ -219,7 +223,7 @@ static void publish(const char *node, const GString *line)
 		report_lost(t);
 		g_string_append_len(t->queue, line->str, line->len);
 	}
-	g_mutex_unlock(&lock);
+	g_mutex_unlock(&trace.lock);
 }
 
 static const char *abi_of_pid(pid_t pid)
@@ -249,6 +253,7 @@ struct caller_cache {
 	const char *abi;
 };
 
+/* Per worker thread: no lock, and the op record has no room for it. */
 static __thread struct caller_cache last_caller;
 
 static struct caller_cache *caller_of(pid_t pid, bool want_abi)
@@ -291,7 +296,7 @@ void cusemu_trace_op(const struct cusemu_op_record *rec, uint64_t duration_ns)
 	struct cusemu_trace_caller caller;
 
 	/* A recorded device, or the tracer just left. */
-	if (!g_atomic_int_get(&tracer_count))
+	if (!g_atomic_int_get(&trace.count))
 		return;
 	cusemu_trace_caller_of(rec, &caller);
 	line = g_string_sized_new(512);
@@ -304,13 +309,13 @@ static void tracer_free(struct tracer *t)
 {
 	bool last;
 
-	g_mutex_lock(&lock);
-	g_ptr_array_remove_fast(tracers, t);
-	last = !tracers->len;
-	g_mutex_unlock(&lock);
+	g_mutex_lock(&trace.lock);
+	g_ptr_array_remove_fast(trace.tracers, t);
+	last = !trace.tracers->len;
+	g_mutex_unlock(&trace.lock);
 	if (last)
-		g_clear_handle_id(&flush_timer, g_source_remove);
-	g_atomic_int_dec_and_test(&tracer_count);
+		g_clear_handle_id(&trace.flush_timer, g_source_remove);
+	g_atomic_int_dec_and_test(&trace.count);
 	cusemu_op_watch(-1);
 	g_clear_handle_id(&t->out_watch, g_source_remove);
 	g_clear_handle_id(&t->in_watch, g_source_remove);
@@ -345,9 +350,9 @@ static bool write_out(struct tracer *t)
 		written += n;
 	}
 	g_string_erase(t->out, 0, written);
-	g_mutex_lock(&lock);
+	g_mutex_lock(&trace.lock);
 	t->out_len = t->out->len;
-	g_mutex_unlock(&lock);
+	g_mutex_unlock(&trace.lock);
 	if (t->out->len && !t->out_watch)
 		t->out_watch = g_unix_fd_add(t->fd, G_IO_OUT, on_writable, t);
 	return true;
@@ -369,9 +374,9 @@ static gboolean flush_all(gpointer data)
 {
 	g_autoptr(GPtrArray) all = g_ptr_array_new();
 
-	g_mutex_lock(&lock);
-	for (guint i = 0; i < tracers->len; i++) {
-		struct tracer *t = tracers->pdata[i];
+	g_mutex_lock(&trace.lock);
+	for (guint i = 0; i < trace.tracers->len; i++) {
+		struct tracer *t = trace.tracers->pdata[i];
 
 		report_lost(t);
 		g_string_append_len(t->out, t->queue->str, t->queue->len);
@@ -379,7 +384,7 @@ static gboolean flush_all(gpointer data)
 		t->out_len = t->out->len;
 		g_ptr_array_add(all, t);
 	}
-	g_mutex_unlock(&lock);
+	g_mutex_unlock(&trace.lock);
 	/* Only the main loop frees tracers: these stay until written. */
 	for (guint i = 0; i < all->len; i++) {
 		struct tracer *t = all->pdata[i];
@@ -425,11 +430,11 @@ int cusemu_trace_attach(int fd, char **nodes, GString *err)
 {
 	struct tracer *t;
 
-	g_mutex_lock(&lock);
-	if (!tracers)
-		tracers = g_ptr_array_new();
-	if (tracers->len >= CUSEMU_TRACE_TRACERS_MAX) {
-		g_mutex_unlock(&lock);
+	g_mutex_lock(&trace.lock);
+	if (!trace.tracers)
+		trace.tracers = g_ptr_array_new();
+	if (trace.tracers->len >= CUSEMU_TRACE_TRACERS_MAX) {
+		g_mutex_unlock(&trace.lock);
 		g_string_append_printf(err, "busy: %d tracers are attached "
 					    "already, the most there may be",
 				       CUSEMU_TRACE_TRACERS_MAX);
@@ -441,13 +446,13 @@ int cusemu_trace_attach(int fd, char **nodes, GString *err)
 	t->queue = g_string_new(NULL);
 	t->out = g_string_new(NULL);
 	cusemu_trace_header(t->queue, t->nodes, NULL);
-	g_ptr_array_add(tracers, t);
-	g_mutex_unlock(&lock);
-	if (!flush_timer)
-		flush_timer = g_timeout_add(FLUSH_MS, flush_all, NULL);
+	g_ptr_array_add(trace.tracers, t);
+	g_mutex_unlock(&trace.lock);
+	if (!trace.flush_timer)
+		trace.flush_timer = g_timeout_add(FLUSH_MS, flush_all, NULL);
 	t->in_watch = g_unix_fd_add(fd, G_IO_IN | G_IO_HUP | G_IO_ERR,
 				    on_client, t);
-	g_atomic_int_inc(&tracer_count);
+	g_atomic_int_inc(&trace.count);
 	cusemu_op_subscribe(cusemu_trace_op);
 	cusemu_op_watch(1);
 	/* The header at once: the tracer knows it is attached. */
@@ -457,6 +462,6 @@ int cusemu_trace_attach(int fd, char **nodes, GString *err)
 
 void cusemu_trace_detach_all(void)
 {
-	while (tracers && tracers->len)
-		tracer_free(tracers->pdata[0]);
+	while (trace.tracers && trace.tracers->len)
+		tracer_free(trace.tracers->pdata[0]);
 }

@@ -24,8 +24,12 @@
 /* The daemon asks a stuck thread for its backtrace with this signal. */
 #define SAMPLE_SIGNAL (SIGRTMIN + 1)
 
+/*
+ * All three read by the signal handler, which is given no pointer: the
+ * channel the thread serves, its stack (for a fault on the guard page
+ * below it), and whether a thread faulted already (one report a process).
+ */
 static __thread int my_channel = -1;
-/* The thread's stack, for a fault on the guard page below it. */
 static __thread struct cusemu_stack my_stack;
 static int faulted;
 

@@ -36,6 +36,10 @@
 #include "host.h"
 #include "sandbox.h"
 
+/*
+ * Process-wide: a host runs one plugin. The control socket is written by
+ * fault.c's signal handler too, which is given no pointer.
+ */
 int host_control = -1;
 const struct cusemu_device_model *const *host_models;
 unsigned int host_n_models;

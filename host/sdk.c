@@ -95,6 +95,7 @@ bool cusemu_process_is_32bit(pid_t pid)
  * takes it. A thread of the model's own (outside any call) has none to
  * take, as it would hold it alone.
  */
+/* Per thread: such a thread has no channel to keep its depth in. */
 static __thread unsigned int own_depth;
 
 void cusemu_lock_kernel(void)

@@ -18,11 +18,18 @@
 
 #include "host.h"
 
-static GMutex registry_lock;
-static GHashTable *devices;	/* daemon id -> struct host_dev */
-static GHashTable *files;	/* daemon id -> struct cusemu_file */
-static GPtrArray *channels;	/* struct host_channel, by id */
+/* The host's registry, one a process, shared by the channel threads and
+ * main.c's loop, whose calls (host_serve_channel, host_interrupt) carry
+ * no pointer of it. */
+static struct {
+	GMutex lock;
+	GHashTable *devices;	/* daemon id -> struct host_dev */
+	GHashTable *files;	/* daemon id -> struct cusemu_file */
+	GPtrArray *channels;	/* struct host_channel, by id */
+} registry;
 
+/* The channel this thread serves: the SDK's calls the model makes carry
+ * none, so they find it here. NULL in a thread of the model's own. */
 static __thread struct host_channel *current;
 
 struct host_channel *host_current_channel(void)
@@ -82,9 +89,10 @@ static struct host_dev *find_dev(uint64_t id)
 {
 	struct host_dev *d;
 
-	g_mutex_lock(&registry_lock);
-	d = devices ? g_hash_table_lookup(devices, &id) : NULL;
-	g_mutex_unlock(&registry_lock);
+	g_mutex_lock(&registry.lock);
+	d = registry.devices ? g_hash_table_lookup(registry.devices, &id)
+			     : NULL;
+	g_mutex_unlock(&registry.lock);
 	return d;
 }
 
@@ -92,27 +100,27 @@ static struct cusemu_file *find_file(uint64_t id)
 {
 	struct cusemu_file *f;
 
-	g_mutex_lock(&registry_lock);
-	f = files ? g_hash_table_lookup(files, &id) : NULL;
-	g_mutex_unlock(&registry_lock);
+	g_mutex_lock(&registry.lock);
+	f = registry.files ? g_hash_table_lookup(registry.files, &id) : NULL;
+	g_mutex_unlock(&registry.lock);
 	return f;
 }
 
 static void keep(GHashTable **table, uint64_t *id, void *what)
 {
-	g_mutex_lock(&registry_lock);
+	g_mutex_lock(&registry.lock);
 	if (!*table)
 		*table = g_hash_table_new(g_int64_hash, g_int64_equal);
 	g_hash_table_insert(*table, id, what);
-	g_mutex_unlock(&registry_lock);
+	g_mutex_unlock(&registry.lock);
 }
 
 static void forget(GHashTable *table, uint64_t id)
 {
-	g_mutex_lock(&registry_lock);
+	g_mutex_lock(&registry.lock);
 	if (table)
 		g_hash_table_remove(table, &id);
-	g_mutex_unlock(&registry_lock);
+	g_mutex_unlock(&registry.lock);
 }
 
 /* "s\0s\0..." of len bytes, into a NULL-terminated vector. */
@@ -181,7 +189,7 @@ static long run_probe(struct host_shm *shm, const struct host_call_msg *c)
 	g_free(why);
 	if (ret < 0)
 		return ret;	/* kept: the model may have started threads */
-	keep(&devices, &d->id, d);
+	keep(&registry.devices, &d->id, d);
 	return ret;
 }
 
@@ -189,7 +197,7 @@ static long run_remove(struct host_dev *d)
 {
 	if (d->inst.pub.model->remove)
 		d->inst.pub.model->remove(&d->inst.pub);
-	forget(devices, d->id);
+	forget(registry.devices, d->id);
 	/* The model's threads may still look at it: it stays allocated. */
 	return 0;
 }
@@ -225,7 +233,7 @@ static long run_open(struct host_dev *d, const struct host_call_msg *c)
 	if (ret < 0)
 		g_free(f);
 	else
-		keep(&files, &f->id, &f->file);
+		keep(&registry.files, &f->id, &f->file);
 	return ret;
 }
 
@@ -362,7 +370,7 @@ static long run_call(struct host_channel *ch, const struct host_call_msg *c)
 	case HOST_SLOT_RELEASE:
 		if (file && m->release)
 			m->release(&d->inst.pub, file);
-		forget(files, c->file);
+		forget(registry.files, c->file);
 		g_free(file);
 		return 0;
 	case HOST_SLOT_READ:
@@ -482,13 +490,13 @@ void host_serve_channel(int sock, int memfd, int id)
 	ch->sock = sock;
 	ch->shm = shm;
 	g_mutex_init(&ch->lock);
-	g_mutex_lock(&registry_lock);
-	if (!channels)
-		channels = g_ptr_array_new();
-	if (channels->len <= (guint)id)
-		g_ptr_array_set_size(channels, id + 1);
-	channels->pdata[id] = ch;
-	g_mutex_unlock(&registry_lock);
+	g_mutex_lock(&registry.lock);
+	if (!registry.channels)
+		registry.channels = g_ptr_array_new();
+	if (registry.channels->len <= (guint)id)
+		g_ptr_array_set_size(registry.channels, id + 1);
+	registry.channels->pdata[id] = ch;
+	g_mutex_unlock(&registry.lock);
 	g_thread_unref(g_thread_new("cusemu-host-call", channel_thread, ch));
 }
 
@@ -496,10 +504,10 @@ static struct host_channel *channel(int id)
 {
 	struct host_channel *ch = NULL;
 
-	g_mutex_lock(&registry_lock);
-	if (channels && id >= 0 && (guint)id < channels->len)
-		ch = channels->pdata[id];
-	g_mutex_unlock(&registry_lock);
+	g_mutex_lock(&registry.lock);
+	if (registry.channels && id >= 0 && (guint)id < registry.channels->len)
+		ch = registry.channels->pdata[id];
+	g_mutex_unlock(&registry.lock);
 	return ch;
 }
 

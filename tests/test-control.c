@@ -1348,7 +1348,7 @@ static void add(const char *name, gid_t group,
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
-	cusemu_recording_register();
+	cusemu_recording_register(false);
 	add("/control/socket-file", (gid_t)-1, test_socket_file);
 	add("/control/requests", (gid_t)-1, test_requests);
 	add("/control/errors", (gid_t)-1, test_errors);

@@ -453,13 +453,13 @@ static void test_check_only(void)
 	struct cusemu_device *dev;
 
 	g_assert_true(g_file_set_contents(path, "{\"trace\":1}\n", -1, NULL));
-	cusemu_recording_check_only = true;
+	cusemu_recording_register(true);
 	dev = device(arg, NULL);
 	g_assert_nonnull(dev);
 	g_assert_null(cusemu_instance(dev)->recording);
 	cusemu_device_free(dev);
 	assert_refused("/dev/null", parts);
-	cusemu_recording_check_only = false;
+	cusemu_recording_register(false);
 	g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
 	g_assert_cmpstr(text, ==, "{\"trace\":1}\n");
 }
@@ -469,7 +469,7 @@ int main(int argc, char **argv)
 	int ret;
 
 	g_test_init(&argc, &argv, NULL);
-	cusemu_recording_register();
+	cusemu_recording_register(false);
 	tmpdir = g_dir_make_tmp("cusemu-record-XXXXXX", NULL);
 	g_assert_nonnull(tmpdir);
 	g_test_add_func("/record/header", test_header);
