@@ -85,7 +85,7 @@ static cusemu_ioctl_fn method(const struct cusemu_device *dev,
 
 /*
  * A model written by hand has the methods it gives; one built from its
- * tables has those its tables make (dispatch_step()), which the
+ * tables has those its tables make (has_method()), which the
  * dispatcher runs without a function of their own: the slots stay NULL.
  */
 static void bind_methods(struct cusemu_device *dev, enum cusemu_lock_mode mode)
