@@ -74,37 +74,36 @@ const char *cusemu_vfs_command(unsigned int cmd, bool regular_file)
 	return NULL;
 }
 
-/* The method for bit, by hand or from the tables, if the instance has it. */
+/* The method for bit written by hand, if the instance has it. */
 static cusemu_ioctl_fn method(const struct cusemu_device *dev,
-			      enum cusemu_method bit, cusemu_ioctl_fn by_hand,
-			      cusemu_ioctl_fn from_table)
+			      enum cusemu_method bit, cusemu_ioctl_fn by_hand)
 {
 	if (!(cusemu_instance(dev)->dispatch.methods & bit))
 		return NULL;
-	return cusemu_model_by_hand(dev->model) ? by_hand : from_table;
+	return by_hand;
 }
 
+/*
+ * A model written by hand has the methods it gives; one built from its
+ * tables has those its tables make (has_method()), which the
+ * dispatcher runs without a function of their own: the slots stay NULL.
+ */
 static void bind_methods(struct cusemu_device *dev, enum cusemu_lock_mode mode)
 {
 	const struct cusemu_device_model *m = dev->model;
 	struct cusemu_instance *dp = cusemu_instance(dev);
 	struct cusemu_dispatch_part *d = &dp->dispatch;
-	cusemu_ioctl_fn native = m->native_table ? cusemu_table_native_ioctl
-						 : NULL;
-	cusemu_ioctl_fn compat = m->compat_table || m->compat_ptr_ioctl
-					 ? cusemu_table_compat_ioctl
-					 : NULL;
 
 	cusemu_table_check(m);
-	d->ioctl = method(dev, CUSEMU_METHOD_IOCTL, m->ioctl, native);
+	d->ioctl = method(dev, CUSEMU_METHOD_IOCTL, m->ioctl);
 	d->unlocked_ioctl = method(dev, CUSEMU_METHOD_UNLOCKED_IOCTL,
-				   m->unlocked_ioctl, native);
+				   m->unlocked_ioctl);
 	d->compat_ioctl = method(dev, CUSEMU_METHOD_COMPAT_IOCTL,
-				 m->compat_ioctl, compat);
+				 m->compat_ioctl);
 	d->ioctl_native = method(dev, CUSEMU_METHOD_IOCTL_NATIVE,
-				 m->ioctl_native, native);
+				 m->ioctl_native);
 	d->ioctl_compat = method(dev, CUSEMU_METHOD_IOCTL_COMPAT,
-				 m->ioctl_compat, compat);
+				 m->ioctl_compat);
 
 	dp->restricted = cusemu_dispatch_restricted(m);
 	d->lock_mode = mode;
@@ -166,66 +165,79 @@ static long not_mine(long ret, long err)
 	return ret == -ENOIOCTLCMD ? err : ret;
 }
 
-/* The device's method for bit, or NULL if it has none. */
-static cusemu_ioctl_fn method_of(const struct cusemu_device *dev,
-				 enum cusemu_method bit)
+/*
+ * Whether the call's device has method bit: one written by hand, returned
+ * in *fn, or one its tables make (*fn NULL): a native method when it has
+ * a native table, a compat one when it has a compat table or
+ * compat_ptr_ioctl.
+ */
+static bool has_method(const struct cusemu_call *call, enum cusemu_method bit,
+		       cusemu_ioctl_fn *fn)
 {
-	const struct cusemu_dispatch_part *d = &cusemu_instance(dev)->dispatch;
+	const struct cusemu_device_model *m = call->dev->model;
+	const struct cusemu_dispatch_part *d =
+		&cusemu_instance(call->dev)->dispatch;
 
-	switch (bit) {
-	case CUSEMU_METHOD_IOCTL:
-		return d->ioctl;
-	case CUSEMU_METHOD_UNLOCKED_IOCTL:
-		return d->unlocked_ioctl;
-	case CUSEMU_METHOD_COMPAT_IOCTL:
-		return d->compat_ioctl;
-	case CUSEMU_METHOD_IOCTL_NATIVE:
-		return d->ioctl_native;
-	case CUSEMU_METHOD_IOCTL_COMPAT:
-		return d->ioctl_compat;
-	case CUSEMU_METHOD_IOCTL32_HANDLER:
-		break;
+	*fn = NULL;
+	if (cusemu_model_by_hand(m)) {
+		switch (bit) {
+		case CUSEMU_METHOD_IOCTL:
+			*fn = d->ioctl;
+			break;
+		case CUSEMU_METHOD_UNLOCKED_IOCTL:
+			*fn = d->unlocked_ioctl;
+			break;
+		case CUSEMU_METHOD_COMPAT_IOCTL:
+			*fn = d->compat_ioctl;
+			break;
+		case CUSEMU_METHOD_IOCTL_NATIVE:
+			*fn = d->ioctl_native;
+			break;
+		case CUSEMU_METHOD_IOCTL_COMPAT:
+			*fn = d->ioctl_compat;
+			break;
+		case CUSEMU_METHOD_IOCTL32_HANDLER:
+			break;
+		}
+		return *fn;
 	}
+	if (!bit || !(d->methods & bit))
+		return false;
+	if (cusemu_method_compat(bit))
+		return m->compat_table || m->compat_ptr_ioctl;
+	return m->native_table;
+}
+
+/* A native caller's step: the first method of the model's list the device
+ * has, or NULL. */
+static const struct cusemu_kernel_step *
+native_step(const struct cusemu_call *call, cusemu_ioctl_fn *fn)
+{
+	const struct cusemu_kernel_model *km =
+		cusemu_instance(call->dev)->kmodel;
+
+	for (unsigned int i = 0; i < G_N_ELEMENTS(km->native); i++)
+		if (has_method(call, km->native[i].method, fn))
+			return &km->native[i];
 	return NULL;
 }
 
-/* A native caller: the first method of the model's list the device has. */
+/*
+ * A native caller: the method native_step() chose; "not mine" becomes
+ * what the generation returned. The global ioctl32 table's compatible
+ * commands come here; cusemu_dispatch() does the same in its own body.
+ */
 static long native_path(struct cusemu_call *call)
 {
-	const struct cusemu_kernel_model *km =
-		cusemu_instance(call->dev)->kmodel;
+	const struct cusemu_kernel_step *s;
+	cusemu_ioctl_fn fn;
 
-	for (unsigned int i = 0; i < G_N_ELEMENTS(km->native); i++) {
-		const struct cusemu_kernel_step *s = &km->native[i];
-		cusemu_ioctl_fn fn = s->method ? method_of(call->dev, s->method)
-					       : NULL;
-
-		if (fn)
-			return not_mine(cusemu_handler_run(call, fn, s->method,
-							   s->big_lock),
-					-km->native_not_mine);
-	}
-	return -ENOTTY;
-}
-
-/* A 32-bit caller: the compat method, then the global table if any. */
-static long compat_path(struct cusemu_call *call)
-{
-	const struct cusemu_kernel_model *km =
-		cusemu_instance(call->dev)->kmodel;
-	const struct cusemu_kernel_step *s = &km->compat;
-	cusemu_ioctl_fn fn = s->method ? method_of(call->dev, s->method) : NULL;
-	long ret;
-
-	if (fn) {
-		ret = cusemu_handler_run(call, fn, s->method, s->big_lock);
-		if (ret != -ENOIOCTLCMD)
-			return ret;
-	}
-	if (!km->global_table)
+	s = native_step(call, &fn);
+	if (!s)
 		return -ENOTTY;
-	return not_mine(cusemu_ioctl32_dispatch(call, native_path, true),
-			-EINVAL);
+	return not_mine(cusemu_handler_run(call, fn, NULL, s->method,
+					   s->big_lock),
+			-cusemu_instance(call->dev)->kmodel->native_not_mine);
 }
 
 /*
@@ -289,14 +301,42 @@ static void compat_size_hint(const struct cusemu_call *call)
 		  origin ? origin : m->name);
 }
 
+/*
+ * Each path in this body, not in functions of its own: from here the
+ * method is one call away and its handler two (docs/README.md, "The path
+ * of an ioctl").
+ */
 long cusemu_dispatch(struct cusemu_call *call)
 {
+	const struct cusemu_kernel_model *km =
+		cusemu_instance(call->dev)->kmodel;
+	const struct cusemu_kernel_step *s;
+	cusemu_ioctl_fn fn;
 	long ret;
 
 	/* The transport made it the current request's call. */
 	g_return_val_if_fail(cusemu_call_current() == call, -EIO);
-	ret = call->compat ? compat_path(call) : native_path(call);
-	if (call->compat && (ret == -ENOTTY || ret == -EINVAL))
+	if (!call->compat) {
+		s = native_step(call, &fn);
+		if (!s)
+			return -ENOTTY;
+		return not_mine(cusemu_handler_run(call, fn, NULL, s->method,
+						   s->big_lock),
+				-km->native_not_mine);
+	}
+	/* A 32-bit caller: the compat method, then the global table if any. */
+	s = &km->compat;
+	ret = -ENOIOCTLCMD;
+	if (has_method(call, s->method, &fn))
+		ret = cusemu_handler_run(call, fn, NULL, s->method,
+					 s->big_lock);
+	if (ret == -ENOIOCTLCMD)
+		ret = km->global_table
+			      ? not_mine(cusemu_ioctl32_dispatch(call, native_path,
+								 true),
+					 -EINVAL)
+			      : -ENOTTY;
+	if (ret == -ENOTTY || ret == -EINVAL)
 		compat_size_hint(call);
 	return ret;
 }

@@ -27,39 +27,6 @@ void cusemu_handler_set_locator(cusemu_row_locator locate)
 	locate_row = locate;
 }
 
-/*
- * The handler contract, once for every path: the fetch step until it names
- * nothing new, then the handler, once. A call still waiting for memory
- * returns 0 with call->pending set and the transport retries it.
- */
-static long run_steps(struct cusemu_device *dev, struct cusemu_file *file,
-		      const char *name, cusemu_fetch_fn fetch,
-		      cusemu_ioctl_fn handler, unsigned int cmd,
-		      unsigned long arg)
-{
-	struct cusemu_call *call = cusemu_call_current();
-	long ret;
-
-	if (call) {
-		call->step = name;
-		if (name)
-			call->stats.name = name;
-		call->phase = CUSEMU_PHASE_FETCH;
-	}
-	ret = fetch ? fetch(dev, file, cmd, arg) : 0;
-	if (call) {
-		if (call->error)
-			return call->error;
-		if (call->pending)
-			return 0;	/* the retry brings the memory */
-	}
-	if (ret < 0)
-		return ret;
-	if (call)
-		call->phase = CUSEMU_PHASE_RUN;
-	return handler(dev, file, cmd, arg);
-}
-
 static cusemu_fetch_fn row_fetch(const struct cusemu_ioctl *row)
 {
 	switch (row->payload) {
@@ -128,48 +95,28 @@ static void check_wrote(const struct cusemu_call *call,
 		  call->compat ? "i386" : "x86_64", where->str);
 }
 
-static long run_row(struct cusemu_device *dev, struct cusemu_file *file,
-		    const struct cusemu_ioctl *row, unsigned int cmd,
-		    unsigned long arg)
+/*
+ * The row of the call's command that a method built from the tables runs:
+ * a native one from the native table; a compat one from the compat table,
+ * or for a row marked compatible (or compat_ptr_ioctl) the native row,
+ * which gets the caller's pointer widened in *arg. NULL: not mine.
+ */
+static const struct cusemu_ioctl *table_row(const struct cusemu_call *call,
+					    bool compat, unsigned long *arg)
 {
-	struct cusemu_call *call = cusemu_call_current();
-	long ret = run_steps(dev, file, row->name, row_fetch(row),
-			     row->handler, cmd, arg);
-
-	if (call)
-		check_wrote(call, row, row->handler, ret);
-	return ret;
-}
-
-long cusemu_table_native_ioctl(struct cusemu_device *dev,
-			       struct cusemu_file *file, unsigned int cmd,
-			       unsigned long arg)
-{
+	const struct cusemu_device_model *m = call->dev->model;
 	const struct cusemu_ioctl *row;
 
-	row = cusemu_ioctl_lookup(dev->model->native_table, cmd);
-	if (!row)
-		return -ENOIOCTLCMD;
-	return run_row(dev, file, row, cmd, arg);
-}
-
-long cusemu_table_compat_ioctl(struct cusemu_device *dev,
-			       struct cusemu_file *file, unsigned int cmd,
-			       unsigned long arg)
-{
-	const struct cusemu_ioctl *row;
-
-	row = cusemu_ioctl_lookup(dev->model->compat_table, cmd);
-	if (!row && !dev->model->compat_ptr_ioctl)
-		return -ENOIOCTLCMD;
+	*arg = call->arg;
+	if (!compat)
+		return cusemu_ioctl_lookup(m->native_table, call->cmd);
+	row = cusemu_ioctl_lookup(m->compat_table, call->cmd);
+	if (!row && !m->compat_ptr_ioctl)
+		return NULL;
 	if (row && row->handler)
-		return run_row(dev, file, row, cmd, arg);
-	/* Compatible layout: the native handler, with a widened pointer. */
-	row = cusemu_ioctl_lookup(dev->model->native_table, cmd);
-	if (!row)
-		return -ENOIOCTLCMD;
-	return run_row(dev, file, row, cmd,
-		       cusemu_compat_ptr((uint32_t)arg));
+		return row;
+	*arg = cusemu_compat_ptr((uint32_t)call->arg);
+	return cusemu_ioctl_lookup(m->native_table, call->cmd);
 }
 
 /* A row without a fetch step could never reach memory it chases. */
@@ -336,30 +283,49 @@ static void lock_stage_leave(struct cusemu_lock *lock)
 		cusemu_lock_release(lock);
 }
 
+/*
+ * The handler contract, once for every path: the fetch step until it names
+ * nothing new, then the handler, once. A call still waiting for memory
+ * returns 0 with call->pending set and the transport retries it. Its body
+ * is the last call before the handler: the path from the transport has
+ * no hop to spare (docs/README.md, "The path of an ioctl").
+ */
 long cusemu_handler_run(struct cusemu_call *call, cusemu_ioctl_fn fn,
-			enum cusemu_method how, bool big_lock)
+			const struct cusemu_ioctl *row, enum cusemu_method how,
+			bool big_lock)
 {
 	struct cusemu_lock *lock = lock_stage_enter(call, how, big_lock);
+	struct cusemu_device *dev = call->dev;
+	unsigned long arg = call->arg;
+	cusemu_fetch_fn fetch;
 	long ret;
 
-	if (cusemu_model_by_hand(call->dev->model)) {
-		ret = run_steps(call->dev, call->file, NULL,
-				call->dev->model->ioctl_fetch ?: cusemu_fetch_ioc,
-				fn, call->cmd, call->arg);
-		check_wrote(call, NULL, fn, ret);
-	} else	/* built from the tables: the rows have their steps */
-		ret = fn(call->dev, call->file, call->cmd, call->arg);
-	lock_stage_leave(lock);
-	return ret;
-}
-
-long cusemu_handler_run_row(struct cusemu_call *call,
-			    const struct cusemu_ioctl *row,
-			    enum cusemu_method how, bool big_lock)
-{
-	struct cusemu_lock *lock = lock_stage_enter(call, how, big_lock);
-	long ret = run_row(call->dev, call->file, row, call->cmd, call->arg);
-
+	if (fn) {
+		fetch = dev->model->ioctl_fetch ?: cusemu_fetch_ioc;
+	} else {
+		if (!row)
+			row = table_row(call, cusemu_method_compat(how), &arg);
+		if (!row) {
+			ret = -ENOIOCTLCMD;
+			goto unlock;
+		}
+		fn = row->handler;
+		fetch = row_fetch(row);
+		call->stats.name = row->name;
+	}
+	call->step = row ? row->name : NULL;
+	call->phase = CUSEMU_PHASE_FETCH;
+	ret = fetch ? fetch(dev, call->file, call->cmd, arg) : 0;
+	if (call->error) {
+		ret = call->error;
+	} else if (call->pending) {
+		ret = 0;	/* the retry brings the memory */
+	} else if (ret >= 0) {
+		call->phase = CUSEMU_PHASE_RUN;
+		ret = fn(dev, call->file, call->cmd, arg);
+	}
+	check_wrote(call, row, fn, ret);
+unlock:
 	lock_stage_leave(lock);
 	return ret;
 }

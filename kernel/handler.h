@@ -31,18 +31,6 @@ bool cusemu_model_by_hand(const struct cusemu_device_model *m);
 void cusemu_table_check(const struct cusemu_device_model *m);
 
 /*
- * The methods built from the tables: the row's fetch step, then its
- * handler; -ENOIOCTLCMD for a command without a row. A compatible compat
- * row (or compat_ptr_ioctl) runs the native row with a widened pointer.
- */
-long cusemu_table_native_ioctl(struct cusemu_device *dev,
-			       struct cusemu_file *file, unsigned int cmd,
-			       unsigned long arg);
-long cusemu_table_compat_ioctl(struct cusemu_device *dev,
-			       struct cusemu_file *file, unsigned int cmd,
-			       unsigned long arg);
-
-/*
  * True when every command of the model is correctly _IOC-encoded with no
  * pointer inside, so that the kernel can copy its payloads (CUSE's
  * restricted ioctls: one request per ioctl instead of two). Derived from
@@ -69,17 +57,23 @@ enum cusemu_lock_mode {
 bool cusemu_lock_mode_parse(const char *s, enum cusemu_lock_mode *mode);
 const char *cusemu_lock_mode_name(enum cusemu_lock_mode mode);
 
+/* Whether method how serves 32-bit callers (reads the compat table). */
+static inline bool cusemu_method_compat(enum cusemu_method how)
+{
+	return how & (CUSEMU_METHOD_COMPAT_IOCTL | CUSEMU_METHOD_IOCTL_COMPAT);
+}
+
 /*
- * Run method fn of the call's device (reached as how) with the lock the
- * kernel model prescribes (big_lock) or --lock imposes: a hand-written
- * method with the model's fetch step first, a table-built one as is.
+ * Run the call's method how with the lock the kernel model prescribes
+ * (big_lock) or --lock imposes: fn, one written by hand, with the model's
+ * fetch step first; row, one row of the tables (the ioctl32 table's);
+ * with neither, the method built from the tables, which runs the row of
+ * the call's command (a compatible compat row, or compat_ptr_ioctl, runs
+ * the native row with a widened pointer), its fetch step first, and
+ * returns -ENOIOCTLCMD for a command without a row.
  */
 long cusemu_handler_run(struct cusemu_call *call, cusemu_ioctl_fn fn,
-			enum cusemu_method how, bool big_lock);
-/* The same for one table row (fetching an _IOC payload): for the
- * ioctl32 table. */
-long cusemu_handler_run_row(struct cusemu_call *call,
-			    const struct cusemu_ioctl *row,
-			    enum cusemu_method how, bool big_lock);
+			const struct cusemu_ioctl *row, enum cusemu_method how,
+			bool big_lock);
 
 #endif

@@ -343,9 +343,8 @@ long cusemu_ioctl32_dispatch(struct cusemu_call *call,
 	if (e && !e->compatible) {
 		/* Let go of by an oops in the handler too. */
 		cusemu_request_hold(release_reader, &ioctl32_sem);
-		ret = cusemu_handler_run_row(call, e->row,
-				     CUSEMU_METHOD_IOCTL32_HANDLER,
-				     big_lock);
+		ret = cusemu_handler_run(call, NULL, e->row,
+					 CUSEMU_METHOD_IOCTL32_HANDLER, big_lock);
 		cusemu_request_unhold();
 		g_rw_lock_reader_unlock(&ioctl32_sem);
 		return ret;

@@ -423,38 +423,42 @@ static gint64 timing_took(const struct timing *t)
 	return preempted == t->preempted ? wall : cpu - t->cpu_us;
 }
 
-static long dispatch(struct cusemu_call *call)
-{
-	struct cusemu_instance *inst = cusemu_instance(call->dev);
-	guint nth = (guint)g_atomic_int_add(&inst->serving.dispatched, 1);
-	gint last_us = g_atomic_int_get(&inst->serving.last_us);
-	bool hold = last_us > HOLD_CPU_AFTER_US;
-	struct timing timing;
-	long result;
-
-	if (last_us > SHARE_AFTER_US)
-		cusemu_pool_share();
-	if (hold)
-		cusemu_pool_hold_cpu(&inst->node->long_cpu);
-	if (nth % SHARE_SAMPLE) {
-		result = cusemu_dispatch(call);
-	} else {
-		timing_start(&timing);
-		result = cusemu_dispatch(call);
-		g_atomic_int_set(&inst->serving.last_us,
-				 (gint)MIN(timing_took(&timing), G_MAXINT));
-	}
-	if (hold)
-		cusemu_pool_release_cpu();
-	return result;
-}
-
-/* The model's callbacks, each under an oops guard: true if it faulted.
- * Results go through pointers, which a jump back leaves alone. */
+/*
+ * The model's callbacks, each under an oops guard: true if it faulted.
+ * Results go through pointers, which a jump back leaves alone.
+ *
+ * An ioctl's guard holds the CPU policy too: a device whose last timed
+ * handler ran long shares its worker's source first, or holds a CPU of
+ * its own; one call in SHARE_SAMPLE is timed for it. The guard is a
+ * frame of its own (sigsetjmp's locals), the dispatcher the next one.
+ */
 static bool model_ioctl(struct cusemu_call *call, long *result)
 {
-	return GUARDED(call->dev, CUSEMU_OP_IOCTL, call, call->tid,
-		       *result = dispatch(call));
+	struct cusemu_instance *inst = cusemu_instance(call->dev);
+
+	return GUARDED(call->dev, CUSEMU_OP_IOCTL, call, call->tid, {
+		guint nth = (guint)g_atomic_int_add(&inst->serving.dispatched,
+						    1);
+		gint last_us = g_atomic_int_get(&inst->serving.last_us);
+		bool hold = last_us > HOLD_CPU_AFTER_US;
+		struct timing timing;
+
+		if (last_us > SHARE_AFTER_US)
+			cusemu_pool_share();
+		if (hold)
+			cusemu_pool_hold_cpu(&inst->node->long_cpu);
+		if (nth % SHARE_SAMPLE) {
+			*result = cusemu_dispatch(call);
+		} else {
+			timing_start(&timing);
+			*result = cusemu_dispatch(call);
+			g_atomic_int_set(&inst->serving.last_us,
+					 (gint)MIN(timing_took(&timing),
+						   G_MAXINT));
+		}
+		if (hold)
+			cusemu_pool_release_cpu();
+	});
 }
 
 static bool model_open(struct cusemu_device *dev, struct cusemu_file *file,
