@@ -380,8 +380,9 @@ struct host_spin {
  * woken; the old word out. move: the same, only from the word `from` (false
  * if it is no longer that). wait: until its state is one of `want` (a set
  * of HOST_CHAN_BIT()s), spinning for at most spin_ns while it is one of
- * `spin_in` (and `spin`, if not NULL, lets it), then asleep with the `mine` bit set, for at most ms
- * milliseconds (-1: no limit); the word as last read, which may be in none
+ * `spin_in` (and `spin`, if not NULL, lets it), then asleep with the
+ * `mine` bit set, for at most ms milliseconds (-1: no limit); the word as
+ * last read, which may be in none
  * of `want` when the time ran out, a signal came, or the word changed to
  * another state: the caller looks, and waits again.
  */
