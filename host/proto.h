@@ -382,9 +382,9 @@ struct host_spin {
  * of HOST_CHAN_BIT()s), spinning for at most spin_ns while it is one of
  * `spin_in` (and `spin`, if not NULL, lets it), then asleep with the
  * `mine` bit set, for at most ms milliseconds (-1: no limit); the word as
- * last read, which may be in none
- * of `want` when the time ran out, a signal came, or the word changed to
- * another state: the caller looks, and waits again.
+ * last read, which may be in none of `want` when the time ran out, a
+ * signal came, or the word changed to another state: the caller looks, and
+ * waits again.
  */
 uint32_t host_chan_post(uint32_t *word, uint32_t state);
 bool host_chan_move(uint32_t *word, uint32_t from, uint32_t state);
