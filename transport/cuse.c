@@ -15,7 +15,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "node.h"
+#include "fuse-common.h"
 
 #include <cuse_lowlevel.h>
 #include <glib.h>
@@ -24,6 +24,7 @@
 #include "device.h"
 #include "dispatch.h"
 #include "fuse-keys.h"
+#include "node.h"
 #include "sandbox.h"
 #include "self.h"
 
@@ -34,7 +35,7 @@
 #define FDS_BESIDES_DEVICES 128
 
 struct cusemu_session {
-	struct cusemu_conn conn;	/* first: its /dev/cuse connection */
+	struct cusemu_fuse_conn fuse;	/* first: its /dev/cuse connection */
 	struct cusemu_node node;	/* the device behind it */
 	char *path;			/* /dev/NAME */
 
@@ -53,53 +54,75 @@ struct cuse {
 	GPtrArray *sessions;	/* struct cusemu_session */
 };
 
-/* libfuse 3.14 hands the command over as an int. */
+/*
+ * libfuse's requests, each turned into the node's (req.h) on the stack.
+ * libfuse 3.14 hands the command over as an int.
+ */
 static void cuse_ioctl(fuse_req_t req, int cmd, void *arg,
 		       struct fuse_file_info *fi, unsigned int flags,
 		       const void *in_buf, size_t in_bufsz, size_t out_bufsz)
 {
 	struct cusemu_session *s = fuse_req_userdata(req);
+	struct cusemu_fuse_req fr;
+	struct cusemu_req *r = cusemu_fuse_req(&fr, req, fi);
 
-	cusemu_node_ioctl(&s->node, req, (unsigned int)cmd, arg, fi, flags,
-			  in_buf, in_bufsz, out_bufsz);
+	r->cmd = (unsigned int)cmd;
+	r->arg = (uintptr_t)arg;
+	r->compat = flags & FUSE_IOCTL_COMPAT;
+	r->in = in_buf;
+	r->in_size = in_bufsz;
+	r->out_size = out_bufsz;
+	cusemu_node_ioctl(&s->node, r);
 }
 
 static void cuse_open(fuse_req_t req, struct fuse_file_info *fi)
 {
 	struct cusemu_session *s = fuse_req_userdata(req);
+	struct cusemu_fuse_req fr;
 
-	cusemu_node_open(&s->node, req, fi);
+	cusemu_node_open(&s->node, cusemu_fuse_req(&fr, req, fi));
 }
 
 static void cuse_release(fuse_req_t req, struct fuse_file_info *fi)
 {
 	struct cusemu_session *s = fuse_req_userdata(req);
+	struct cusemu_fuse_req fr;
 
-	cusemu_node_release(&s->node, req, fi);
+	cusemu_node_release(&s->node, cusemu_fuse_req(&fr, req, fi));
 }
 
 static void cuse_read(fuse_req_t req, size_t size, off_t off,
 		      struct fuse_file_info *fi)
 {
 	struct cusemu_session *s = fuse_req_userdata(req);
+	struct cusemu_fuse_req fr;
+	struct cusemu_req *r = cusemu_fuse_req(&fr, req, fi);
 
-	cusemu_node_read(&s->node, req, size, fi);
+	r->size = size;
+	cusemu_node_read(&s->node, r);
 }
 
 static void cuse_write(fuse_req_t req, const char *buf, size_t size,
 		       off_t off, struct fuse_file_info *fi)
 {
 	struct cusemu_session *s = fuse_req_userdata(req);
+	struct cusemu_fuse_req fr;
+	struct cusemu_req *r = cusemu_fuse_req(&fr, req, fi);
 
-	cusemu_node_write(&s->node, req, buf, size, fi);
+	r->buf = buf;
+	r->size = size;
+	cusemu_node_write(&s->node, r);
 }
 
 static void cuse_poll(fuse_req_t req, struct fuse_file_info *fi,
 		      struct fuse_pollhandle *ph)
 {
 	struct cusemu_session *s = fuse_req_userdata(req);
+	struct cusemu_fuse_req fr;
+	struct cusemu_req *r = cusemu_fuse_req(&fr, req, fi);
 
-	cusemu_node_poll(&s->node, req, fi, ph);
+	r->poll = ph;
+	cusemu_node_poll(&s->node, r);
 }
 
 /* The kernel has handled the CUSE_INIT reply: the device is registered,
@@ -115,14 +138,14 @@ static void cuse_init_done(void *userdata)
 
 bool cusemu_session_registered(struct cusemu_session *s)
 {
-	struct pollfd p = { .fd = fuse_session_fd(s->conn.se),
+	struct pollfd p = { .fd = fuse_session_fd(s->fuse.se),
 			    .events = POLLIN };
 	bool sent;
 
 	g_mutex_lock(&s->lock);
 	sent = s->init_sent;
 	g_mutex_unlock(&s->lock);
-	sent = sent && !cusemu_conn_done(&s->conn);
+	sent = sent && !cusemu_conn_done(&s->fuse.conn);
 	/* An aborted FUSE connection polls as an error at once. */
 	return sent && poll(&p, 1, 0) >= 0 &&
 	       !(p.revents & (POLLERR | POLLHUP | POLLNVAL));
@@ -135,7 +158,7 @@ bool cusemu_session_init_sent(struct cusemu_session *s)
 	g_mutex_lock(&s->lock);
 	sent = s->init_sent;
 	g_mutex_unlock(&s->lock);
-	return sent || cusemu_conn_done(&s->conn);
+	return sent || cusemu_conn_done(&s->fuse.conn);
 }
 
 static const struct cuse_lowlevel_ops cuse_ops = {
@@ -197,29 +220,29 @@ cusemu_session_start(struct cusemu_device *dev,
 				 : CUSEMU_NODE_UNRESTRICTED);
 	g_mutex_init(&s->lock);
 	s->path = g_strconcat("/dev/", dev->name, NULL);
-	s->conn.what = s->path;
-	s->conn.end_waits = session_end_waits;
-	s->conn.ended = session_ended;
-	s->conn.free = session_free_conn;
-	cusemu_node_log_libfuse();
+	s->fuse.conn.what = s->path;
+	s->fuse.conn.end_waits = session_end_waits;
+	s->fuse.conn.ended = session_ended;
+	s->fuse.conn.free = session_free_conn;
+	cusemu_fuse_log();
 	cusemu_fuse_keys_share(true);
-	s->conn.se = cuse_lowlevel_setup(opts->debug ? 3 : 2, argv, &ci,
+	s->fuse.se = cuse_lowlevel_setup(opts->debug ? 3 : 2, argv, &ci,
 					 &cuse_ops, &multithreaded, s);
 	cusemu_fuse_keys_share(false);
-	if (!s->conn.se) {
+	if (!s->fuse.se) {
 		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
 			    "cannot start the CUSE session of /dev/%s (see "
 			    "the message above)",
 			    dev->name);
-		session_free_conn(&s->conn);
+		session_free_conn(&s->fuse.conn);
 		return NULL;
 	}
 	/* libfuse's own handlers would end just one session: ours end all. */
-	fuse_remove_signal_handlers(s->conn.se);
-	if (!cusemu_conn_serve(&s->conn, error)) {
-		fuse_session_destroy(s->conn.se);
-		s->conn.se = NULL;
-		cusemu_conn_release(&s->conn);
+	fuse_remove_signal_handlers(s->fuse.se);
+	if (!cusemu_fuse_conn_serve(&s->fuse, error)) {
+		fuse_session_destroy(s->fuse.se);
+		s->fuse.se = NULL;
+		cusemu_conn_release(&s->fuse.conn);
 		return NULL;
 	}
 	return s;
@@ -227,27 +250,27 @@ cusemu_session_start(struct cusemu_device *dev,
 
 bool cusemu_session_ended(struct cusemu_session *s)
 {
-	return cusemu_conn_done(&s->conn);
+	return cusemu_conn_done(&s->fuse.conn);
 }
 
 void cusemu_session_stop(struct cusemu_session *s)
 {
-	if (!cusemu_conn_stop(&s->conn))
+	if (!cusemu_conn_stop(&s->fuse.conn))
 		return;
 	/*
 	 * Closing /dev/cuse removes the node; clients get errors, not hangs.
 	 * Not cuse_lowlevel_teardown(): it would remove libfuse's signal
 	 * handlers again, and complain that the session has none.
 	 */
-	fuse_session_destroy(s->conn.se);
-	s->conn.se = NULL;
+	fuse_session_destroy(s->fuse.se);
+	s->fuse.se = NULL;
 	/* The kernel sends no release for files open at shutdown. */
 	cusemu_node_close_files(&s->node);
 }
 
 void cusemu_session_free(struct cusemu_session *s)
 {
-	cusemu_conn_release(&s->conn);
+	cusemu_conn_release(&s->fuse.conn);
 }
 
 /* No /dev/cuse: what to do, with the VM of the source tree for a build

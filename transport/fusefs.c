@@ -19,13 +19,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "node.h"
+#include "fuse-common.h"
 
 #include <glib.h>
 
 #include "device.h"
 #include "dispatch.h"
 #include "fusefs.h"
+#include "node.h"
 #include "pool.h"
 #include "sandbox.h"
 #include "transport.h"
@@ -63,7 +64,7 @@ struct files {
 
 /* The transport: one mount. */
 struct cusemu_mount {
-	struct cusemu_conn conn;	/* first: its /dev/fuse connection */
+	struct cusemu_fuse_conn fuse;	/* first: its /dev/fuse connection */
 	struct cusemu_transport pub;
 	char *dir;
 	/* Workers read these without a lock: a file is in its slot before
@@ -271,13 +272,16 @@ static void leave(struct file *f)
 	g_atomic_int_dec_and_test(&f->inside);
 }
 
+/* libfuse's requests on a file, each turned into the node's (req.h) on
+ * the stack. */
 static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct file *f = enter(req, ino, false);
+	struct cusemu_fuse_req fr;
 
 	if (!f)
 		return;
-	cusemu_node_open(&f->node, req, fi);
+	cusemu_node_open(&f->node, cusemu_fuse_req(&fr, req, fi));
 	leave(f);
 }
 
@@ -285,10 +289,11 @@ static void fs_release(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
 	struct file *f = enter(req, ino, true);
+	struct cusemu_fuse_req fr;
 
 	if (!f)
 		return;
-	cusemu_node_release(&f->node, req, fi);
+	cusemu_node_release(&f->node, cusemu_fuse_req(&fr, req, fi));
 	leave(f);
 }
 
@@ -296,11 +301,15 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
 	struct file *f = enter(req, ino, false);
+	struct cusemu_fuse_req fr;
+	struct cusemu_req *r;
 
 	(void)off;
 	if (!f)
 		return;
-	cusemu_node_read(&f->node, req, size, fi);
+	r = cusemu_fuse_req(&fr, req, fi);
+	r->size = size;
+	cusemu_node_read(&f->node, r);
 	leave(f);
 }
 
@@ -308,11 +317,16 @@ static void fs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		     size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct file *f = enter(req, ino, false);
+	struct cusemu_fuse_req fr;
+	struct cusemu_req *r;
 
 	(void)off;
 	if (!f)
 		return;
-	cusemu_node_write(&f->node, req, buf, size, fi);
+	r = cusemu_fuse_req(&fr, req, fi);
+	r->buf = buf;
+	r->size = size;
+	cusemu_node_write(&f->node, r);
 	leave(f);
 }
 
@@ -321,11 +335,19 @@ static void fs_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
 		     const void *in_buf, size_t in_bufsz, size_t out_bufsz)
 {
 	struct file *f = enter(req, ino, false);
+	struct cusemu_fuse_req fr;
+	struct cusemu_req *r;
 
 	if (!f)
 		return;
-	cusemu_node_ioctl(&f->node, req, cmd, arg, fi, flags, in_buf, in_bufsz,
-			  out_bufsz);
+	r = cusemu_fuse_req(&fr, req, fi);
+	r->cmd = cmd;
+	r->arg = (uintptr_t)arg;
+	r->compat = flags & FUSE_IOCTL_COMPAT;
+	r->in = in_buf;
+	r->in_size = in_bufsz;
+	r->out_size = out_bufsz;
+	cusemu_node_ioctl(&f->node, r);
 	leave(f);
 }
 
@@ -333,13 +355,17 @@ static void fs_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 		    struct fuse_pollhandle *ph)
 {
 	struct file *f = enter(req, ino, false);
+	struct cusemu_fuse_req fr;
+	struct cusemu_req *r;
 
 	if (!f) {
 		if (ph)
 			fuse_pollhandle_destroy(ph);
 		return;
 	}
-	cusemu_node_poll(&f->node, req, fi, ph);
+	r = cusemu_fuse_req(&fr, req, fi);
+	r->poll = ph;
+	cusemu_node_poll(&f->node, r);
 	leave(f);
 }
 
@@ -637,10 +663,10 @@ static struct cusemu_mount *mount_start(GPtrArray *devices,
 
 	m->pub.ops = &cusemu_fusefs_ops;
 	m->dir = g_strdup(opts->dir);
-	m->conn.what = m->dir;
-	m->conn.end_waits = mount_end_waits;
-	m->conn.ended = mount_ended;
-	m->conn.free = conn_free;
+	m->fuse.conn.what = m->dir;
+	m->fuse.conn.end_waits = mount_end_waits;
+	m->fuse.conn.ended = mount_ended;
+	m->fuse.conn.free = conn_free;
 	m->uid = geteuid();
 	m->gid = getegid();
 	learn_groups(m);
@@ -651,16 +677,16 @@ static struct cusemu_mount *mount_start(GPtrArray *devices,
 	for (guint i = 0; i < devices->len; i++)
 		add_file(m, devices->pdata[i]);
 	make_room(m);
-	cusemu_node_log_libfuse();
-	m->conn.se = fuse_session_new(&args, &fs_ops, sizeof(fs_ops), m);
-	if (!m->conn.se || fuse_session_mount(m->conn.se, m->dir)) {
+	cusemu_fuse_log();
+	m->fuse.se = fuse_session_new(&args, &fs_ops, sizeof(fs_ops), m);
+	if (!m->fuse.se || fuse_session_mount(m->fuse.se, m->dir)) {
 		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
 			    "cannot mount a FUSE file system at %s (see "
 			    "libfuse's message above; as an ordinary user "
 			    "this needs fusermount3, from the fuse3 package)",
 			    m->dir);
-		if (m->conn.se)
-			fuse_session_destroy(m->conn.se);
+		if (m->fuse.se)
+			fuse_session_destroy(m->fuse.se);
 		point_clear(&point);
 		free_mount(m);
 		return NULL;
@@ -670,15 +696,15 @@ static struct cusemu_mount *mount_start(GPtrArray *devices,
 					       error);
 	point_clear(&point);
 	if (m->unmounter <= 0) {
-		fuse_session_unmount(m->conn.se);
-		fuse_session_destroy(m->conn.se);
+		fuse_session_unmount(m->fuse.se);
+		fuse_session_destroy(m->fuse.se);
 		free_mount(m);
 		return NULL;
 	}
-	if (!cusemu_conn_serve(&m->conn, error)) {
-		fuse_session_destroy(m->conn.se);
-		m->conn.se = NULL;
-		cusemu_conn_release(&m->conn);
+	if (!cusemu_fuse_conn_serve(&m->fuse, error)) {
+		fuse_session_destroy(m->fuse.se);
+		m->fuse.se = NULL;
+		cusemu_conn_release(&m->fuse.conn);
 		return NULL;
 	}
 	return m;
@@ -728,7 +754,7 @@ static bool mount_remove(struct cusemu_mount *m, struct cusemu_device *dev)
 	g_mutex_unlock(&m->names_lock);
 	g_atomic_int_set(&f->gone, 1);
 	/* The kernel cached the name for CACHE_S: it forgets it now. */
-	err = fuse_lowlevel_notify_inval_entry(m->conn.se, ROOT_INO, f->name,
+	err = fuse_lowlevel_notify_inval_entry(m->fuse.se, ROOT_INO, f->name,
 					       strlen(f->name));
 	if (err && err != -ENOENT)
 		g_message("%s/%s: the kernel may show the name a while "
@@ -756,15 +782,15 @@ static void fusefs_stop(struct cusemu_transport *t)
 {
 	struct cusemu_mount *m = mount_of(t);
 
-	if (!cusemu_conn_stop(&m->conn))
+	if (!cusemu_conn_stop(&m->fuse.conn))
 		return;
 	/*
 	 * Not fuse_session_unmount(): as an ordinary user it would start
 	 * fusermount3, which the sandbox forbids. Closing the connection
 	 * fails every request; fusermount3 unmounts once the daemon is gone.
 	 */
-	fuse_session_destroy(m->conn.se);
-	m->conn.se = NULL;
+	fuse_session_destroy(m->fuse.se);
+	m->fuse.se = NULL;
 	for (guint i = 0; i < (guint)m->n_files; i++)
 		if (!m->files->slot[i]->gone)
 			cusemu_node_close_files(&m->files->slot[i]->node);
@@ -772,7 +798,7 @@ static void fusefs_stop(struct cusemu_transport *t)
 
 static void fusefs_free(struct cusemu_transport *t)
 {
-	cusemu_conn_release(&mount_of(t)->conn);
+	cusemu_conn_release(&mount_of(t)->fuse.conn);
 }
 
 char *cusemu_fuse_fitness(const struct cusemu_device_model *m)
@@ -942,7 +968,7 @@ static char *fusefs_lost(struct cusemu_transport *t)
 {
 	struct cusemu_mount *m = mount_of(t);
 
-	if (!cusemu_conn_done(&m->conn))
+	if (!cusemu_conn_done(&m->fuse.conn))
 		return NULL;
 	return g_strdup_printf("the FUSE mount at %s ended (unmounted?)",
 			       m->dir);

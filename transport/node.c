@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A device's open files and their requests, for every transport. An ioctl
- * becomes one call record; when the handler needs client memory the reply
- * is FUSE_IOCTL_RETRY with every range known so far, and the ranges are
+ * A device's open files and their requests, for every transport: each
+ * request comes as a struct cusemu_req (req.h) and is answered through its
+ * ops. An ioctl becomes one call record; when the handler needs client
+ * memory the reply is a retry (FUSE_IOCTL_RETRY) with every range known
+ * so far, and the ranges are
  * kept per open file and thread so that the data of the retried request
  * can be laid back onto them.
  *
@@ -33,13 +35,6 @@
 
 /* Pending retries a file may hold: one per client thread in an ioctl. */
 #define RETRY_SLOTS 64
-/*
- * Requests a worker takes from one session in a row, without going back
- * to the event loop, while the session has more waiting: a busy node is
- * served without a wake-up per request, and other nodes still get their
- * turn.
- */
-#define DRAIN_MAX 64
 
 /*
  * An ioctl whose handler took longer than this, the last time one was
@@ -88,7 +83,10 @@ struct open_file {
 	guint64 retries_kept;
 	gint waiting;		/* slots holding a retry */
 	gint away;		/* of those, outside their home slot */
-	struct fuse_pollhandle *poll;	/* guarded by the session's lock */
+	/* The last poll's handle, and its transport's ops: under the
+	 * node's lock. */
+	void *poll;
+	const struct cusemu_req_ops *poll_ops;
 };
 
 /*
@@ -123,9 +121,9 @@ static uint8_t *out_buffer(void)
 		cusemu_oops_leave(&guard_);                              \
 	})
 
-static struct open_file *file_of(struct fuse_file_info *fi)
+static struct open_file *file_of(const struct cusemu_req *req)
 {
-	return (struct open_file *)(uintptr_t)fi->fh;
+	return (struct open_file *)(uintptr_t)req->fh;
 }
 
 /*
@@ -286,7 +284,7 @@ static void to_iovec(struct iovec *iov, const struct cusemu_user_ranges *set)
 	}
 }
 
-static void reply_retry(fuse_req_t req, struct open_file *of,
+static void reply_retry(struct cusemu_req *req, struct open_file *of,
 			const struct cusemu_call *call)
 {
 	struct iovec in[CUSEMU_USER_MAX_RANGES], out[CUSEMU_USER_MAX_RANGES];
@@ -294,10 +292,10 @@ static void reply_retry(fuse_req_t req, struct open_file *of,
 	to_iovec(in, &call->in);
 	to_iovec(out, &call->out);
 	keep_retry(of, call);
-	fuse_reply_ioctl_retry(req, in, call->in.count, out, call->out.count);
+	req->ops->ioctl_retry(req, in, call->in.count, out, call->out.count);
 }
 
-static void on_interrupt(fuse_req_t req, void *data)
+static void on_interrupt(void *data)
 {
 	cusemu_wait_ctx_interrupt(data);
 }
@@ -305,24 +303,24 @@ static void on_interrupt(fuse_req_t req, void *data)
 /*
  * Around a model's handler: the file's flags as of this request (fcntl may
  * have changed O_NONBLOCK since open; only read and write requests carry
- * them, so fi is NULL for the others), and a way for the client's
+ * them, so flags is false for the others), and a way for the client's
  * interrupt to wake a handler that waits.
  */
-static void request_begin(struct cusemu_node *n, fuse_req_t req,
+static void request_begin(struct cusemu_node *n, struct cusemu_req *req,
 			  struct cusemu_request *r, struct open_file *of,
-			  struct fuse_file_info *fi, struct cusemu_call *call)
+			  bool flags, struct cusemu_call *call)
 {
-	if (fi)
-		of->file.flags = fi->flags;
+	if (flags)
+		of->file.flags = req->flags;
 	/* The session's end interrupts it too, if it comes to wait. */
 	cusemu_request_init(r, &n->waiters, call);
 	cusemu_request_set_current(r);
-	fuse_req_interrupt_func(req, on_interrupt, &r->wait);
+	req->ops->interrupt(req, on_interrupt, &r->wait);
 }
 
-static void request_end(fuse_req_t req, struct cusemu_request *r)
+static void request_end(struct cusemu_req *req, struct cusemu_request *r)
 {
-	fuse_req_interrupt_func(req, NULL, NULL);
+	req->ops->interrupt(req, NULL, NULL);
 	cusemu_request_set_current(NULL);
 	cusemu_request_clear(r);
 }
@@ -548,11 +546,9 @@ static void ioctl_finish(struct cusemu_call *call, struct cusemu_op_record *rec)
 	cusemu_op_done(rec);
 }
 
-void cusemu_node_ioctl(struct cusemu_node *n, fuse_req_t req, unsigned int cmd,
-		       void *arg, struct fuse_file_info *fi, unsigned int flags,
-		       const void *in_buf, size_t in_bufsz, size_t out_bufsz)
+void cusemu_node_ioctl(struct cusemu_node *n, struct cusemu_req *req)
 {
-	struct open_file *of = file_of(fi);
+	struct open_file *of = file_of(req);
 	struct cusemu_request r;
 	struct cusemu_call call;
 	struct cusemu_op_record rec;
@@ -560,28 +556,28 @@ void cusemu_node_ioctl(struct cusemu_node *n, fuse_req_t req, unsigned int cmd,
 	enum ioctl_reply reply;
 	long result = 0;
 
-	cusemu_call_init(&call, of->file.dev, &of->file, cmd,
-			 (unsigned long)(uintptr_t)arg,
-			 flags & FUSE_IOCTL_COMPAT, fuse_req_ctx(req)->pid);
+	cusemu_call_init(&call, of->file.dev, &of->file, req->cmd,
+			 (unsigned long)req->arg, req->compat, req->pid);
 	/*
 	 * Restricted: the kernel already copied what the _IOC bits describe,
 	 * and takes no retry. Unrestricted: the data, if any, answers a retry.
 	 */
 	if (n->ioctls != CUSEMU_NODE_UNRESTRICTED) {
-		if (!ioc_sizes(call.cmd, in_bufsz, out_bufsz)) {
+		if (!ioc_sizes(call.cmd, req->in_size, req->out_size)) {
 			call.stats.error = EIO;
 			cusemu_op_begin_call(&rec, &call);
 			ioctl_finish(&call, &rec);
-			fuse_reply_err(req, EIO);
+			req->ops->err(req, EIO);
 			return;
 		}
-		cusemu_call_set_ioc_data(&call, in_buf, (uint32_t)in_bufsz, out,
-					 (uint32_t)out_bufsz);
+		cusemu_call_set_ioc_data(&call, req->in, (uint32_t)req->in_size,
+					 out, (uint32_t)req->out_size);
 	} else {
-		take_retry(of, &call, in_buf, in_bufsz, out, out_bufsz);
+		take_retry(of, &call, req->in, req->in_size, out,
+			   req->out_size);
 	}
 	cusemu_op_begin_call(&rec, &call);
-	request_begin(n, req, &r, of, NULL, &call);
+	request_begin(n, req, &r, of, false, &call);
 	if (replaced(n, of)) {
 		call.error = -ENODEV;
 	} else if (cusemu_device_fenced(call.dev)) {
@@ -595,19 +591,18 @@ void cusemu_node_ioctl(struct cusemu_node *n, fuse_req_t req, unsigned int cmd,
 	ioctl_finish(&call, &rec);
 	switch (reply) {
 	case IOCTL_REPLY_ERR:
-		fuse_reply_err(req, call.stats.error);
+		req->ops->err(req, call.stats.error);
 		break;
 	case IOCTL_REPLY_RETRY:
 		reply_retry(req, of, &call);
 		break;
 	case IOCTL_REPLY_DATA:
-		fuse_reply_ioctl(req, (int)result, out, call.out_used);
+		req->ops->ioctl(req, (int)result, out, call.out_used);
 		break;
 	}
 }
 
-void cusemu_node_open(struct cusemu_node *n, fuse_req_t req,
-		      struct fuse_file_info *fi)
+void cusemu_node_open(struct cusemu_node *n, struct cusemu_req *req)
 {
 	struct open_file *of = g_new0(struct open_file, 1);
 	struct cusemu_op_record rec;
@@ -619,10 +614,10 @@ void cusemu_node_open(struct cusemu_node *n, fuse_req_t req,
 	dev = n->dev;
 	cusemu_instance(dev)->serving.users++;
 	g_mutex_unlock(&n->lock);
-	cusemu_op_begin(&rec, CUSEMU_OP_OPEN, dev, fuse_req_ctx(req)->pid);
+	cusemu_op_begin(&rec, CUSEMU_OP_OPEN, dev, req->pid);
 	of->file.dev = dev;
-	of->file.flags = fi->flags;
-	of->file.opener = fuse_req_ctx(req)->pid;
+	of->file.flags = req->flags;
+	of->file.opener = req->pid;
 	if (cusemu_device_fenced(dev))
 		err = -EIO;
 	else if (dev->model->open && model_open(dev, &of->file, &err))
@@ -631,19 +626,17 @@ void cusemu_node_open(struct cusemu_node *n, fuse_req_t req,
 		g_free(of);
 		rec.error = reply_errno(&rec, err);
 		cusemu_op_done(&rec);
-		fuse_reply_err(req, rec.error);
+		req->ops->err(req, rec.error);
 		put_instance(n, dev);
 		return;
 	}
 	g_mutex_lock(&n->lock);
 	n->files = g_list_prepend(n->files, of);
 	g_mutex_unlock(&n->lock);
-	fi->fh = (uintptr_t)of;
-	fi->direct_io = 1;
-	fi->nonseekable = 1;
+	req->fh = (uintptr_t)of;
 	/* Before the reply: a close may free a replaced instance after it. */
 	cusemu_op_done(&rec);
-	fuse_reply_open(req, fi);
+	req->ops->open(req);
 }
 
 /*
@@ -656,7 +649,7 @@ static void free_file(struct open_file *of, pid_t pid)
 	struct cusemu_device *dev = of->file.dev;
 
 	if (of->poll)
-		fuse_pollhandle_destroy(of->poll);
+		of->poll_ops->poll_free(of->poll);
 	if (dev->model->release && !cusemu_device_fenced(dev))
 		model_release(dev, &of->file, pid);
 	for (unsigned int i = 0; i < RETRY_SLOTS; i++)
@@ -664,26 +657,25 @@ static void free_file(struct open_file *of, pid_t pid)
 	g_free(of);
 }
 
-void cusemu_node_release(struct cusemu_node *n, fuse_req_t req,
-			 struct fuse_file_info *fi)
+void cusemu_node_release(struct cusemu_node *n, struct cusemu_req *req)
 {
-	struct open_file *of = file_of(fi);
+	struct open_file *of = file_of(req);
 	struct cusemu_device *dev = of->file.dev;
 	struct cusemu_op_record rec;
 
-	cusemu_op_begin(&rec, CUSEMU_OP_RELEASE, dev, fuse_req_ctx(req)->pid);
+	cusemu_op_begin(&rec, CUSEMU_OP_RELEASE, dev, req->pid);
 	g_mutex_lock(&n->lock);
 	n->files = g_list_remove(n->files, of);
 	g_mutex_unlock(&n->lock);
-	free_file(of, fuse_req_ctx(req)->pid);
-	fuse_reply_err(req, 0);
+	free_file(of, req->pid);
+	req->ops->err(req, 0);
 	cusemu_op_done(&rec);
 	put_instance(n, dev);
 }
 
 /* A read or write that reaches no model: ENODEV after a reload, EINVAL
  * without the slot. */
-static bool refuse_io(struct cusemu_node *n, fuse_req_t req,
+static bool refuse_io(struct cusemu_node *n, struct cusemu_req *req,
 		      const struct open_file *of, bool has_slot,
 		      struct cusemu_op_record *rec)
 {
@@ -691,14 +683,14 @@ static bool refuse_io(struct cusemu_node *n, fuse_req_t req,
 		return false;
 	rec->error = replaced(n, of) ? ENODEV : EINVAL;
 	cusemu_op_done(rec);
-	fuse_reply_err(req, rec->error);
+	req->ops->err(req, rec->error);
 	return true;
 }
 
-void cusemu_node_read(struct cusemu_node *n, fuse_req_t req, size_t size,
-		      struct fuse_file_info *fi)
+void cusemu_node_read(struct cusemu_node *n, struct cusemu_req *req)
 {
-	struct open_file *of = file_of(fi);
+	struct open_file *of = file_of(req);
+	size_t size = req->size;
 	struct cusemu_device *dev = of->file.dev;
 	g_autofree char *big = NULL;
 	struct cusemu_request r;
@@ -706,7 +698,7 @@ void cusemu_node_read(struct cusemu_node *n, fuse_req_t req, size_t size,
 	char *buf;
 	ssize_t ret = 0;
 
-	cusemu_op_begin(&rec, CUSEMU_OP_READ, dev, fuse_req_ctx(req)->pid);
+	cusemu_op_begin(&rec, CUSEMU_OP_READ, dev, req->pid);
 	rec.size = size;
 	if (refuse_io(n, req, of, dev->model->read, &rec))
 		return;
@@ -715,87 +707,88 @@ void cusemu_node_read(struct cusemu_node *n, fuse_req_t req, size_t size,
 		buf = (char *)out_buffer();
 	else
 		buf = big = g_malloc(size);
-	request_begin(n, req, &r, of, fi, NULL);
+	request_begin(n, req, &r, of, true, NULL);
 	if (cusemu_device_fenced(dev) ||
-	    model_read(dev, &of->file, buf, size, fuse_req_ctx(req)->pid,
-		       &ret))
+	    model_read(dev, &of->file, buf, size, req->pid, &ret))
 		ret = -EIO;
 	request_end(req, &r);
 	if (ret < 0) {
 		rec.error = reply_errno(&rec, ret);
 		cusemu_op_done(&rec);
-		fuse_reply_err(req, rec.error);
+		req->ops->err(req, rec.error);
 	} else {
 		rec.result = (long)MIN((size_t)ret, size);
 		rec.data = buf;
 		cusemu_op_done(&rec);
-		fuse_reply_buf(req, buf, rec.result);
+		req->ops->buf(req, buf, rec.result);
 	}
 }
 
-void cusemu_node_write(struct cusemu_node *n, fuse_req_t req, const char *buf,
-		       size_t size, struct fuse_file_info *fi)
+void cusemu_node_write(struct cusemu_node *n, struct cusemu_req *req)
 {
-	struct open_file *of = file_of(fi);
+	struct open_file *of = file_of(req);
+	const char *buf = req->buf;
+	size_t size = req->size;
 	struct cusemu_device *dev = of->file.dev;
 	struct cusemu_request r;
 	struct cusemu_op_record rec;
 	ssize_t ret = 0;
 
-	cusemu_op_begin(&rec, CUSEMU_OP_WRITE, dev, fuse_req_ctx(req)->pid);
+	cusemu_op_begin(&rec, CUSEMU_OP_WRITE, dev, req->pid);
 	rec.size = size;
 	rec.data = buf;
 	if (refuse_io(n, req, of, dev->model->write, &rec))
 		return;
-	request_begin(n, req, &r, of, fi, NULL);
+	request_begin(n, req, &r, of, true, NULL);
 	if (cusemu_device_fenced(dev) ||
-	    model_write(dev, &of->file, buf, size, fuse_req_ctx(req)->pid,
-			&ret))
+	    model_write(dev, &of->file, buf, size, req->pid, &ret))
 		ret = -EIO;
 	request_end(req, &r);
 	if (ret < 0) {
 		rec.error = reply_errno(&rec, ret);
 		cusemu_op_done(&rec);
-		fuse_reply_err(req, rec.error);
+		req->ops->err(req, rec.error);
 	} else {
 		rec.result = (long)MIN((size_t)ret, size);
 		cusemu_op_done(&rec);
-		fuse_reply_write(req, rec.result);
+		req->ops->write(req, rec.result);
 	}
 }
 
 /* Without a poll slot a node is always ready, as the kernel's default. */
 #define DEFAULT_POLLMASK (POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM)
 
-void cusemu_node_poll(struct cusemu_node *n, fuse_req_t req,
-		      struct fuse_file_info *fi, struct fuse_pollhandle *ph)
+void cusemu_node_poll(struct cusemu_node *n, struct cusemu_req *req)
 {
-	struct open_file *of = file_of(fi);
+	struct open_file *of = file_of(req);
 	struct cusemu_device *dev = of->file.dev;
-	struct fuse_pollhandle *old = NULL;
+	const struct cusemu_req_ops *old_ops = NULL;
 	unsigned int mask = DEFAULT_POLLMASK;
 	struct cusemu_op_record rec;
+	void *old = NULL;
 
-	cusemu_op_begin(&rec, CUSEMU_OP_POLL, dev, fuse_req_ctx(req)->pid);
+	cusemu_op_begin(&rec, CUSEMU_OP_POLL, dev, req->pid);
 	/* Kept before asking the model, so no wake-up falls in between. */
-	if (ph) {
+	if (req->poll) {
 		g_mutex_lock(&n->lock);
 		old = of->poll;
-		of->poll = ph;
+		old_ops = of->poll_ops;
+		of->poll = req->poll;
+		of->poll_ops = req->ops;
 		g_mutex_unlock(&n->lock);
 	}
 	if (old)
-		fuse_pollhandle_destroy(old);
+		old_ops->poll_free(old);
 	if (replaced(n, of) || cusemu_device_fenced(dev)) {
 		/* Ready, so that a poller goes on to the call that fails. */
 		mask = POLLERR | DEFAULT_POLLMASK;
 	} else if (dev->model->poll &&
-		   model_poll(dev, &of->file, fuse_req_ctx(req)->pid, &mask)) {
+		   model_poll(dev, &of->file, req->pid, &mask)) {
 		mask = POLLERR | DEFAULT_POLLMASK;
 	}
 	rec.result = mask;
 	cusemu_op_done(&rec);
-	fuse_reply_poll(req, mask);
+	req->ops->poll(req, mask);
 }
 
 /* The model's cusemu_device_wake_up(): the kernel polls every waiter again. */
@@ -809,76 +802,11 @@ static void wake_pollers(void *data)
 
 		if (!of->poll)
 			continue;
-		fuse_lowlevel_notify_poll(of->poll);
-		fuse_pollhandle_destroy(of->poll);
+		of->poll_ops->poll_notify(of->poll);
+		of->poll_ops->poll_free(of->poll);
 		of->poll = NULL;
 	}
 	g_mutex_unlock(&n->lock);
-}
-
-/* libfuse's receive buffer, one per worker: they are all se->bufsize. */
-static void free_fuse_buf(gpointer data)
-{
-	struct fuse_buf *buf = data;
-
-	free(buf->mem);
-	g_free(buf);
-}
-
-static GPrivate fuse_buf_key = G_PRIVATE_INIT(free_fuse_buf);
-static __thread struct fuse_buf *worker_fuse_buf;
-
-/* The buffer a worker reads requests into, as out_buffer(). */
-static struct fuse_buf *worker_buf(void)
-{
-	if (G_UNLIKELY(!worker_fuse_buf)) {
-		worker_fuse_buf = g_new0(struct fuse_buf, 1);
-		g_private_set(&fuse_buf_key, worker_fuse_buf);
-	}
-	return worker_fuse_buf;
-}
-
-/*
- * The source's requests read and served one after the other while this
- * worker owns it, up to DRAIN_MAX before others get a turn; once it is
- * shared (a handler waited, or takes long), other workers read them.
- */
-bool cusemu_node_serve(struct fuse_session *se, struct cusemu_pool_source *src,
-		       int *res)
-{
-	struct fuse_buf *buf = worker_buf();
-
-	for (unsigned int i = 0; i < DRAIN_MAX; i++) {
-		*res = fuse_session_receive_buf(se, buf);
-		/* EAGAIN: none left, or another worker took it. */
-		if (*res == -EAGAIN || *res == -EINTR)
-			return true;
-		if (*res <= 0)
-			return false;
-		fuse_session_process_buf(se, buf);
-		if (g_atomic_int_get(&src->gone) || !cusemu_pool_owns())
-			return true;
-	}
-	return true;
-}
-
-/* libfuse's messages, in the daemon's log under the domain "libfuse". */
-static void libfuse_log(enum fuse_log_level level, const char *fmt,
-			va_list ap)
-{
-	g_autofree char *message = g_strdup_vprintf(fmt, ap);
-	GLogLevelFlags flags = level <= FUSE_LOG_ERR ? G_LOG_LEVEL_WARNING :
-			       level <= FUSE_LOG_NOTICE ? G_LOG_LEVEL_MESSAGE :
-			       level == FUSE_LOG_INFO ? G_LOG_LEVEL_INFO :
-							G_LOG_LEVEL_DEBUG;
-
-	g_strchomp(message);
-	g_log("libfuse", flags, "libfuse: %s", message);
-}
-
-void cusemu_node_log_libfuse(void)
-{
-	fuse_set_log_func(libfuse_log);
 }
 
 /* dev is served by n from now on. */

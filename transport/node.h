@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What every transport shares behind its own requests: a device's open
- * files, their pending retries, and the handlers that turn a FUSE request
- * (open, release, read, write, ioctl, poll) on one device into a call of
- * its model. The CUSE transport (transport.c) has one node per session;
- * the FUSE one (fusefs.c) one per file of its mount.
+ * files, their pending retries, and the handlers that turn a request
+ * (open, release, read, write, ioctl, poll: a struct cusemu_req, req.h)
+ * on one device into a call of its model. The CUSE transport (cuse.c) has
+ * one node per session; the FUSE one (fusefs.c) one per file of its mount.
  */
 #ifndef CUSEMU_NODE_H
 #define CUSEMU_NODE_H
@@ -12,14 +12,12 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#define FUSE_USE_VERSION 314
-#include <fuse_lowlevel.h>
 #include <glib.h>
 
+#include "req.h"
 #include "request.h"
 
 struct cusemu_device;
-struct cusemu_pool_source;
 
 /* How the kernel passes an ioctl's memory to the node. */
 enum cusemu_node_ioctls {
@@ -65,31 +63,16 @@ bool cusemu_node_can_serve(const struct cusemu_node *n,
 void cusemu_node_close_files(struct cusemu_node *n);
 void cusemu_node_clear(struct cusemu_node *n);
 
-/* The requests, as the lowlevel ops of CUSE and FUSE receive them. */
-void cusemu_node_open(struct cusemu_node *n, fuse_req_t req,
-		      struct fuse_file_info *fi);
-void cusemu_node_release(struct cusemu_node *n, fuse_req_t req,
-			 struct fuse_file_info *fi);
-void cusemu_node_read(struct cusemu_node *n, fuse_req_t req, size_t size,
-		      struct fuse_file_info *fi);
-void cusemu_node_write(struct cusemu_node *n, fuse_req_t req, const char *buf,
-		       size_t size, struct fuse_file_info *fi);
-void cusemu_node_ioctl(struct cusemu_node *n, fuse_req_t req, unsigned int cmd,
-		       void *arg, struct fuse_file_info *fi, unsigned int flags,
-		       const void *in_buf, size_t in_bufsz, size_t out_bufsz);
-void cusemu_node_poll(struct cusemu_node *n, fuse_req_t req,
-		      struct fuse_file_info *fi, struct fuse_pollhandle *ph);
-
 /*
- * A worker's turn at a session's descriptor (src->fd, non-blocking):
- * read and serve a request, and while other workers are on the session
- * too, its next ones. False once the session has ended; *res is then
- * libfuse's result (0: the kernel dropped it, or it was told to exit).
+ * The requests, each answered once through req->ops. Open sets req->fh,
+ * which the other requests of that file carry; the file is direct I/O
+ * and not seekable.
  */
-bool cusemu_node_serve(struct fuse_session *se, struct cusemu_pool_source *src,
-		       int *res);
-
-/* libfuse's messages into the daemon's log, under the domain "libfuse". */
-void cusemu_node_log_libfuse(void);
+void cusemu_node_open(struct cusemu_node *n, struct cusemu_req *req);
+void cusemu_node_release(struct cusemu_node *n, struct cusemu_req *req);
+void cusemu_node_read(struct cusemu_node *n, struct cusemu_req *req);
+void cusemu_node_write(struct cusemu_node *n, struct cusemu_req *req);
+void cusemu_node_ioctl(struct cusemu_node *n, struct cusemu_req *req);
+void cusemu_node_poll(struct cusemu_node *n, struct cusemu_req *req);
 
 #endif

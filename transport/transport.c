@@ -10,9 +10,6 @@
 #include <fcntl.h>
 #include <poll.h>
 
-#include "node.h"
-
-#include <fuse_lowlevel.h>
 #include <glib.h>
 
 #include "pool.h"
@@ -41,14 +38,14 @@ gboolean cusemu_transport_start(const struct cusemu_transport_ops *ops,
 	return ops->start(s, devices, t, error);
 }
 
-/* The one serve loop: 0 from libfuse is the kernel's end of it
+/* The one serve loop: 0 from receive is the kernel's end of it
  * (ENODEV), an unmount, or a stop. */
 static void conn_ready(struct cusemu_pool_source *src)
 {
 	struct cusemu_conn *c = (struct cusemu_conn *)src;
 	int res;
 
-	if (cusemu_node_serve(c->se, src, &res))
+	if (c->receive(c, &res))
 		return;
 	cusemu_pool_remove(src);
 	if (!g_atomic_int_exchange(&c->done, 1) && c->ended)
@@ -57,9 +54,8 @@ static void conn_ready(struct cusemu_pool_source *src)
 
 gboolean cusemu_conn_serve(struct cusemu_conn *c, GError **error)
 {
-	int fd = fuse_session_fd(c->se);
+	int fd = c->source.fd;
 
-	c->source.fd = fd;
 	c->source.ready = conn_ready;
 	g_mutex_lock(&conns_lock);
 	conns = g_list_prepend(conns, c);
@@ -97,7 +93,7 @@ bool cusemu_conn_stop(struct cusemu_conn *c)
 	gint64 deadline = g_get_monotonic_time() +
 			  STOP_TIMEOUT_S * G_TIME_SPAN_SECOND;
 
-	fuse_session_exit(c->se);
+	c->exit(c);
 	cusemu_pool_remove(&c->source);
 	while (g_atomic_int_get(&c->source.active)) {
 		c->end_waits(c);

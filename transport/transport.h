@@ -18,7 +18,6 @@
 #include "pool.h"
 
 struct cusemu_sandbox;
-struct fuse_session;
 
 struct cusemu_transport_settings {
 	unsigned int workers;		/* the pool's size */
@@ -92,16 +91,25 @@ void cusemu_transport_stop(struct cusemu_transport *t);
 void cusemu_transport_free(struct cusemu_transport *t);
 
 /*
- * For the transports: one FUSE connection (a CUSE session, a mount)
- * served from the pool. Embedded in a transport's own state.
+ * For the transports: one connection to the kernel (a CUSE session, a
+ * mount) served from the pool: source.fd is its descriptor. Embedded in a
+ * transport's own state.
  */
 struct cusemu_conn {
 	struct cusemu_pool_source source;	/* first: the pool's */
-	struct fuse_session *se;
 	const char *what;	/* its node or mount, for messages */
+	/*
+	 * A worker's turn at source.fd (non-blocking): read and serve a
+	 * request, and while other workers are on it too, its next ones.
+	 * False once the connection has ended; *res is then why (0: the
+	 * kernel dropped it, or it was told to exit; else -errno).
+	 */
+	bool (*receive)(struct cusemu_conn *c, int *res);
+	/* Tell its loop to end, before the stop waits out its requests. */
+	void (*exit)(struct cusemu_conn *c);
 	/* Ends waits in the sleep helpers of the requests inside it. */
 	void (*end_waits)(struct cusemu_conn *c);
-	/* The loop ended by itself: res is libfuse's (0: unmounted, or
+	/* The loop ended by itself: res is receive's (0: unmounted, or
 	 * the kernel dropped it). */
 	void (*ended)(struct cusemu_conn *c, int res);
 	gint done;		/* ended, or stopped */
@@ -113,7 +121,7 @@ struct cusemu_conn {
 /* Called once before the first connection: the size of the worker pool. */
 void cusemu_transport_init(unsigned int workers);
 /*
- * Serve c->se's descriptor from the pool (started on first use); the
+ * Serve c's descriptor from the pool (started on first use); the
  * descriptor becomes non-blocking. FALSE with an error that begins with
  * c->what. c->free frees it later (cusemu_conn_release()).
  */

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The libfuse adapter of the CUSE and FUSE transports (fuse-common.h):
+ * the replies of a struct cusemu_req in libfuse's terms, the serve loop of
+ * a session, and libfuse's log.
+ */
+#define G_LOG_DOMAIN "cusemu-transport"
+
+#include <errno.h>
+
+#include "fuse-common.h"
+
+#include <glib.h>
+
+#include "pool.h"
+
+/*
+ * Requests a worker takes from one session in a row, without going back
+ * to the event loop, while the session has more waiting: a busy node is
+ * served without a wake-up per request, and other nodes still get their
+ * turn.
+ */
+#define DRAIN_MAX 64
+
+static fuse_req_t fuse_req_of(struct cusemu_req *r)
+{
+	return ((struct cusemu_fuse_req *)r->data)->req;
+}
+
+static void reply_err(struct cusemu_req *r, int err)
+{
+	fuse_reply_err(fuse_req_of(r), err);
+}
+
+/* The node's files are direct I/O and not seekable. */
+static void reply_open(struct cusemu_req *r)
+{
+	struct cusemu_fuse_req *fr = r->data;
+
+	fr->fi->fh = r->fh;
+	fr->fi->direct_io = 1;
+	fr->fi->nonseekable = 1;
+	fuse_reply_open(fr->req, fr->fi);
+}
+
+static void reply_buf(struct cusemu_req *r, const void *buf, size_t size)
+{
+	fuse_reply_buf(fuse_req_of(r), buf, size);
+}
+
+static void reply_write(struct cusemu_req *r, size_t count)
+{
+	fuse_reply_write(fuse_req_of(r), count);
+}
+
+static void reply_ioctl(struct cusemu_req *r, int result, const void *buf,
+			size_t size)
+{
+	fuse_reply_ioctl(fuse_req_of(r), result, buf, size);
+}
+
+static void reply_ioctl_retry(struct cusemu_req *r, const struct iovec *in,
+			      size_t in_count, const struct iovec *out,
+			      size_t out_count)
+{
+	fuse_reply_ioctl_retry(fuse_req_of(r), in, in_count, out, out_count);
+}
+
+static void reply_poll(struct cusemu_req *r, unsigned int revents)
+{
+	fuse_reply_poll(fuse_req_of(r), revents);
+}
+
+static void fuse_interrupted(fuse_req_t req, void *data)
+{
+	struct cusemu_fuse_req *fr = data;
+
+	fr->interrupted(fr->interrupted_data);
+}
+
+static void set_interrupt(struct cusemu_req *r, void (*fn)(void *data),
+			   void *data)
+{
+	struct cusemu_fuse_req *fr = r->data;
+
+	fr->interrupted = fn;
+	fr->interrupted_data = data;
+	if (fn)
+		fuse_req_interrupt_func(fr->req, fuse_interrupted, fr);
+	else
+		fuse_req_interrupt_func(fr->req, NULL, NULL);
+}
+
+static void poll_notify(void *poll)
+{
+	fuse_lowlevel_notify_poll(poll);
+}
+
+static void poll_free(void *poll)
+{
+	fuse_pollhandle_destroy(poll);
+}
+
+const struct cusemu_req_ops cusemu_fuse_req_ops = {
+	.err = reply_err,
+	.open = reply_open,
+	.buf = reply_buf,
+	.write = reply_write,
+	.ioctl = reply_ioctl,
+	.ioctl_retry = reply_ioctl_retry,
+	.poll = reply_poll,
+	.interrupt = set_interrupt,
+	.poll_notify = poll_notify,
+	.poll_free = poll_free,
+};
+
+/* libfuse's receive buffer, one per worker: they are all se->bufsize. */
+static void free_fuse_buf(gpointer data)
+{
+	struct fuse_buf *buf = data;
+
+	free(buf->mem);
+	g_free(buf);
+}
+
+static GPrivate fuse_buf_key = G_PRIVATE_INIT(free_fuse_buf);
+static __thread struct fuse_buf *worker_fuse_buf;
+
+/* The buffer a worker reads requests into, allocated on its first use. */
+static struct fuse_buf *worker_buf(void)
+{
+	if (G_UNLIKELY(!worker_fuse_buf)) {
+		worker_fuse_buf = g_new0(struct fuse_buf, 1);
+		g_private_set(&fuse_buf_key, worker_fuse_buf);
+	}
+	return worker_fuse_buf;
+}
+
+/*
+ * The source's requests read and served one after the other while this
+ * worker owns it, up to DRAIN_MAX before others get a turn; once it is
+ * shared (a handler waited, or takes long), other workers read them.
+ * False once the session has ended; *res is then libfuse's result (0: the
+ * kernel dropped it, or it was told to exit).
+ */
+static bool fuse_conn_receive(struct cusemu_conn *c, int *res)
+{
+	struct fuse_session *se = ((struct cusemu_fuse_conn *)c)->se;
+	struct cusemu_pool_source *src = &c->source;
+	struct fuse_buf *buf = worker_buf();
+
+	for (unsigned int i = 0; i < DRAIN_MAX; i++) {
+		*res = fuse_session_receive_buf(se, buf);
+		/* EAGAIN: none left, or another worker took it. */
+		if (*res == -EAGAIN || *res == -EINTR)
+			return true;
+		if (*res <= 0)
+			return false;
+		fuse_session_process_buf(se, buf);
+		if (g_atomic_int_get(&src->gone) || !cusemu_pool_owns())
+			return true;
+	}
+	return true;
+}
+
+/* libfuse's messages, in the daemon's log under the domain "libfuse". */
+static void libfuse_log(enum fuse_log_level level, const char *fmt,
+			va_list ap)
+{
+	g_autofree char *message = g_strdup_vprintf(fmt, ap);
+	GLogLevelFlags flags = level <= FUSE_LOG_ERR ? G_LOG_LEVEL_WARNING :
+			       level <= FUSE_LOG_NOTICE ? G_LOG_LEVEL_MESSAGE :
+			       level == FUSE_LOG_INFO ? G_LOG_LEVEL_INFO :
+							G_LOG_LEVEL_DEBUG;
+
+	g_strchomp(message);
+	g_log("libfuse", flags, "libfuse: %s", message);
+}
+
+void cusemu_fuse_log(void)
+{
+	fuse_set_log_func(libfuse_log);
+}
+
+static void fuse_conn_exit(struct cusemu_conn *c)
+{
+	fuse_session_exit(((struct cusemu_fuse_conn *)c)->se);
+}
+
+gboolean cusemu_fuse_conn_serve(struct cusemu_fuse_conn *c, GError **error)
+{
+	c->conn.source.fd = fuse_session_fd(c->se);
+	c->conn.receive = fuse_conn_receive;
+	c->conn.exit = fuse_conn_exit;
+	return cusemu_conn_serve(&c->conn, error);
+}
