@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The CUSE transport against a fake libfuse and kernel: requests per ioctl,
- * restricted and unrestricted sessions, abandoned retries, and what a call
- * allocates in steady state (nothing). Not the integration test: that one
+ * The request path over the in-process transport, driven as the kernel's
+ * CUSE does: requests per ioctl, restricted and unrestricted nodes,
+ * abandoned retries, and what a call allocates in steady state (nothing). Not the integration test: that one
  * runs real clients on real nodes (client-tests/).
  */
 #include <errno.h>
@@ -16,7 +16,7 @@
 
 #include "cusemu/abi/fioc.h"
 #include "cusemu/abi/slow.h"
-#include "fake-fuse.h"
+#include "fake-cuse.h"
 #include "dispatch.h"
 #include "fake-kernel.h"
 #include "node.h"
@@ -890,7 +890,6 @@ static void test_allocations(gconstpointer data)
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
-	cusemu_transport_init(4);
 	g_test_add_data_func("/transport/fioc/x86_64", GINT_TO_POINTER(0),
 			     test_fioc);
 	g_test_add_data_func("/transport/fioc/i386", GINT_TO_POINTER(1),

@@ -43,6 +43,11 @@ struct cusemu_session {
 	bool init_sent;		/* the CUSE_INIT reply went to the kernel */
 };
 
+struct cusemu_session_options {
+	bool debug;			/* libfuse's request trace */
+	unsigned int major, minor;	/* the node's number; major 0: dynamic */
+};
+
 /* The transport: every device's session. */
 struct cuse {
 	struct cusemu_transport pub;
@@ -136,7 +141,9 @@ static void cuse_init_done(void *userdata)
 	g_mutex_unlock(&s->lock);
 }
 
-bool cusemu_session_registered(struct cusemu_session *s)
+/* The kernel registered the session's device: its CUSE_INIT was taken and
+ * the connection lives. False for the loser of a race for a node name. */
+static bool cusemu_session_registered(struct cusemu_session *s)
 {
 	struct pollfd p = { .fd = fuse_session_fd(s->fuse.se),
 			    .events = POLLIN };
@@ -151,7 +158,8 @@ bool cusemu_session_registered(struct cusemu_session *s)
 	       !(p.revents & (POLLERR | POLLHUP | POLLNVAL));
 }
 
-bool cusemu_session_init_sent(struct cusemu_session *s)
+/* The kernel has answered the session's CUSE_INIT (or the session ended). */
+static bool cusemu_session_init_sent(struct cusemu_session *s)
 {
 	bool sent;
 
@@ -197,7 +205,8 @@ static void session_ended(struct cusemu_conn *c, int res)
 			  g_strerror(-res));
 }
 
-struct cusemu_session *
+/* Open /dev/cuse for dev and start serving it; the node appears soon after. */
+static struct cusemu_session *
 cusemu_session_start(struct cusemu_device *dev,
 		     const struct cusemu_session_options *opts, GError **error)
 {
@@ -248,12 +257,17 @@ cusemu_session_start(struct cusemu_device *dev,
 	return s;
 }
 
-bool cusemu_session_ended(struct cusemu_session *s)
+/* True once the session loop has ended (the kernel dropped it, or stop). */
+static bool cusemu_session_ended(struct cusemu_session *s)
 {
 	return cusemu_conn_done(&s->fuse.conn);
 }
 
-void cusemu_session_stop(struct cusemu_session *s)
+/*
+ * End the loop, close /dev/cuse (the node goes away) and release what
+ * clients left open. Safe with clients connected or blocked.
+ */
+static void cusemu_session_stop(struct cusemu_session *s)
 {
 	if (!cusemu_conn_stop(&s->fuse.conn))
 		return;
@@ -268,7 +282,11 @@ void cusemu_session_stop(struct cusemu_session *s)
 	cusemu_node_close_files(&s->node);
 }
 
-void cusemu_session_free(struct cusemu_session *s)
+/*
+ * Free what is left, once the device's model has stopped its own threads
+ * (they may still call cusemu_device_wake_up() until then).
+ */
+static void cusemu_session_free(struct cusemu_session *s)
 {
 	cusemu_conn_release(&s->fuse.conn);
 }

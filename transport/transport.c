@@ -60,9 +60,6 @@ gboolean cusemu_conn_serve(struct cusemu_conn *c, GError **error)
 	g_mutex_lock(&conns_lock);
 	conns = g_list_prepend(conns, c);
 	g_mutex_unlock(&conns_lock);
-	/* The fake libfuse of the unit tests has no descriptor. */
-	if (fd < 0)
-		return TRUE;
 	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)) {
 		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
 			    "%s: cannot make its descriptor non-blocking: %s",

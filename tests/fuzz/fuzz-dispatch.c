@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Fuzz target: the whole ioctl path, transport and dispatcher, over the
- * fake libfuse of tests/fake-fuse.h. Each input picks a device model and a
- * kernel model, fills the client's memory, and sends a few ioctls: some
- * follow the retry protocol as the kernel does, with any command, argument,
- * ABI and thread; others are single requests with whatever flags, sizes
+ * Fuzz target: the whole ioctl path, node and dispatcher, over the
+ * in-process transport as tests/fake-cuse.h drives it. Each input picks a
+ * device model and a kernel model, fills the client's memory, and sends a
+ * few ioctls: some follow the retry protocol as the kernel does, with any
+ * command, argument, ABI and thread; others are single requests with whatever flags, sizes
  * and data, retries no kernel would send. The daemon must answer every one
  * without crashing, and without a handler breaking the API's rules.
  */
@@ -15,7 +15,7 @@
 
 #include "cusemu/abi/slow.h"
 #include "dispatch.h"
-#include "fake-fuse.h"
+#include "fake-cuse.h"
 #include "fake-kernel.h"
 #include "fuzz-common.h"
 
@@ -55,7 +55,6 @@ static struct fake_client compat = {
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	fuzz_log_init();
-	cusemu_transport_init(4);
 	while (cusemu_kernel_models[n_models])
 		n_models++;
 	instances = g_new0(struct instance, G_N_ELEMENTS(devices) * n_models);

@@ -1,25 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A stand-in for libfuse and the kernel's CUSE, for unit tests of the
- * transport: cusemu_session_start() hands its operations to the fake instead
- * of /dev/cuse, and the test sends requests the way fs/fuse/ioctl.c does,
- * restricted or not, following FUSE_IOCTL_RETRY. Nothing here allocates
- * per request, so a test can count the transport's own allocations.
+ * A stand-in for the kernel's CUSE, for unit tests of the request path: a
+ * device is served by the in-process transport (transport/test.h), and
+ * the test sends requests the way fs/fuse/ioctl.c does, restricted or
+ * not, following FUSE_IOCTL_RETRY. Nothing here allocates per request, so
+ * a test can count the request path's own allocations.
  */
-#ifndef CUSEMU_FAKE_FUSE_H
-#define CUSEMU_FAKE_FUSE_H
+#ifndef CUSEMU_FAKE_CUSE_H
+#define CUSEMU_FAKE_CUSE_H
 
 #include <stdbool.h>
 #include <sys/types.h>
 
 #include "device.h"
 #include "fake-kernel.h"
-#include "cuse.h"
 
-/* One CUSE session as the kernel sees it. */
+/* One device's node as the kernel sees it. */
 struct fake_cuse;
 
-/* Start a session for dev; fails the test if the transport refuses. */
+/* Serve dev; fails the test if the transport refuses. */
 struct fake_cuse *fake_cuse_start(struct cusemu_device *dev);
 /* End it: what SIGTERM does to the daemon. */
 void fake_cuse_stop(struct fake_cuse *fc);
@@ -32,7 +31,7 @@ void fake_cuse_stop(struct fake_cuse *fc);
 void fake_cuse_on_reply(struct fake_cuse *fc, void (*fn)(void *data),
 			void *data);
 
-/* Did the session ask for unrestricted ioctls (CUSE_UNRESTRICTED_IOCTL)? */
+/* Does the node take unrestricted ioctls (CUSE_UNRESTRICTED_IOCTL)? */
 bool fake_cuse_unrestricted(const struct fake_cuse *fc);
 
 /* open(2) by process pid: a file handle >= 0, or -errno. */
