@@ -10,9 +10,19 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "transport.h"
 
 #define DEVICE_GROUP_PREFIX "device "
 #define DAEMON_GROUP "daemon"
+
+static void value_free(gpointer data)
+{
+	struct cusemu_config_value *v = data;
+
+	g_free(v->value);
+	g_free(v->origin);
+	g_free(v);
+}
 
 struct cusemu_config *cusemu_config_new(void)
 {
@@ -20,7 +30,20 @@ struct cusemu_config *cusemu_config_new(void)
 
 	config->devices = g_ptr_array_new_with_free_func(
 		(GDestroyNotify)cusemu_device_spec_free);
+	config->transport_keys = g_hash_table_new_full(g_str_hash, g_str_equal,
+						       NULL, value_free);
 	return config;
+}
+
+const char *cusemu_config_transport_value(const struct cusemu_config *config,
+					  const char *key,
+					  const char **origin)
+{
+	const struct cusemu_config_value *v =
+		g_hash_table_lookup(config->transport_keys, key);
+
+	*origin = v ? v->origin : NULL;
+	return v ? v->value : NULL;
 }
 
 void cusemu_config_free(struct cusemu_config *config)
@@ -35,8 +58,6 @@ void cusemu_config_free(struct cusemu_config *config)
 	g_free(config->control_origin);
 	g_free(config->control_group);
 	g_free(config->control_group_origin);
-	g_free(config->major);
-	g_free(config->major_origin);
 	g_free(config->threads);
 	g_free(config->threads_origin);
 	g_free(config->panic_on_oops);
@@ -47,10 +68,7 @@ void cusemu_config_free(struct cusemu_config *config)
 	g_free(config->hung_task_secs_origin);
 	g_free(config->host_memory);
 	g_free(config->host_memory_origin);
-	g_free(config->fuse);
-	g_free(config->fuse_origin);
-	g_free(config->allow_other);
-	g_free(config->allow_other_origin);
+	g_hash_table_unref(config->transport_keys);
 	g_free(config->plugins);
 	g_free(config->plugins_origin);
 	g_free(config->seccomp);
@@ -184,61 +202,112 @@ static gboolean check_text(const char *path, const char *text, gsize len,
 	return FALSE;
 }
 
+/* key as a transport names it (a string that stays), or NULL. */
+static const char *transport_key(const char *key)
+{
+	for (guint i = 0; cusemu_transports[i]; i++) {
+		const struct cusemu_transport_key *k;
+
+		for (k = cusemu_transports[i]->keys; k && k->key; k++)
+			if (!strcmp(k->key, key))
+				return k->key;
+	}
+	return NULL;
+}
+
+#define SETTING(key, field)                                              \
+	{ key, G_STRUCT_OFFSET(struct cusemu_config, field),             \
+	  G_STRUCT_OFFSET(struct cusemu_config, field##_origin) }
+
+/* The [daemon] group's own keys, and their fields of the configuration. */
+static const struct {
+	const char *key;
+	goffset value, origin;
+} daemon_settings[] = {
+	SETTING("model", kernel_model),
+	SETTING("lock", lock),
+	SETTING("control", control),
+	SETTING("control_group", control_group),
+	SETTING("seccomp", seccomp),
+	SETTING("user", user),
+	SETTING("plugins", plugins),
+	SETTING("threads", threads),
+	SETTING("panic_on_oops", panic_on_oops),
+	SETTING("soft_lockup_secs", soft_lockup_secs),
+	SETTING("hung_task_secs", hung_task_secs),
+	SETTING("host_memory", host_memory),
+};
+
+GPtrArray *cusemu_config_daemon_keys(void)
+{
+	GPtrArray *names = g_ptr_array_new();
+
+	for (guint i = 0; i < G_N_ELEMENTS(daemon_settings); i++) {
+		g_ptr_array_add(names, (char *)daemon_settings[i].key);
+		if (strcmp(daemon_settings[i].key, "threads"))
+			continue;
+		for (guint t = 0; cusemu_transports[t]; t++)
+			for (const struct cusemu_transport_key *k =
+				     cusemu_transports[t]->keys;
+			     k && k->key; k++)
+				g_ptr_array_add(names, (char *)k->key);
+	}
+	return names;
+}
+
+/* "a, b and c"; frees names. */
+static char *and_list(GPtrArray *names)
+{
+	GString *s = g_string_new(NULL);
+
+	for (guint i = 0; i < names->len; i++)
+		g_string_append_printf(s, "%s%s",
+				       !i ? ""
+				       : i + 1 < names->len ? ", "
+							    : " and ",
+				       (const char *)names->pdata[i]);
+	g_ptr_array_unref(names);
+	return g_string_free(s, FALSE);
+}
+
 static gboolean load_daemon_group(struct cusemu_config *config,
 				  GKeyFile *kf, const struct source *src,
 				  GError **error)
 {
 	g_auto(GStrv) keys = g_key_file_get_keys(kf, DAEMON_GROUP, NULL, NULL);
 
-	const struct {
-		const char *key;
-		char **value, **origin;
-	} settings[] = {
-		{ "model", &config->kernel_model, &config->kernel_model_origin },
-		{ "lock", &config->lock, &config->lock_origin },
-		{ "control", &config->control, &config->control_origin },
-		{ "control_group", &config->control_group,
-		  &config->control_group_origin },
-		{ "seccomp", &config->seccomp, &config->seccomp_origin },
-		{ "user", &config->user, &config->user_origin },
-		{ "plugins", &config->plugins, &config->plugins_origin },
-		{ "major", &config->major, &config->major_origin },
-		{ "threads", &config->threads, &config->threads_origin },
-		{ "fuse", &config->fuse, &config->fuse_origin },
-		{ "allow_other", &config->allow_other,
-		  &config->allow_other_origin },
-		{ "panic_on_oops", &config->panic_on_oops,
-		  &config->panic_on_oops_origin },
-		{ "soft_lockup_secs", &config->soft_lockup_secs,
-		  &config->soft_lockup_secs_origin },
-		{ "hung_task_secs", &config->hung_task_secs,
-		  &config->hung_task_secs_origin },
-		{ "host_memory", &config->host_memory,
-		  &config->host_memory_origin },
-	};
-
 	for (guint i = 0; keys && keys[i]; i++) {
 		char **value = NULL, **origin = NULL;
 
-		for (guint j = 0; j < G_N_ELEMENTS(settings); j++) {
-			if (!strcmp(keys[i], settings[j].key)) {
-				value = settings[j].value;
-				origin = settings[j].origin;
+		for (guint j = 0; j < G_N_ELEMENTS(daemon_settings); j++) {
+			if (!strcmp(keys[i], daemon_settings[j].key)) {
+				value = G_STRUCT_MEMBER_P(config,
+						daemon_settings[j].value);
+				origin = G_STRUCT_MEMBER_P(config,
+						daemon_settings[j].origin);
 			}
+		}
+		if (!value && transport_key(keys[i])) {
+			struct cusemu_config_value *v =
+				g_new0(struct cusemu_config_value, 1);
+
+			v->value = g_key_file_get_string(kf, DAEMON_GROUP,
+							 keys[i], NULL);
+			v->origin = source_origin(src, DAEMON_GROUP, keys[i]);
+			g_hash_table_replace(config->transport_keys,
+					     (char *)transport_key(keys[i]), v);
+			continue;
 		}
 		if (!value) {
 			g_autofree char *at =
 				source_origin(src, DAEMON_GROUP, keys[i]);
-
+			g_autofree char *names =
+				and_list(cusemu_config_daemon_keys());
 			g_set_error(error, G_KEY_FILE_ERROR,
 				    G_KEY_FILE_ERROR_KEY_NOT_FOUND,
 				    "%s: unknown key '%s' in [%s]; the daemon "
-				    "settings are model, lock, control, "
-				    "control_group, seccomp, user, plugins, "
-				    "major, threads, fuse, allow_other, "
-				    "panic_on_oops, soft_lockup_secs, "
-				    "hung_task_secs and host_memory",
-				    at, keys[i], DAEMON_GROUP);
+				    "settings are %s",
+				    at, keys[i], DAEMON_GROUP, names);
 			return FALSE;
 		}
 		g_free(*value);

@@ -27,14 +27,8 @@ struct cusemu_config {
 	char *seccomp_origin;
 	char *user;		/* whom to run as after start-up; NULL: root */
 	char *user_origin;
-	char *major;		/* char-device major for every node; NULL: dynamic */
-	char *major_origin;
 	char *threads;		/* workers of the pool; NULL: the default */
 	char *threads_origin;
-	char *fuse;		/* a FUSE mount for the files; NULL: CUSE nodes */
-	char *fuse_origin;
-	char *allow_other;	/* "true": other users may use the mount */
-	char *allow_other_origin;
 	char *panic_on_oops;	/* "true": a model's oops ends the daemon */
 	char *panic_on_oops_origin;
 	char *soft_lockup_secs;	/* the watchdog's threshold; NULL: default */
@@ -43,8 +37,26 @@ struct cusemu_config {
 	char *hung_task_secs_origin;
 	char *host_memory;	/* a model host's address space; NULL: default */
 	char *host_memory_origin;
+	/* The transports' own keys of [daemon] (transport.h): a struct
+	 * cusemu_config_value by key, for those the file gives. */
+	GHashTable *transport_keys;
 	GPtrArray *devices;	/* of struct cusemu_device_spec */
 };
+
+struct cusemu_config_value {
+	char *value;
+	char *origin;
+};
+
+/* The [daemon] group's keys, in the order the documents give them: its
+ * own, with the transports' after the pool's size (threads). */
+GPtrArray *cusemu_config_daemon_keys(void);
+
+/* The value of a transport's key of [daemon], and where it came from;
+ * NULL when the file gives none. */
+const char *cusemu_config_transport_value(const struct cusemu_config *config,
+					  const char *key,
+					  const char **origin);
 
 struct cusemu_config *cusemu_config_new(void);
 void cusemu_config_free(struct cusemu_config *config);

@@ -30,12 +30,9 @@
 
 #include "config.h"
 #include "control.h"
-#include "cuse.h"
 #include "device.h"
 #include "dispatch.h"
-#include "fusefs.h"
 #include "host.h"
-#include "node.h"
 #include "oops.h"
 #include "plugin.h"
 #include "sandbox.h"
@@ -58,9 +55,9 @@ struct options {
 	char *control_group;
 	char *seccomp;
 	char *user;
-	char *major;
-	char *fuse;
-	gboolean allow_other;
+	/* The transports' options given: value ("true" for a flag) by the
+	 * option's name, as the transports' keys name it. */
+	GHashTable *transport_args;
 	gboolean panic_on_oops;
 	char *soft_lockup_secs;
 	char *hung_task_secs;
@@ -74,10 +71,8 @@ struct options {
 struct daemon {
 	const struct cusemu_kernel_model *kmodel;
 	enum cusemu_lock_mode lock_mode;
-	unsigned int major;	/* every node's; 0: the first node's, dynamic */
 	unsigned int threads;	/* the pool's workers */
 	GPtrArray *devices;	/* struct cusemu_device */
-	char *mount_dir;	/* --fuse: transport_settings.fuse_dir's */
 	gboolean panic_on_oops;	/* an oops ends the daemon */
 	unsigned int soft_lockup_secs;	/* 0: no watchdog */
 	unsigned int hung_task_secs;	/* 0: none reported */
@@ -145,11 +140,64 @@ static void describe_params(GString *s, const struct cusemu_param *params)
 	}
 }
 
-static void describe_fuse(GString *s, const struct cusemu_device_model *m)
+/* How each transport that does not serve every model alike serves m. */
+static void describe_fitness(GString *s, const struct cusemu_device_model *m)
 {
-	g_autofree char *fitness = cusemu_fuse_fitness(m);
+	for (unsigned int i = 0; cusemu_transports[i]; i++) {
+		const struct cusemu_transport_ops *t = cusemu_transports[i];
+		g_autofree char *fitness = t->fitness ? t->fitness(m) : NULL;
+		g_autofree char *label = NULL;
 
-	g_string_append_printf(s, "    %-16s %s\n", "over --fuse:", fitness);
+		if (!fitness)
+			continue;
+		label = g_strconcat(t->fitness_label, ":", NULL);
+		g_string_append_printf(s, "    %-16s %s\n", label, fitness);
+	}
+}
+
+/* The width of --help's paragraphs. */
+#define HELP_WIDTH 72
+
+/* text as lines of at most HELP_WIDTH columns, broken at spaces. */
+static void append_wrapped(GString *s, const char *text)
+{
+	size_t column = 0;
+
+	while (*text) {
+		size_t n = strcspn(text, " ");
+
+		if (column && column + 1 + n > HELP_WIDTH) {
+			g_string_append_c(s, '\n');
+			column = 0;
+		} else if (column) {
+			g_string_append_c(s, ' ');
+			column++;
+		}
+		g_string_append_len(s, text, n);
+		column += n;
+		text += n;
+		text += strspn(text, " ");
+	}
+	g_string_append_c(s, '\n');
+}
+
+/* The [daemon] group's keys in --help. */
+static void describe_daemon_keys(GString *s)
+{
+	g_autoptr(GPtrArray) names = cusemu_config_daemon_keys();
+	g_autoptr(GString) keys = g_string_new(NULL);
+	g_autofree char *text = NULL;
+
+	for (guint i = 0; i < names->len; i++)
+		g_string_append_printf(keys, "%s=, ",
+				       (const char *)names->pdata[i]);
+	g_string_truncate(keys, keys->len - 2);
+	text = g_strdup_printf("The configuration file has a [daemon] group "
+			       "(%s) and one [device NAME] group per node "
+			       "(model=fioc, then the keys above). The command "
+			       "line wins over the file.",
+			       keys->str);
+	append_wrapped(s, text);
 }
 
 static char *models_description(void)
@@ -161,7 +209,7 @@ static char *models_description(void)
 		const struct cusemu_device_model *m = cusemu_device_models[i];
 
 		g_string_append_printf(s, "  %-10s %s\n", m->name, m->summary);
-		describe_fuse(s, m);
+		describe_fitness(s, m);
 		describe_params(s, m->params);
 	}
 	cusemu_plugin_models(&plugins);
@@ -171,7 +219,7 @@ static char *models_description(void)
 		g_string_append_printf(s, "  %-10s %s (from %s)\n", m->name,
 				       m->summary ? m->summary : "",
 				       cusemu_plugin_origin(m));
-		describe_fuse(s, m);
+		describe_fitness(s, m);
 		describe_params(s, m->params);
 	}
 	g_string_append_printf(s, "  More models: MODEL.so in %s, or --plugin "
@@ -205,16 +253,12 @@ static char *models_description(void)
 		"  log        it goes through, and the kernel logs it\n"
 		"  off        no filter\n"
 		"\nWithout --device and --config, one fioc device is created: "
-		"/dev/fioc0.\n"
-		"With --fuse DIR the devices are files DIR/NAME on a FUSE mount, "
-		"without CUSE\nand without root; the kernel then passes only "
-		"what _IOC bits describe.\n"
-		"The configuration file has a [daemon] group (model=, lock=, "
-		"control=,\ncontrol_group=, seccomp=, user=, plugins=, threads=, "
-		"major=, fuse=,\nallow_other=, panic_on_oops=, "
-		"soft_lockup_secs=, hung_task_secs=,\nhost_memory=) and one "
-		"[device NAME] group per node (model=fioc, then the\nkeys "
-		"above). The command line wins over the file.\n"
+		"/dev/fioc0.\n");
+	for (unsigned int i = 0; cusemu_transports[i]; i++)
+		if (cusemu_transports[i]->help)
+			g_string_append(s, cusemu_transports[i]->help);
+	describe_daemon_keys(s);
+	g_string_append(s,
 		"--check-config reads and checks what a start would before it "
 		"opens /dev/cuse:\nthe file, the rest of the command line, "
 		"plugins, devices and their keys. It\nneeds no root and "
@@ -272,6 +316,48 @@ static gboolean on_check_config(const char *name, const char *value,
 	return TRUE;
 }
 
+/* A transport's option (--NAME): its value, the last one given, kept for
+ * the transport to read. */
+static gboolean on_transport_option(const char *name, const char *value,
+				    gpointer data, GError **error)
+{
+	struct options *o = data;
+
+	if (!o->transport_args)
+		o->transport_args = g_hash_table_new_full(g_str_hash,
+							  g_str_equal, g_free,
+							  g_free);
+	g_hash_table_replace(o->transport_args, g_strdup(name + 2),
+			     g_strdup(value ? value : "true"));
+	return TRUE;
+}
+
+/* The options of every transport's keys, ending with an empty entry. */
+static GOptionEntry *transport_options(void)
+{
+	GArray *entries = g_array_new(TRUE, TRUE, sizeof(GOptionEntry));
+
+	for (unsigned int i = 0; cusemu_transports[i]; i++) {
+		for (const struct cusemu_transport_key *k =
+			     cusemu_transports[i]->keys;
+		     k && k->key; k++) {
+			GOptionEntry e = {
+				.long_name = k->option,
+				.flags = (k->flag ? G_OPTION_FLAG_NO_ARG : 0) |
+					 (k->filename ? G_OPTION_FLAG_FILENAME
+						      : 0),
+				.arg = G_OPTION_ARG_CALLBACK,
+				.arg_data = (gpointer)on_transport_option,
+				.description = k->help,
+				.arg_description = k->arg,
+			};
+
+			g_array_append_val(entries, e);
+		}
+	}
+	return (GOptionEntry *)(void *)g_array_free(entries, FALSE);
+}
+
 /*
  * FALSE with *usage set for a bad command line, which the caller follows
  * with a pointer to --help; with it clear for a plugin refused.
@@ -279,7 +365,7 @@ static gboolean on_check_config(const char *name, const char *value,
 static gboolean parse_options(int *argc, char ***argv, struct options *o,
 			      gboolean *usage, GError **error)
 {
-	GOptionEntry entries[] = {
+	GOptionEntry before[] = {
 		{ "config", 'c', 0, G_OPTION_ARG_FILENAME, &o->config_file,
 		  "Read devices and settings from FILE", "FILE" },
 		{ "device", 'd', 0, G_OPTION_ARG_STRING_ARRAY, &o->devices,
@@ -312,16 +398,9 @@ static gboolean parse_options(int *argc, char ***argv, struct options *o,
 		{ "user", 'u', 0, G_OPTION_ARG_STRING, &o->user,
 		  "Run as USER once the nodes exist (default: stay root, "
 		  "with no capability)", "USER" },
-		{ "major", 0, 0, G_OPTION_ARG_STRING, &o->major,
-		  "Char-device major of every node, their minors 0, 1, ... "
-		  "(default: a dynamic major, the first node's)", "N" },
-		{ "fuse", 0, 0, G_OPTION_ARG_FILENAME, &o->fuse,
-		  "Serve the devices as files DIR/NAME on a FUSE mount instead "
-		  "of CUSE nodes: no /dev/cuse, no root needed", "DIR" },
-		{ "allow-other", 0, 0, G_OPTION_ARG_NONE, &o->allow_other,
-		  "With --fuse: let other users reach the files (as an "
-		  "ordinary user, needs user_allow_other in /etc/fuse.conf)",
-		  NULL },
+		{ NULL }
+	};
+	GOptionEntry after[] = {
 		{ "panic-on-oops", 0, 0, G_OPTION_ARG_NONE, &o->panic_on_oops,
 		  "End the daemon, every node with it, when a model's code "
 		  "faults (default: fence that device alone and go on)",
@@ -356,6 +435,7 @@ static gboolean parse_options(int *argc, char ***argv, struct options *o,
 	g_autoptr(GOptionContext) ctx =
 		g_option_context_new("- emulated character devices over CUSE");
 	GOptionGroup *group = g_option_group_new(NULL, NULL, NULL, o, NULL);
+	g_autofree GOptionEntry *transport_entries = NULL;
 	g_autofree char *description = NULL;
 
 	*usage = FALSE;
@@ -366,8 +446,12 @@ static gboolean parse_options(int *argc, char ***argv, struct options *o,
 	}
 	description = models_description();
 
-	/* The callbacks' data: o. */
-	g_option_group_add_entries(group, entries);
+	/* The callbacks' data: o. The transports' options, in --help
+	 * where cusemud always had them. */
+	transport_entries = transport_options();
+	g_option_group_add_entries(group, before);
+	g_option_group_add_entries(group, transport_entries);
+	g_option_group_add_entries(group, after);
 	g_option_context_set_main_group(ctx, group);
 	g_option_context_set_description(ctx, description);
 	*usage = TRUE;
@@ -484,17 +568,9 @@ static gboolean resolve_count(const char *arg, const char *option,
 	const char *origin;
 	const char *text = pick(arg, option, value, value_origin, &origin);
 
-	if (!text || g_ascii_string_to_unsigned(text, 10, 1, max, n, NULL))
-		return TRUE;
-	g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-		    "%s: %s '%s' is not a number from 1 to %" G_GUINT64_FORMAT
-		    "; %s",
-		    origin, what, text, max, hint);
-	return FALSE;
+	return cusemu_setting_count(text, origin, what, max, hint, n, error);
 }
 
-/* The kernel's majors are below CHRDEV_MAJOR_MAX; 0 asks for a dynamic one. */
-#define MAJOR_MAX 511
 #define THREADS_DEFAULT 8
 #define THREADS_MAX 1024
 
@@ -502,21 +578,15 @@ static gboolean resolve_numbers(struct daemon *d, const struct options *o,
 				const struct cusemu_config *config,
 				GError **error)
 {
-	guint64 major = 0, threads = THREADS_DEFAULT;
+	guint64 threads = THREADS_DEFAULT;
 
-	if (!resolve_count(o->major, "--major", config->major,
-			   config->major_origin, "major", MAJOR_MAX,
-			   "pick one that /proc/devices does not list, or "
-			   "leave it out for a dynamic one",
-			   &major, error) ||
-	    !resolve_count(o->threads, "--threads", config->threads,
+	if (!resolve_count(o->threads, "--threads", config->threads,
 			   config->threads_origin, "threads", THREADS_MAX,
 			   "the pool adds workers for waiting handlers by "
 			   "itself, so a few are enough (default "
 			   G_STRINGIFY(THREADS_DEFAULT) ")",
 			   &threads, error))
 		return FALSE;
-	d->major = (unsigned int)major;
 	d->threads = (unsigned int)threads;
 	return TRUE;
 }
@@ -525,20 +595,7 @@ static gboolean resolve_numbers(struct daemon *d, const struct options *o,
 static gboolean resolve_bool(const char *text, const char *origin,
 			     const char *key, gboolean *value, GError **error)
 {
-	g_autofree char *what = g_strconcat(key, " value", NULL);
-
-	if (!text)
-		return TRUE;
-	if (!g_ascii_strcasecmp(text, "true") || !strcmp(text, "1") ||
-	    !g_ascii_strcasecmp(text, "yes"))
-		*value = TRUE;
-	else if (!g_ascii_strcasecmp(text, "false") || !strcmp(text, "0") ||
-		 !g_ascii_strcasecmp(text, "no"))
-		*value = FALSE;
-	else
-		return unknown_value(error, origin, what, text,
-				     "; use true or false");
-	return TRUE;
+	return cusemu_setting_bool(text, origin, key, value, error);
 }
 
 /* As the kernel's watchdog_thresh x 2, and its hung_task_timeout_secs. */
@@ -631,45 +688,49 @@ static gboolean resolve_host(struct daemon *d, const struct options *o,
 	return TRUE;
 }
 
+/* What resolve_transport() reads the transports' keys from. */
+struct transport_values {
+	const struct options *o;
+	const struct cusemu_config *config;
+	GPtrArray *origins;	/* "--OPTION" strings handed out */
+};
+
+/* A transport's key: its option's value over the file's. */
+static const char *transport_value(const struct cusemu_transport_key *k,
+				   const char **origin, void *data)
+{
+	struct transport_values *v = data;
+	const char *arg = v->o->transport_args
+				  ? g_hash_table_lookup(v->o->transport_args,
+							k->option)
+				  : NULL;
+	char *option;
+
+	if (!arg)
+		return cusemu_config_transport_value(v->config, k->key,
+						     origin);
+	option = g_strconcat("--", k->option, NULL);
+	g_ptr_array_add(v->origins, option);
+	*origin = option;
+	return arg;
+}
+
+/* The transport the settings ask for, with its own settings. */
 static gboolean resolve_transport(struct daemon *d, const struct options *o,
 				  const struct cusemu_config *config,
 				  GError **error)
 {
-	const char *origin;
-	const char *dir = pick(o->fuse, "--fuse", config->fuse,
-			       config->fuse_origin, &origin);
-	const char *other = config->allow_other;
+	g_autoptr(GPtrArray) origins = g_ptr_array_new_with_free_func(g_free);
+	struct transport_values values = { o, config, origins };
 	struct cusemu_transport_settings *ts = &d->transport_settings;
-	gboolean allow_other = o->allow_other;
 
-	g_free(d->mount_dir);
-	d->mount_dir = dir && *dir ? g_strdup(dir) : NULL;
-	ts->fuse_dir = d->mount_dir;
-	ts->major = d->major;
+	cusemu_transport_settings_clear(d->transport_ops, ts);
 	ts->workers = d->threads;
 	ts->debug = o->debug;
 	ts->sandbox = &d->sandbox;
-	d->transport_ops = ts->fuse_dir ? &cusemu_fusefs_ops : &cusemu_cuse_ops;
-	if (!o->allow_other &&
-	    !resolve_bool(other, config->allow_other_origin, "allow_other",
-			  &allow_other, error))
-		return FALSE;
-	ts->allow_other = allow_other;
-	if (ts->allow_other && !ts->fuse_dir) {
-		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-			    "%s: allow_other is for a FUSE mount; give --fuse "
-			    "DIR (or fuse= in [daemon]) too",
-			    o->allow_other ? "--allow-other"
-					   : config->allow_other_origin);
-		return FALSE;
-	}
-	if (ts->fuse_dir && d->sandbox.user && geteuid() != 0) {
-		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-			    "user= needs a daemon started as root; an ordinary "
-			    "user's daemon already runs as that user");
-		return FALSE;
-	}
-	return TRUE;
+	d->transport_ops = cusemu_transport_choose(ts, transport_value,
+						   &values, error);
+	return d->transport_ops != NULL;
 }
 
 /* Command line over configuration file over defaults. */
@@ -774,39 +835,58 @@ static void stop(struct daemon *d)
 	cusemu_hosts_stop_end();
 }
 
-/* One model and where it came from: in JSON, or for people. */
-/* One model, where it came from and how it serves over FUSE: in JSON, or
- * for people (the name on the models line, the rest on a line of its own
- * in fitness). */
-static void describe_model(GString *out, GString *fitness, gboolean json,
+/*
+ * One model, where it came from and how each transport that does not
+ * serve every model alike serves it: in JSON, or for people (the name on
+ * the models line, the rest on a line of its own in fitness[t], t the
+ * transport's index).
+ */
+static void describe_model(GString *out, GString **fitness, gboolean json,
 			   gboolean first, const struct cusemu_device_model *m,
 			   const char *origin)
 {
-	g_autofree char *fuse = cusemu_fuse_fitness(m);
-
 	if (json) {
 		g_string_append_printf(out, "%s{\"name\":\"%s\",\"origin\":",
 				       first ? "" : ",", m->name);
 		cusemu_json_append_string(out, origin ? origin : "built-in");
-		g_string_append(out, ",\"fuse\":");
-		cusemu_json_append_string(out, fuse);
-		g_string_append_c(out, '}');
-		return;
+	} else {
+		g_string_append_printf(out, "%s%s", first ? " " : ", ",
+				       m->name);
+		if (origin)
+			g_string_append_printf(out, " (from %s)", origin);
 	}
-	g_string_append_printf(out, "%s%s", first ? " " : ", ", m->name);
-	if (origin)
-		g_string_append_printf(out, " (from %s)", origin);
-	g_string_append_printf(fitness, "  %-16s %s\n", m->name, fuse);
+	for (unsigned int t = 0; cusemu_transports[t]; t++) {
+		const struct cusemu_transport_ops *ops = cusemu_transports[t];
+		g_autofree char *line = ops->fitness ? ops->fitness(m) : NULL;
+
+		if (!line)
+			continue;
+		if (json) {
+			g_string_append_printf(out, ",\"%s\":", ops->kind);
+			cusemu_json_append_string(out, line);
+		} else {
+			g_string_append_printf(fitness[t], "  %-16s %s\n",
+					       m->name, line);
+		}
+	}
+	if (json)
+		g_string_append_c(out, '}');
 }
 
-/* Every device model this daemon has, where it came from, and whether it
- * serves fully over --fuse. */
+/* Every device model this daemon has, where it came from, and how the
+ * transports that do not serve every model alike serve it. */
 static void describe_models(GString *out, gboolean json)
 {
 	g_autofree const struct cusemu_device_model **plugins = NULL;
-	g_autoptr(GString) fitness = g_string_new("over --fuse:\n");
 	guint n = cusemu_plugin_models(&plugins);
+	unsigned int n_transports = 0;
+	GString **fitness;
 
+	while (cusemu_transports[n_transports])
+		n_transports++;
+	fitness = g_new0(GString *, n_transports);
+	for (unsigned int t = 0; t < n_transports; t++)
+		fitness[t] = g_string_new(NULL);
 	g_string_append(out, json ? "[" : "models:");
 	for (unsigned int i = 0; cusemu_device_models[i]; i++)
 		describe_model(out, fitness, json, i == 0,
@@ -817,7 +897,16 @@ static void describe_models(GString *out, gboolean json)
 	if (json)
 		g_string_append_c(out, ']');
 	else
-		g_string_append_printf(out, "\n%s", fitness->str);
+		g_string_append_c(out, '\n');
+	for (unsigned int t = 0; t < n_transports; t++) {
+		const char *label = cusemu_transports[t]->fitness_label;
+
+		if (!json && fitness[t]->len)
+			g_string_append_printf(out, "%s:\n%s", label,
+					       fitness[t]->str);
+		g_string_free(fitness[t], TRUE);
+	}
+	g_free(fitness);
 }
 
 /* A report under its device's line of cusemuctl list. */
@@ -1306,13 +1395,7 @@ static int control_reload(void *data, const char *node, GString *out)
 	path = device_path(d, old);
 	m = cusemu_plugin_reload(old->model, &error);
 	dev = m ? cusemu_device_respawn(old, m, &error) : NULL;
-	if (dev && !cusemu_node_can_serve(cusemu_instance(old)->node, dev)) {
-		g_set_error(&error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
-			    "the new %s needs memory that its commands' _IOC "
-			    "bits do not describe, which this CUSE node, "
-			    "registered for restricted ioctls, cannot fetch; "
-			    "restart the daemon for it",
-			    m->name);
+	if (dev && !cusemu_transport_can_replace(old, dev, &error)) {
 		cusemu_device_free(dev);
 		dev = NULL;
 	}
@@ -1326,7 +1409,7 @@ static int control_reload(void *data, const char *node, GString *out)
 	/* The global ioctl32 table: the old entries out, the new ones in. */
 	cusemu_dispatch_unbind(old);
 	cusemu_dispatch_bind(dev, d->lock_mode);
-	cusemu_node_replace(cusemu_instance(old)->node, dev);
+	cusemu_transport_replace(old, dev);
 	d->devices->pdata[i] = dev;
 	origin = cusemu_plugin_origin(m);
 	what = g_strdup_printf("a fresh %s %s%s", m->name,
@@ -1591,9 +1674,9 @@ static void options_clear(struct options *o)
 	g_free(o->control_group);
 	g_free(o->seccomp);
 	g_free(o->user);
-	g_free(o->major);
 	g_free(o->threads);
-	g_free(o->fuse);
+	if (o->transport_args)
+		g_hash_table_unref(o->transport_args);
 	g_free(o->soft_lockup_secs);
 	g_free(o->hung_task_secs);
 	g_free(o->host_memory);
@@ -1715,7 +1798,7 @@ int main(int argc, char **argv)
 out:
 	g_ptr_array_unref(d.devices);
 	g_free(d.control_path);
-	g_free(d.mount_dir);
+	cusemu_transport_settings_clear(d.transport_ops, &d.transport_settings);
 	options_clear(&o);
 	return d.exit_status;
 
@@ -1732,7 +1815,7 @@ fail:
 		g_main_loop_unref(d.loop);
 	report_ready(ready_fd, 1);
 	g_free(d.control_path);
-	g_free(d.mount_dir);
+	cusemu_transport_settings_clear(d.transport_ops, &d.transport_settings);
 	options_clear(&o);
 	return EXIT_FAILURE;
 }

@@ -214,8 +214,8 @@ static void test_sandbox_keys(void)
 	g_unlink(path);
 	expect_error("[daemon]\nseccomp=log\nsandbox=strict\n", 3,
 		     "the daemon settings are model, lock, control, "
-		     "control_group, seccomp, user, plugins, major, "
-		     "threads, fuse, allow_other, panic_on_oops, "
+		     "control_group, seccomp, user, plugins, threads, "
+		     "major, fuse, allow_other, panic_on_oops, "
 		     "soft_lockup_secs, hung_task_secs and host_memory");
 }
 

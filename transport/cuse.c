@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The CUSE transport: one /dev/cuse connection per device, its node's
- * registration, number, owner and mode, and its end. What a request does
- * on the device is node.c's.
+ * registration, number, owner and mode, and its end; cusemu_cuse_ops is
+ * its table (transport.h), with its setting, the nodes' major. What a
+ * request does on the device is node.c's.
  */
 #define G_LOG_DOMAIN "cusemu-transport"
 
@@ -20,7 +21,6 @@
 #include <cuse_lowlevel.h>
 #include <glib.h>
 
-#include "cuse.h"
 #include "device.h"
 #include "dispatch.h"
 #include "fuse-keys.h"
@@ -29,6 +29,8 @@
 #include "self.h"
 
 #define CUSE_PATH "/dev/cuse"
+/* The kernel's majors are below CHRDEV_MAJOR_MAX; 0 asks for a dynamic one. */
+#define MAJOR_MAX 511
 #define NODE_TIMEOUT_MS 10000
 /* Descriptors besides one /dev/cuse per device: logs, the control socket
  * and its peers, the /proc helper, EEPROM saves, glib's wake-ups. */
@@ -46,6 +48,14 @@ struct cusemu_session {
 struct cusemu_session_options {
 	bool debug;			/* libfuse's request trace */
 	unsigned int major, minor;	/* the node's number; major 0: dynamic */
+};
+
+/* Its table, at the end; the list of transports.c names it. */
+extern const struct cusemu_transport_ops cusemu_cuse_ops;
+
+/* Its settings: every node's major; 0: the first node's, dynamic. */
+struct cuse_settings {
+	unsigned int major;
 };
 
 /* The transport: every device's session. */
@@ -547,7 +557,9 @@ static gboolean cuse_start(const struct cusemu_transport_settings *settings,
 	c->sandbox = settings->sandbox;
 	c->sessions = g_ptr_array_new();
 	*t = &c->pub;
-	return start_sessions(c, devices, settings->major, error);
+	return start_sessions(c, devices,
+			      ((struct cuse_settings *)settings->own)->major,
+			      error);
 }
 
 /*
@@ -721,7 +733,38 @@ static void cuse_free(struct cusemu_transport *t)
 	g_free(c);
 }
 
+static const struct cusemu_transport_key cuse_keys[] = {
+	{ .key = "major", .option = "major", .arg = "N",
+	  .help = "Char-device major of every node, their minors 0, 1, ... "
+		  "(default: a dynamic major, the first node's)" },
+	{ NULL }
+};
+
+/* CUSE serves when no other transport is asked for: always configured. */
+static gboolean cuse_configure(const struct cusemu_transport_settings *s,
+			       const struct cusemu_transport_value *values,
+			       void **own, GError **error)
+{
+	struct cuse_settings *cs;
+	guint64 major = 0;
+
+	if (!cusemu_setting_count(values[0].value, values[0].origin, "major",
+				  MAJOR_MAX,
+				  "pick one that /proc/devices does not list, "
+				  "or leave it out for a dynamic one",
+				  &major, error))
+		return FALSE;
+	cs = g_new0(struct cuse_settings, 1);
+	cs->major = (unsigned int)major;
+	*own = cs;
+	return TRUE;
+}
+
 const struct cusemu_transport_ops cusemu_cuse_ops = {
+	.kind = "cuse",
+	.keys = cuse_keys,
+	.configure = cuse_configure,
+	.settings_free = g_free,
 	.check = cuse_check,
 	.start = cuse_start,
 	.serve = cuse_serve,

@@ -1,10 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A FUSE file system of device files: inode 1 is the directory, inode
- * 2 + i the i-th file made. Files come at start-up and with cusemuctl add;
- * a file removed keeps its inode number, never given again, and fails
- * every call; the kernel is told to forget its name. The kernel may cache
- * names and attributes for good otherwise.
+ * The FUSE transport: instead of CUSE nodes, one FUSE file system mounted
+ * at a directory, with one file per device (DIR/rtc0, DIR/event0, ...);
+ * cusemu_fusefs_ops is its table (transport.h), with its settings, the
+ * directory and allow_other. Its requests go to the same nodes (node.h)
+ * and pool as CUSE sessions. The kernel passes ioctls on FUSE files
+ * restricted: it copies what the _IOC bits describe, and takes no retry.
+ *
+ * The mount goes away when the daemon ends, however it ends, but for a
+ * kill of the unmounter too (kill -9 of the process group): a child
+ * process forked at start unmounts it then, and only it: not what a
+ * symbolic link or another mount put at the directory since. A file
+ * removed at run time (cusemuctl remove) loses its name; every later call
+ * on a file open on it fails with ENODEV, and once no request is inside
+ * it, its open files are released through the model.
+ *
+ * The file system: inode 1 is the directory, inode 2 + i the i-th file
+ * made. Files come at start-up and with cusemuctl add; a file removed
+ * keeps its inode number, never given again, and fails every call; the
+ * kernel is told to forget its name. The kernel may cache names and
+ * attributes for good otherwise.
  */
 #define G_LOG_DOMAIN "cusemu-fusefs"
 
@@ -25,7 +40,6 @@
 
 #include "device.h"
 #include "dispatch.h"
-#include "fusefs.h"
 #include "node.h"
 #include "pool.h"
 #include "sandbox.h"
@@ -36,6 +50,15 @@
 /* The files never change: the kernel keeps what it learnt. */
 #define CACHE_S 86400.0
 #define STOP_TIMEOUT_S 10
+
+/* Its table, at the end; the list of transports.c names it. */
+extern const struct cusemu_transport_ops cusemu_fusefs_ops;
+
+/* Its settings: where to mount, and whether others may use the files. */
+struct fusefs_settings {
+	char *dir;
+	bool allow_other;
+};
 
 struct cusemu_mount_options {
 	const char *dir;	/* an existing directory */
@@ -801,7 +824,8 @@ static void fusefs_free(struct cusemu_transport *t)
 	cusemu_conn_release(&mount_of(t)->fuse.conn);
 }
 
-char *cusemu_fuse_fitness(const struct cusemu_device_model *m)
+/* Whether m serves fully as a file on a FUSE mount: a line for people. */
+static char *fusefs_fitness(const struct cusemu_device_model *m)
 {
 	g_autoptr(GString) names = g_string_new(NULL);
 	int gaps = cusemu_dispatch_fuse_gaps(m, names);
@@ -838,7 +862,8 @@ static gboolean fusefs_check(const struct cusemu_transport_settings *settings,
 			     GPtrArray *devices, GError **error)
 {
 	int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
-	const char *dir = settings->fuse_dir;
+	const struct fusefs_settings *fs = settings->own;
+	const char *dir = fs->dir;
 	struct stat st = { 0 };
 
 	if (fd < 0) {
@@ -871,7 +896,7 @@ static gboolean announce_file(struct cusemu_mount *m,
 			      GError **error)
 {
 	g_autofree char *path = g_build_filename(m->dir, dev->name, NULL);
-	g_autofree char *fitness = cusemu_fuse_fitness(dev->model);
+	g_autofree char *fitness = fusefs_fitness(dev->model);
 	struct stat st;
 
 	if (stat(path, &st)) {
@@ -893,9 +918,10 @@ static gboolean fusefs_start(const struct cusemu_transport_settings *settings,
 			     GPtrArray *devices, struct cusemu_transport **t,
 			     GError **error)
 {
+	const struct fusefs_settings *fs = settings->own;
 	struct cusemu_mount_options mo = {
-		.dir = settings->fuse_dir,
-		.allow_other = settings->allow_other,
+		.dir = fs->dir,
+		.allow_other = fs->allow_other,
 		.debug = settings->debug,
 	};
 	struct cusemu_unmounter_seal seal;
@@ -904,8 +930,7 @@ static gboolean fusefs_start(const struct cusemu_transport_settings *settings,
 	/* Root's unmounter keeps only what unmounting needs. */
 	if (geteuid() == 0) {
 		if (!cusemu_sandbox_unmounter_prepare(settings->sandbox,
-						      settings->fuse_dir, &seal,
-						      error))
+						      fs->dir, &seal, error))
 			return FALSE;
 		mo.seal = &seal;
 	}
@@ -980,7 +1005,70 @@ static char *fusefs_stopping(const struct cusemu_transport *t, unsigned int n)
 			       n);
 }
 
+static const struct cusemu_transport_key fusefs_keys[] = {
+	{ .key = "fuse", .option = "fuse", .filename = true, .arg = "DIR",
+	  .help = "Serve the devices as files DIR/NAME on a FUSE mount "
+		  "instead of CUSE nodes: no /dev/cuse, no root needed" },
+	{ .key = "allow_other", .option = "allow-other", .flag = true,
+	  .help = "With --fuse: let other users reach the files (as an "
+		  "ordinary user, needs user_allow_other in /etc/fuse.conf)" },
+	{ NULL }
+};
+
+static void fusefs_settings_free(void *own)
+{
+	struct fusefs_settings *fs = own;
+
+	g_free(fs->dir);
+	g_free(fs);
+}
+
+/* Asked for by a directory (fuse=, --fuse). */
+static gboolean fusefs_configure(const struct cusemu_transport_settings *s,
+				 const struct cusemu_transport_value *values,
+				 void **own, GError **error)
+{
+	const char *dir = values[0].value;
+	gboolean allow_other = FALSE;
+	struct fusefs_settings *fs;
+
+	if (!cusemu_setting_bool(values[1].value, values[1].origin,
+				 "allow_other", &allow_other, error))
+		return FALSE;
+	if (dir && !*dir)
+		dir = NULL;
+	if (allow_other && !dir) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s: allow_other is for a FUSE mount; give --fuse "
+			    "DIR (or fuse= in [daemon]) too",
+			    values[1].origin);
+		return FALSE;
+	}
+	if (dir && s->sandbox && s->sandbox->user && geteuid() != 0) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "user= needs a daemon started as root; an ordinary "
+			    "user's daemon already runs as that user");
+		return FALSE;
+	}
+	if (!dir)
+		return TRUE;
+	fs = g_new0(struct fusefs_settings, 1);
+	fs->dir = g_strdup(dir);
+	fs->allow_other = allow_other;
+	*own = fs;
+	return TRUE;
+}
+
 const struct cusemu_transport_ops cusemu_fusefs_ops = {
+	.kind = "fuse",
+	.keys = fusefs_keys,
+	.help = "With --fuse DIR the devices are files DIR/NAME on a FUSE "
+		"mount, without CUSE\nand without root; the kernel then passes "
+		"only what _IOC bits describe.\n",
+	.configure = fusefs_configure,
+	.settings_free = fusefs_settings_free,
+	.fitness = fusefs_fitness,
+	.fitness_label = "over --fuse",
 	.check = fusefs_check,
 	.start = fusefs_start,
 	.serve = fusefs_serve,

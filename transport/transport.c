@@ -1,17 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the transports share: the choice of one, its connections served
- * by the pool's workers (one serve loop), and their end (one shutdown
- * loop). What a request does on a device is node.c's.
+ * What the transports share: how they read their settings, their
+ * connections served by the pool's workers (one serve loop), and their
+ * end (one shutdown loop). What a request does on a device is node.c's;
+ * the list of transports and the choice of one are transports.c's.
  */
 #define G_LOG_DOMAIN "cusemu-transport"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <string.h>
 
 #include <glib.h>
 
+#include "device.h"
+#include "node.h"
 #include "pool.h"
 #include "transport.h"
 
@@ -27,6 +31,67 @@ static unsigned int pool_size = 8;
 void cusemu_transport_init(unsigned int workers)
 {
 	pool_size = workers;
+}
+
+gboolean cusemu_setting_count(const char *text, const char *origin,
+			      const char *key, guint64 max, const char *hint,
+			      guint64 *n, GError **error)
+{
+	if (!text || g_ascii_string_to_unsigned(text, 10, 1, max, n, NULL))
+		return TRUE;
+	g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+		    "%s: %s '%s' is not a number from 1 to %" G_GUINT64_FORMAT
+		    "; %s",
+		    origin, key, text, max, hint);
+	return FALSE;
+}
+
+gboolean cusemu_setting_bool(const char *text, const char *origin,
+			     const char *key, gboolean *b, GError **error)
+{
+	if (!text)
+		return TRUE;
+	if (!g_ascii_strcasecmp(text, "true") || !strcmp(text, "1") ||
+	    !g_ascii_strcasecmp(text, "yes"))
+		*b = TRUE;
+	else if (!g_ascii_strcasecmp(text, "false") || !strcmp(text, "0") ||
+		 !g_ascii_strcasecmp(text, "no"))
+		*b = FALSE;
+	else {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s: unknown %s value '%s'; use true or false",
+			    origin, key, text);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+void cusemu_transport_settings_clear(const struct cusemu_transport_ops *ops,
+				     struct cusemu_transport_settings *s)
+{
+	if (ops && s->own && ops->settings_free)
+		ops->settings_free(s->own);
+	s->own = NULL;
+}
+
+gboolean cusemu_transport_can_replace(const struct cusemu_device *old,
+				      const struct cusemu_device *dev,
+				      GError **error)
+{
+	if (cusemu_node_can_serve(cusemu_instance(old)->node, dev))
+		return TRUE;
+	g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+		    "the new %s needs memory that its commands' _IOC bits do "
+		    "not describe, which this CUSE node, registered for "
+		    "restricted ioctls, cannot fetch; restart the daemon for it",
+		    dev->model->name);
+	return FALSE;
+}
+
+void cusemu_transport_replace(struct cusemu_device *old,
+			      struct cusemu_device *dev)
+{
+	cusemu_node_replace(cusemu_instance(old)->node, dev);
 }
 
 gboolean cusemu_transport_start(const struct cusemu_transport_ops *ops,

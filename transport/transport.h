@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A transport carries the kernel's requests for the devices to their nodes
- * (node.h): CUSE, one session and one /dev node per device (cuse.c), or
- * FUSE, one mount with a file per device (fusefs.c). main.c picks one by
- * its settings, once, and knows it only through the table below. Here too
- * is what the two share: their connections are served by the workers of
- * pool.h through one serve loop, and ended through one shutdown loop.
+ * (node.h), each turned into a struct cusemu_req (req.h): CUSE, one
+ * session and one /dev node per device (cuse.c), or FUSE, one mount with a
+ * file per device (fusefs.c). The list of transports cusemud serves
+ * through is transports.c's; main.c picks one by its settings, once, and
+ * knows it only through the table below. Each transport brings its own
+ * settings: the configuration keys and options of its table's keys. Here
+ * too is what the transports share: their connections are served by the
+ * workers of pool.h through one serve loop, and ended through one shutdown
+ * loop.
  */
 #ifndef CUSEMU_TRANSPORT_H
 #define CUSEMU_TRANSPORT_H
@@ -19,14 +23,33 @@
 
 struct cusemu_sandbox;
 
+/* What every transport is started with. */
 struct cusemu_transport_settings {
 	unsigned int workers;		/* the pool's size */
 	bool debug;			/* libfuse's request trace */
-	unsigned int major;		/* CUSE: every node's major; 0: dynamic */
-	const char *fuse_dir;		/* set: files on a FUSE mount there */
-	bool allow_other;		/* FUSE: other users may use the files */
 	/* The daemon's: who it runs as later; the FUSE unmounter's seal. */
 	struct cusemu_sandbox *sandbox;
+	/* The transport's own, as its configure() made them. */
+	void *own;
+};
+
+/*
+ * One setting of a transport's own: a key of the configuration's [daemon]
+ * group, and the command-line option that wins over it.
+ */
+struct cusemu_transport_key {
+	const char *key;	/* in [daemon], e.g. "allow_other" */
+	const char *option;	/* its --OPTION, e.g. "allow-other" */
+	bool flag;		/* the option takes no value: "true" if given */
+	bool filename;		/* the option's value is a file name */
+	const char *arg;	/* the option's value in --help, e.g. "DIR" */
+	const char *help;	/* the option's line in --help */
+};
+
+/* A key's value, the command line's over the file's. */
+struct cusemu_transport_value {
+	const char *value;	/* NULL: neither gives one */
+	const char *origin;	/* where: "--OPTION", or the file and line */
 };
 
 /* A running transport: embedded first in each one's own state. */
@@ -39,6 +62,26 @@ struct cusemu_transport {
  * are struct cusemu_device, their dispatch bound, in the order given.
  */
 struct cusemu_transport_ops {
+	const char *kind;	/* e.g. "fuse": in cusemuctl models --json */
+	/* Its settings, up to one with a NULL key; NULL: none. */
+	const struct cusemu_transport_key *keys;
+	/* A paragraph of cusemud --help about it, or NULL. */
+	const char *help;
+	/*
+	 * Its own settings, from the values of its keys (values[i] is
+	 * keys[i]'s): set *own, newly allocated, when they ask for this
+	 * transport (the first of the list needs not be asked for); FALSE
+	 * with an error for a value it refuses. s is the shared settings.
+	 */
+	gboolean (*configure)(const struct cusemu_transport_settings *s,
+			      const struct cusemu_transport_value *values,
+			      void **own, GError **error);
+	/* Frees what configure() set in *own. */
+	void (*settings_free)(void *own);
+	/* What it serves of model m, a line for people ("serves fully"), or
+	 * NULL when it serves every model alike; its label in --help. */
+	char *(*fitness)(const struct cusemu_device_model *m);
+	const char *fitness_label;
 	/* Whether this host can serve devices so (before start): FALSE with
 	 * what to do about it. */
 	gboolean (*check)(const struct cusemu_transport_settings *s,
@@ -78,6 +121,53 @@ struct cusemu_transport_ops {
 	/* What is left, once the pool has stopped. */
 	void (*free)(struct cusemu_transport *t);
 };
+
+/*
+ * The transports cusemud serves through (transports.c), up to NULL; the
+ * first is the one used when the settings ask for no other.
+ */
+extern const struct cusemu_transport_ops *const cusemu_transports[];
+
+/* The value of key k, and where it came from; NULL when none is given. */
+typedef const char *cusemu_transport_value_fn(
+	const struct cusemu_transport_key *k, const char **origin, void *data);
+
+/*
+ * Every transport of the list configured from the values of its keys,
+ * which value(key, &origin, data) gives; the one the settings ask for,
+ * its own settings in s->own. NULL with an error for a value a transport
+ * refuses.
+ */
+const struct cusemu_transport_ops *
+cusemu_transport_choose(struct cusemu_transport_settings *s,
+			cusemu_transport_value_fn *value, void *data,
+			GError **error);
+/* Free s->own, as ops configured it; ops may be NULL. */
+void cusemu_transport_settings_clear(const struct cusemu_transport_ops *ops,
+				     struct cusemu_transport_settings *s);
+
+/*
+ * A key's value as a transport reads it. A count from 1 to max (*n left
+ * when text is NULL), hint saying what to write instead; a boolean: true,
+ * yes or 1, false, no or 0 (*b left when text is NULL). The errors begin
+ * with origin and name the key.
+ */
+gboolean cusemu_setting_count(const char *text, const char *origin,
+			      const char *key, guint64 max, const char *hint,
+			      guint64 *n, GError **error);
+gboolean cusemu_setting_bool(const char *text, const char *origin,
+			     const char *key, gboolean *b, GError **error);
+
+/*
+ * cusemuctl reload: whether dev, a fresh instance of old's device, can
+ * take its place where it is served (FALSE with why not); and its taking
+ * it (cusemu_node_replace()).
+ */
+gboolean cusemu_transport_can_replace(const struct cusemu_device *old,
+				      const struct cusemu_device *dev,
+				      GError **error);
+void cusemu_transport_replace(struct cusemu_device *old,
+			      struct cusemu_device *dev);
 
 /* ops->start, with the pool sized first. */
 gboolean cusemu_transport_start(const struct cusemu_transport_ops *ops,
