@@ -157,7 +157,7 @@ bool cusemu_model_by_hand(const struct cusemu_device_model *m)
  * handler chases pointers cannot, nor rows that take arg as a value while
  * their command says "pointer to data" (RTC_IRQP_SET's kind).
  */
-static bool row_restricted(const struct cusemu_ioctl *row)
+bool cusemu_row_restricted(const struct cusemu_ioctl *row)
 {
 	switch (row->payload) {
 	case CUSEMU_PAYLOAD_IOC:
@@ -175,51 +175,14 @@ bool cusemu_dispatch_restricted(const struct cusemu_device_model *m)
 	if (cusemu_model_by_hand(m) || !m->native_table)
 		return false;
 	for (const struct cusemu_ioctl *row = m->native_table; row->name; row++)
-		if (!row_restricted(row))
+		if (!cusemu_row_restricted(row))
 			return false;
 	/* A compatible row's native row was checked above. */
 	for (const struct cusemu_ioctl *row = m->compat_table; row && row->name;
 	     row++)
-		if (row->handler && !row_restricted(row))
+		if (row->handler && !cusemu_row_restricted(row))
 			return false;
 	return true;
-}
-
-/*
- * On a FUSE file the kernel copies what the _IOC bits describe, whatever
- * the row says: a row that takes arg as a value is served too unless the
- * kernel would read from it as an address first (_IOC_WRITE).
- */
-static bool row_fits_fuse(const struct cusemu_ioctl *row)
-{
-	if (row->payload == CUSEMU_PAYLOAD_NONE)
-		return !(_IOC_DIR(row->cmd) & _IOC_WRITE) ||
-		       !_IOC_SIZE(row->cmd);
-	return row_restricted(row);
-}
-
-int cusemu_dispatch_fuse_gaps(const struct cusemu_device_model *m,
-			      GString *names)
-{
-	int gaps = 0;
-
-	if (cusemu_model_by_hand(m))
-		return -1;
-	for (const struct cusemu_ioctl *row = m->native_table; row && row->name;
-	     row++) {
-		if (row_fits_fuse(row))
-			continue;
-		g_string_append_printf(names, "%s%s", gaps++ ? ", " : "",
-				       row->name);
-	}
-	for (const struct cusemu_ioctl *row = m->compat_table; row && row->name;
-	     row++) {
-		if (!row->handler || row_fits_fuse(row))
-			continue;
-		g_string_append_printf(names, "%s%s (32-bit)",
-				       gaps++ ? ", " : "", row->name);
-	}
-	return gaps;
 }
 
 static const char *const lock_mode_names[] = {

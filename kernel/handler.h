@@ -39,12 +39,10 @@ void cusemu_table_check(const struct cusemu_device_model *m);
 bool cusemu_dispatch_restricted(const struct cusemu_device_model *m);
 
 /*
- * The commands of m that need more than their _IOC payload, so cannot
- * serve on a FUSE file: their names appended to names (", " between),
- * and their count; -1 for hand-written methods, which tables do not tell.
+ * Whether the user memory of a row is all that its command's _IOC bits
+ * describe, so that the kernel can copy it.
  */
-int cusemu_dispatch_fuse_gaps(const struct cusemu_device_model *m,
-			      GString *names);
+bool cusemu_row_restricted(const struct cusemu_ioctl *row);
 
 /* --lock: who is serialised around handlers. */
 enum cusemu_lock_mode {

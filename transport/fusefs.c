@@ -824,11 +824,52 @@ static void fusefs_free(struct cusemu_transport *t)
 	cusemu_conn_release(&mount_of(t)->fuse.conn);
 }
 
+/*
+ * On a FUSE file the kernel copies what the _IOC bits describe, whatever
+ * the row says: a row that takes arg as a value is served too unless the
+ * kernel would read from it as an address first (_IOC_WRITE).
+ */
+static bool row_fits_fuse(const struct cusemu_ioctl *row)
+{
+	if (row->payload == CUSEMU_PAYLOAD_NONE)
+		return !(_IOC_DIR(row->cmd) & _IOC_WRITE) ||
+		       !_IOC_SIZE(row->cmd);
+	return cusemu_row_restricted(row);
+}
+
+/*
+ * The commands of m that need more than their _IOC payload, so cannot
+ * serve on a FUSE file: their names appended to names (", " between),
+ * and their count; -1 for hand-written methods, which tables do not tell.
+ */
+static int fuse_gaps(const struct cusemu_device_model *m, GString *names)
+{
+	int gaps = 0;
+
+	if (cusemu_model_by_hand(m))
+		return -1;
+	for (const struct cusemu_ioctl *row = m->native_table; row && row->name;
+	     row++) {
+		if (row_fits_fuse(row))
+			continue;
+		g_string_append_printf(names, "%s%s", gaps++ ? ", " : "",
+				       row->name);
+	}
+	for (const struct cusemu_ioctl *row = m->compat_table; row && row->name;
+	     row++) {
+		if (!row->handler || row_fits_fuse(row))
+			continue;
+		g_string_append_printf(names, "%s%s (32-bit)",
+				       gaps++ ? ", " : "", row->name);
+	}
+	return gaps;
+}
+
 /* Whether m serves fully as a file on a FUSE mount: a line for people. */
 static char *fusefs_fitness(const struct cusemu_device_model *m)
 {
 	g_autoptr(GString) names = g_string_new(NULL);
-	int gaps = cusemu_dispatch_fuse_gaps(m, names);
+	int gaps = fuse_gaps(m, names);
 
 	if (gaps < 0)
 		return g_strdup("hand-written methods: only _IOC payloads");
