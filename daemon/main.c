@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cusemud: reads the configuration, creates one CUSE node per device
- * instance, serves them until SIGINT or SIGTERM, then removes them.
+ * cusemud: reads the configuration, serves every device instance through
+ * the transport its settings pick (transport.h: a CUSE node each, or a
+ * file on a FUSE mount) until SIGINT or SIGTERM, then removes them.
  */
 #define G_LOG_DOMAIN "cusemud"
 
@@ -1098,8 +1099,8 @@ static int no_device(GString *out, const char *node)
 	return ENODEV;
 }
 
-/* The index of the device node names (NAME, /dev/NAME or DIR/NAME on
- * the FUSE mount), or -1. */
+/* The index of the device node names (NAME, or a path the transport
+ * gives it: /dev/NAME, DIR/NAME), or -1. */
 static int device_index(const struct daemon *d, const char *node)
 {
 	if (d->transport)
