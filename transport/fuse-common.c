@@ -83,12 +83,14 @@ static void set_interrupt(struct cusemu_req *r, void (*fn)(void *data),
 {
 	struct cusemu_fuse_req *fr = r->data;
 
+	/* Kept on the way out: libfuse may be calling it still. */
+	if (!fn) {
+		fuse_req_interrupt_func(fr->req, NULL, NULL);
+		return;
+	}
 	fr->interrupted = fn;
 	fr->interrupted_data = data;
-	if (fn)
-		fuse_req_interrupt_func(fr->req, fuse_interrupted, fr);
-	else
-		fuse_req_interrupt_func(fr->req, NULL, NULL);
+	fuse_req_interrupt_func(fr->req, fuse_interrupted, fr);
 }
 
 static void poll_notify(void *poll)
