@@ -163,6 +163,18 @@ ssize_t fake_cuse_write(struct fake_cuse *fc, int fh, const void *buf,
 	return (ssize_t)r.size;
 }
 
+unsigned int fake_cuse_poll(struct fake_cuse *fc, int fh,
+			    struct cusemu_test_poll *ph)
+{
+	struct cusemu_test_req r;
+
+	request(fc, &r, fh, 0);
+	r.req.poll = ph;
+	cusemu_node_poll(fc->node, &r.req);
+	g_assert_cmpint(r.kind, ==, CUSEMU_TEST_POLL);
+	return r.revents;
+}
+
 static void iov_to_ranges(struct cusemu_user_ranges *set,
 			  const struct iovec *iov, size_t count)
 {

@@ -47,6 +47,15 @@ ssize_t fake_cuse_read(struct fake_cuse *fc, int fh, void *buf, size_t size);
 ssize_t fake_cuse_write(struct fake_cuse *fc, int fh, const void *buf,
 			size_t size);
 
+struct cusemu_test_poll;
+
+/*
+ * poll(2) on file fh: the events the node answers, as the kernel gets
+ * them; ph, when not NULL, the handle the node keeps to notify later.
+ */
+unsigned int fake_cuse_poll(struct fake_cuse *fc, int fh,
+			    struct cusemu_test_poll *ph);
+
 /* The daemon's answer to one request. */
 struct fake_reply {
 	enum {

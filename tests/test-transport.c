@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -22,6 +23,7 @@
 #include "node.h"
 #include "ratelimit.h"
 #include "stats.h"
+#include "test.h"
 #include "trace.h"
 
 #define NATIVE_BASE UINT64_C(0x7f5500000000)
@@ -736,6 +738,53 @@ static void test_release_after_reply(gconstpointer data)
 	teardown(&f);
 }
 
+/* ---- a model that is ready when told so ---- */
+
+static unsigned int ready_mask;
+
+static unsigned int ready_poll(struct cusemu_device *dev,
+			       struct cusemu_file *file)
+{
+	return ready_mask;
+}
+
+static const struct cusemu_device_model ready = {
+	.name = "ready",
+	.node_prefix = "ready",
+	.poll = ready_poll,
+};
+
+/*
+ * A poll's handle is kept by the node until the model's wake-up notifies
+ * it, or the next poll of the file, or its release, lets it go: each
+ * handle let go once, and notified only by a wake-up.
+ */
+static void test_poll(void)
+{
+	struct cusemu_test_poll first = { 0 }, second = { 0 }, last = { 0 };
+	struct fixture f;
+
+	ready_mask = 0;
+	setup_model(&f, &ready, "ready", false);
+	g_assert_cmphex(fake_cuse_poll(f.cuse, f.fh, &first), ==, 0);
+	g_assert_cmpint(first.freed, ==, 0);
+	ready_mask = POLLIN;
+	g_assert_cmphex(fake_cuse_poll(f.cuse, f.fh, &second), ==, POLLIN);
+	g_assert_cmpint(first.freed, ==, 1);
+	g_assert_cmpint(first.notified, ==, 0);
+	cusemu_device_wake_up(f.dev);
+	g_assert_cmpint(second.notified, ==, 1);
+	g_assert_cmpint(second.freed, ==, 1);
+	/* Nothing kept: a wake-up now notifies nobody. */
+	cusemu_device_wake_up(f.dev);
+	g_assert_cmpint(second.notified, ==, 1);
+	g_assert_cmphex(fake_cuse_poll(f.cuse, f.fh, NULL), ==, POLLIN);
+	g_assert_cmphex(fake_cuse_poll(f.cuse, f.fh, &last), ==, POLLIN);
+	teardown(&f);
+	g_assert_cmpint(last.freed, ==, 1);
+	g_assert_cmpint(last.notified, ==, 0);
+}
+
 /* What a tracer on sv[1] has received, after the main loop wrote it out. */
 static char *trace_received(int fd)
 {
@@ -918,6 +967,7 @@ int main(int argc, char **argv)
 			     GINT_TO_POINTER(0), test_result_range);
 	g_test_add_data_func("/transport/result-range/i386",
 			     GINT_TO_POINTER(1), test_result_range);
+	g_test_add_func("/transport/poll", test_poll);
 	g_test_add_data_func("/transport/trace/x86_64", GINT_TO_POINTER(0),
 			     test_trace_lines);
 	g_test_add_data_func("/transport/trace/i386", GINT_TO_POINTER(1),
