@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The device-model API: what a file in devices/ fills in. A model is one
- * const struct cusemu_device_model; its ioctl handlers sit in a native and a
- * compat table, and the daemon dispatches through them as a kernel would.
+ * The device-model API: what a model of devices/ or a plugin fills in. A
+ * model is one const struct cusemu_device_model; its ioctl handlers sit in a
+ * native and a compat table, and the daemon dispatches through them as a
+ * kernel would.
  */
 #ifndef CUSEMU_DEVICE_H
 #define CUSEMU_DEVICE_H

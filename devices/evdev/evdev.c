@@ -23,7 +23,7 @@
 #include "cusemu/uaccess.h"
 
 /*
- * The names of event types and codes, made by devices/gen-input-names from
+ * The names of event types and codes, made by devices/evdev/gen-input-names from
  * <linux/input-event-codes.h>. An alias is an old spelling of a code that
  * has a name of its own: accepted, never printed.
  */
