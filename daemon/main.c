@@ -854,7 +854,7 @@ static int control_list(void *data, gboolean json, GString *out)
 		g_string_append(out, "{\"devices\":[");
 	for (guint i = 0; i < d->devices->len; i++) {
 		const struct cusemu_device *dev = d->devices->pdata[i];
-		const char *kernel = cusemu_instance(dev)->kmodel->name;
+		const char *kernel = cusemu_instance(dev)->dispatch.kmodel->name;
 		const char *lock = cusemu_lock_mode_name(d->lock_mode);
 		const char *plugin = cusemu_plugin_origin(dev->model);
 		const char *origin = plugin ? plugin : "built-in";
@@ -946,7 +946,7 @@ static int control_stats(void *data, gboolean json, GString *out)
 				out, "%sdevice %s (%s) model %s kernel %s "
 				     "lock %s\n",
 				i ? "\n" : "", dev->name, path,
-				dev->model->name, cusemu_instance(dev)->kmodel->name,
+				dev->model->name, cusemu_instance(dev)->dispatch.kmodel->name,
 				cusemu_lock_mode_name(d->lock_mode));
 			cusemu_stats_append_text(cusemu_instance(dev)->stats, out);
 		}
@@ -1236,7 +1236,7 @@ static int control_add(void *data, const char *spec,
 	path = device_path(d, dev);
 	g_string_append_printf(out, "added %s: %s, kernel model %s, lock %s\n",
 			       path, dev->model->name,
-			       cusemu_instance(dev)->kmodel->name,
+			       cusemu_instance(dev)->dispatch.kmodel->name,
 			       cusemu_lock_mode_name(d->lock_mode));
 	return 0;
 }
@@ -1306,7 +1306,7 @@ static int control_reload(void *data, const char *node, GString *out)
 	path = device_path(d, old);
 	m = cusemu_plugin_reload(old->model, &error);
 	dev = m ? cusemu_device_respawn(old, m, &error) : NULL;
-	if (dev && !cusemu_node_can_serve(cusemu_instance(old)->node, dev)) {
+	if (dev && !cusemu_node_can_serve(cusemu_instance(old)->serving.node, dev)) {
 		g_set_error(&error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
 			    "the new %s needs memory that its commands' _IOC "
 			    "bits do not describe, which this CUSE node, "
@@ -1326,7 +1326,7 @@ static int control_reload(void *data, const char *node, GString *out)
 	/* The global ioctl32 table: the old entries out, the new ones in. */
 	cusemu_dispatch_unbind(old);
 	cusemu_dispatch_bind(dev, d->lock_mode);
-	cusemu_node_replace(cusemu_instance(old)->node, dev);
+	cusemu_node_replace(cusemu_instance(old)->serving.node, dev);
 	d->devices->pdata[i] = dev;
 	origin = cusemu_plugin_origin(m);
 	what = g_strdup_printf("a fresh %s %s%s", m->name,
