@@ -471,7 +471,7 @@ static int tr_probe(struct cusemu_device *dev, char **why)
 	/* The device holds h from here; host_put lets go of it. */
 	dev->priv = h;
 	/* Nothing of its model runs in the daemon: a fenced one can go. */
-	inst->hosted = true;
+	inst->made.hosted = true;
 	g_string_append_len(params, dev->name, (gssize)strlen(dev->name) + 1);
 	g_string_append_len(params, cusemu_device_kernel_model(dev),
 			    (gssize)strlen(cusemu_device_kernel_model(dev)) +
@@ -479,7 +479,7 @@ static int tr_probe(struct cusemu_device *dev, char **why)
 	g_string_append_printf(params, "%u",
 			       cusemu_device_kernel_version(dev));
 	g_string_append_c(params, '\0');
-	g_hash_table_iter_init(&it, inst->params);
+	g_hash_table_iter_init(&it, inst->made.params);
 	while (g_hash_table_iter_next(&it, &key, &value)) {
 		g_string_append_len(params, key, (gssize)strlen(key) + 1);
 		g_string_append_len(params, value, (gssize)strlen(value) + 1);

@@ -944,7 +944,7 @@ static int control_list(void *data, gboolean json, GString *out)
 		g_string_append(out, "{\"devices\":[");
 	for (guint i = 0; i < d->devices->len; i++) {
 		const struct cusemu_device *dev = d->devices->pdata[i];
-		const char *kernel = cusemu_instance(dev)->kmodel->name;
+		const char *kernel = cusemu_instance(dev)->dispatch.kmodel->name;
 		const char *lock = cusemu_lock_mode_name(d->lock_mode);
 		const char *plugin = cusemu_plugin_origin(dev->model);
 		const char *origin = plugin ? plugin : "built-in";
@@ -1036,7 +1036,7 @@ static int control_stats(void *data, gboolean json, GString *out)
 				out, "%sdevice %s (%s) model %s kernel %s "
 				     "lock %s\n",
 				i ? "\n" : "", dev->name, path,
-				dev->model->name, cusemu_instance(dev)->kmodel->name,
+				dev->model->name, cusemu_instance(dev)->dispatch.kmodel->name,
 				cusemu_lock_mode_name(d->lock_mode));
 			cusemu_stats_append_text(cusemu_instance(dev)->stats, out);
 		}
@@ -1326,7 +1326,7 @@ static int control_add(void *data, const char *spec,
 	path = device_path(d, dev);
 	g_string_append_printf(out, "added %s: %s, kernel model %s, lock %s\n",
 			       path, dev->model->name,
-			       cusemu_instance(dev)->kmodel->name,
+			       cusemu_instance(dev)->dispatch.kmodel->name,
 			       cusemu_lock_mode_name(d->lock_mode));
 	return 0;
 }

@@ -85,9 +85,9 @@ void cusemu_recording_header(GString *out, const struct cusemu_device *dev)
 
 	cusemu_json_append_string(more, dev->model->name);
 	g_string_append(more, ",\"kernel\":");
-	cusemu_json_append_string(more, inst->kmodel->name);
+	cusemu_json_append_string(more, inst->dispatch.kmodel->name);
 	g_string_append(more, ",\"params\":{");
-	keys = g_hash_table_get_keys_as_array(inst->params, &n);
+	keys = g_hash_table_get_keys_as_array(inst->made.params, &n);
 	qsort(keys, n, sizeof(*keys), compare_keys);
 	for (guint i = 0; i < n; i++) {
 		if (i)
@@ -95,7 +95,7 @@ void cusemu_recording_header(GString *out, const struct cusemu_device *dev)
 		cusemu_json_append_string(more, keys[i]);
 		g_string_append_c(more, ':');
 		cusemu_json_append_string(more,
-					  g_hash_table_lookup(inst->params,
+					  g_hash_table_lookup(inst->made.params,
 							      keys[i]));
 	}
 	g_string_append(more, "}}");
@@ -107,7 +107,7 @@ void cusemu_recording_header(GString *out, const struct cusemu_device *dev)
 static void record_published(const struct cusemu_op_record *rec, uint64_t ns)
 {
 	struct cusemu_recording *recording =
-		cusemu_instance(rec->dev)->recording;
+		cusemu_instance(rec->dev)->record.recording;
 	g_autoptr(GString) line = NULL;
 	struct cusemu_trace_caller caller;
 
@@ -279,22 +279,22 @@ static gboolean record_start(struct cusemu_device *dev,
 								   "record");
 
 	if (continued) {
-		inst->recording = cusemu_recording_ref(continued);
+		inst->record.recording = cusemu_recording_ref(continued);
 		return TRUE;
 	}
 	if (!s)
 		return TRUE;
 	if (s->fd >= 0)
-		inst->recording = cusemu_recording_take(
+		inst->record.recording = cusemu_recording_take(
 			dev, fcntl(s->fd, F_DUPFD_CLOEXEC, 0), s->value,
-			inst->record_max, s->origin, error);
+			inst->record.record_max, s->origin, error);
 	else if (check_only)
 		return cusemu_recording_check(dev, s->value, s->origin, error);
 	else
-		inst->recording = cusemu_recording_open(dev, s->value,
-							inst->record_max,
+		inst->record.recording = cusemu_recording_open(dev, s->value,
+							inst->record.record_max,
 							s->origin, error);
-	return inst->recording != NULL;
+	return inst->record.recording != NULL;
 }
 
 static gboolean start_recording(struct cusemu_device *dev,

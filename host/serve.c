@@ -170,13 +170,13 @@ static long run_probe(struct host_shm *shm, const struct host_call_msg *c)
 	d->inst.pub.name = g_strdup(words[0]);
 	d->kernel = g_strdup(words[1]);
 	d->kernel_version = (unsigned int)version;
-	d->inst.params = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+	d->inst.made.params = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
 					       g_free);
 	for (char **w = words + 3; w[0] && w[1]; w += 2)
-		g_hash_table_insert(d->inst.params, g_strdup(w[0]),
+		g_hash_table_insert(d->inst.made.params, g_strdup(w[0]),
 				    g_strdup(w[1]));
-	cusemu_ratelimit_init(&d->inst.bad_result);
-	cusemu_ratelimit_init(&d->inst.model_said);
+	cusemu_ratelimit_init(&d->inst.contract.bad_result);
+	cusemu_ratelimit_init(&d->inst.contract.model_said);
 	d->in_probe = true;
 	if (d->inst.pub.model->probe)
 		ret = d->inst.pub.model->probe(&d->inst.pub, &why);

@@ -163,7 +163,7 @@ static gboolean set_param(struct cusemu_device *dev,
 			    s->origin, s->value, p->key, p->help, why, range);
 		return FALSE;
 	}
-	g_hash_table_replace(cusemu_instance(dev)->params, g_strdup(p->key), v);
+	g_hash_table_replace(cusemu_instance(dev)->made.params, g_strdup(p->key), v);
 	return TRUE;
 }
 
@@ -184,7 +184,7 @@ gboolean cusemu_device_load_params(struct cusemu_device *dev,
 		if (!v)
 			g_error("device model %s: default '%s' of %s: %s",
 				m->name, p->default_value, p->key, why);
-		g_hash_table_replace(cusemu_instance(dev)->params, g_strdup(p->key), v);
+		g_hash_table_replace(cusemu_instance(dev)->made.params, g_strdup(p->key), v);
 	}
 	for (guint i = 0; i < spec->settings->len; i++) {
 		const struct cusemu_setting *s = spec->settings->pdata[i];
@@ -273,7 +273,7 @@ static gboolean load_record_max(struct cusemu_device *dev,
 			    origin, v, p->help, why, CUSEMU_RECORD_MAX_MIN);
 		return FALSE;
 	}
-	cusemu_instance(dev)->record_max = g_ascii_strtoull(bytes, NULL, 10);
+	cusemu_instance(dev)->record.record_max = g_ascii_strtoull(bytes, NULL, 10);
 	return TRUE;
 }
 
@@ -306,21 +306,21 @@ gboolean cusemu_device_load_common(struct cusemu_device *dev,
 			    origin, v);
 		return FALSE;
 	}
-	dp->mode = (mode_t)mode;
+	dp->made.mode = (mode_t)mode;
 	v = cusemu_device_setting(spec, "owner", "0", &origin);
 	if (!resolve_id(v, TRUE, &id)) {
 		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
 			    "%s: unknown user '%s' for owner", origin, v);
 		return FALSE;
 	}
-	dp->owner = id;
+	dp->made.owner = id;
 	v = cusemu_device_setting(spec, "group", "0", &origin);
 	if (!resolve_id(v, FALSE, &id)) {
 		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
 			    "%s: unknown group '%s'", origin, v);
 		return FALSE;
 	}
-	dp->group = id;
+	dp->made.group = id;
 	return load_record_max(dev, spec, error);
 }
 
@@ -328,7 +328,7 @@ int cusemu_device_default_name(struct cusemu_device *dev, const char *name)
 {
 	const char *origin;
 
-	if (cusemu_device_setting(cusemu_instance(dev)->spec, "name", NULL,
+	if (cusemu_device_setting(cusemu_instance(dev)->made.spec, "name", NULL,
 				  &origin))
 		return 0;
 	if (!valid_node_name(name))
@@ -356,16 +356,16 @@ cusemu_device_alloc(const struct cusemu_device_model *m,
 	struct cusemu_device *dev = &inst->pub;
 
 	dev->model = m;
-	inst->spec = cusemu_device_spec_copy(spec);
-	inst->number = instance;
-	inst->default_kmodel = kmodel;
+	inst->made.spec = cusemu_device_spec_copy(spec);
+	inst->made.number = instance;
+	inst->made.default_kmodel = kmodel;
 	inst->dispatch.methods = CUSEMU_METHODS_ALL;
-	inst->params = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+	inst->made.params = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
 					     g_free);
 	inst->stats = cusemu_stats_new(table_rows(m->native_table) +
 				       table_rows(m->compat_table));
-	cusemu_ratelimit_init(&inst->bad_result);
-	cusemu_ratelimit_init(&inst->model_said);
+	cusemu_ratelimit_init(&inst->contract.bad_result);
+	cusemu_ratelimit_init(&inst->contract.model_said);
 	return dev;
 }
 
@@ -374,13 +374,13 @@ void cusemu_device_free_data(struct cusemu_device *dev)
 	struct cusemu_instance *inst = cusemu_instance(dev);
 
 	g_free(inst->oops.report);
-	cusemu_device_spec_free(inst->spec);
-	g_hash_table_unref(inst->params);
+	cusemu_device_spec_free(inst->made.spec);
+	g_hash_table_unref(inst->made.params);
 	cusemu_stats_free(inst->stats);
-	cusemu_ratelimit_clear(&inst->bad_result);
-	cusemu_ratelimit_clear(&inst->model_said);
-	if (inst->wrote_nothing)
-		g_hash_table_unref(inst->wrote_nothing);
+	cusemu_ratelimit_clear(&inst->contract.bad_result);
+	cusemu_ratelimit_clear(&inst->contract.model_said);
+	if (inst->dispatch.wrote_nothing)
+		g_hash_table_unref(inst->dispatch.wrote_nothing);
 	g_free((char *)dev->name);
 	g_free(inst);
 }
@@ -388,11 +388,11 @@ void cusemu_device_free_data(struct cusemu_device *dev)
 /* Of the model API: the kernel model is the kernel's to name. */
 const char *cusemu_device_kernel_model(const struct cusemu_device *dev)
 {
-	return cusemu_instance(dev)->kmodel->name;
+	return cusemu_instance(dev)->dispatch.kmodel->name;
 }
 
 /* ... and so is its version (KERNEL_VERSION()'s encoding). */
 unsigned int cusemu_device_kernel_version(const struct cusemu_device *dev)
 {
-	return cusemu_instance(dev)->kmodel->version;
+	return cusemu_instance(dev)->dispatch.kmodel->version;
 }

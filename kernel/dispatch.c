@@ -105,7 +105,7 @@ static void bind_methods(struct cusemu_device *dev, enum cusemu_lock_mode mode)
 	d->ioctl_compat = method(dev, CUSEMU_METHOD_IOCTL_COMPAT,
 				 m->ioctl_compat);
 
-	dp->restricted = cusemu_dispatch_restricted(m);
+	dp->dispatch.restricted = cusemu_dispatch_restricted(m);
 	d->lock_mode = mode;
 	d->lock = NULL;
 	if (mode == CUSEMU_LOCK_DEVICE) {
@@ -118,7 +118,7 @@ void cusemu_dispatch_bind(struct cusemu_device *dev,
 			  enum cusemu_lock_mode mode)
 {
 	bind_methods(dev, mode);
-	if (cusemu_instance(dev)->kmodel->global_table)
+	if (cusemu_instance(dev)->dispatch.kmodel->global_table)
 		cusemu_ioctl32_register_device(dev);
 }
 
@@ -137,7 +137,7 @@ gboolean cusemu_dispatch_bind_added(struct cusemu_device *dev,
 				    enum cusemu_lock_mode mode, GError **error)
 {
 	bind_methods(dev, mode);
-	if (!cusemu_instance(dev)->kmodel->global_table ||
+	if (!cusemu_instance(dev)->dispatch.kmodel->global_table ||
 	    cusemu_ioctl32_add_device(dev, error))
 		return TRUE;
 	unbind_lock(dev);
@@ -146,7 +146,7 @@ gboolean cusemu_dispatch_bind_added(struct cusemu_device *dev,
 
 void cusemu_dispatch_unplug(struct cusemu_device *dev)
 {
-	if (cusemu_instance(dev)->kmodel->global_table)
+	if (cusemu_instance(dev)->dispatch.kmodel->global_table)
 		cusemu_ioctl32_remove_device(dev);
 }
 
@@ -154,7 +154,7 @@ void cusemu_dispatch_unbind(struct cusemu_device *dev)
 {
 	struct cusemu_instance *dp = cusemu_instance(dev);
 
-	if (dp->kmodel->global_table)
+	if (dp->dispatch.kmodel->global_table)
 		cusemu_ioctl32_unregister_device(dev);
 	unbind_lock(dev);
 }
@@ -214,7 +214,7 @@ static const struct cusemu_kernel_step *
 native_step(const struct cusemu_call *call, cusemu_ioctl_fn *fn)
 {
 	const struct cusemu_kernel_model *km =
-		cusemu_instance(call->dev)->kmodel;
+		cusemu_instance(call->dev)->dispatch.kmodel;
 
 	for (unsigned int i = 0; i < G_N_ELEMENTS(km->native); i++)
 		if (has_method(call, km->native[i].method, fn))
@@ -237,7 +237,7 @@ static long native_path(struct cusemu_call *call)
 		return -ENOTTY;
 	return not_mine(cusemu_handler_run(call, fn, NULL, s->method,
 					   s->big_lock),
-			-cusemu_instance(call->dev)->kmodel->native_not_mine);
+			-cusemu_instance(call->dev)->dispatch.kmodel->native_not_mine);
 }
 
 /*
@@ -309,7 +309,7 @@ static void compat_size_hint(const struct cusemu_call *call)
 long cusemu_dispatch(struct cusemu_call *call)
 {
 	const struct cusemu_kernel_model *km =
-		cusemu_instance(call->dev)->kmodel;
+		cusemu_instance(call->dev)->dispatch.kmodel;
 	const struct cusemu_kernel_step *s;
 	cusemu_ioctl_fn fn;
 	long ret;

@@ -47,7 +47,7 @@ static cusemu_fetch_fn row_fetch(const struct cusemu_ioctl *row)
 static bool first_wrote_nothing(const struct cusemu_call *call,
 				const void *key)
 {
-	GHashTable **set = &cusemu_instance(call->dev)->wrote_nothing;
+	GHashTable **set = &cusemu_instance(call->dev)->dispatch.wrote_nothing;
 	bool first;
 
 	g_mutex_lock(&warned_lock);

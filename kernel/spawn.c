@@ -85,8 +85,8 @@ static gboolean load_kernel_model(struct cusemu_device *dev,
 	const char *origin;
 	const char *v = cusemu_device_setting(spec, "kernel", NULL, &origin);
 
-	cusemu_instance(dev)->kmodel = v ? cusemu_kernel_model_find(v) : daemon_km;
-	if (!cusemu_instance(dev)->kmodel) {
+	cusemu_instance(dev)->dispatch.kmodel = v ? cusemu_kernel_model_find(v) : daemon_km;
+	if (!cusemu_instance(dev)->dispatch.kmodel) {
 		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
 			    "%s: unknown kernel model '%s'; see cusemud --help "
 			    "for the list",
@@ -273,8 +273,8 @@ struct cusemu_device *cusemu_device_respawn(const struct cusemu_device *dev,
 {
 	const struct cusemu_instance *inst = cusemu_instance(dev);
 
-	return create(m, inst->spec, inst->number, inst->default_kmodel,
-		      inst->recording, error);
+	return create(m, inst->made.spec, inst->made.number, inst->made.default_kmodel,
+		      inst->record.recording, error);
 }
 
 gboolean cusemu_device_sandboxed(struct cusemu_device *dev, GError **error)
@@ -307,7 +307,7 @@ void cusemu_device_free(struct cusemu_device *dev)
 	 * lets go of the host without running the model, and the instance
 	 * goes.
 	 */
-	if (inst->oops.fenced && !inst->hosted) {
+	if (inst->oops.fenced && !inst->made.hosted) {
 		cusemu_oops_bury(dev);
 		return;
 	}
@@ -320,6 +320,6 @@ void cusemu_device_free(struct cusemu_device *dev)
 		cusemu_oops_leave(&g);
 	}
 	if (recorder)
-		recorder->unref(cusemu_instance(dev)->recording);
+		recorder->unref(cusemu_instance(dev)->record.recording);
 	cusemu_device_free_data(dev);
 }

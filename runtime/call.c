@@ -153,7 +153,7 @@ enum { BROKE_UNNAMED = 1, BROKE_FETCH_WROTE = 2 };
 
 static bool first_time(const struct cusemu_call *call, guint how)
 {
-	return !(g_atomic_int_or((guint *)&cusemu_instance(call->dev)->contract_broken,
+	return !(g_atomic_int_or((guint *)&cusemu_instance(call->dev)->contract.broken,
 				 how) & how);
 }
 
@@ -315,7 +315,7 @@ int cusemu_reply_errno(long result, struct cusemu_device *dev,
 		return EINTR;
 	default:
 		/* A model may return it on every call a client makes. */
-		if (cusemu_ratelimit(&cusemu_instance(dev)->bad_result, note))
+		if (cusemu_ratelimit(&cusemu_instance(dev)->contract.bad_result, note))
 			g_warning("%s: %s returned %ld, not an errno the "
 				  "kernel takes; the caller gets EIO%s",
 				  dev->name, what, result, note);
@@ -353,7 +353,7 @@ enum cusemu_call_outcome cusemu_call_outcome(struct cusemu_call *call,
 		return CUSEMU_CALL_ERROR;
 	}
 	if (*result > INT_MAX) {
-		if (cusemu_ratelimit(&cusemu_instance(call->dev)->bad_result,
+		if (cusemu_ratelimit(&cusemu_instance(call->dev)->contract.bad_result,
 				     note))
 			g_warning("%s: %s returned %ld, more than an ioctl's "
 				  "int result holds; the caller gets EIO%s",

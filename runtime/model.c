@@ -22,8 +22,8 @@
 
 void cusemu_device_wake_up(struct cusemu_device *dev)
 {
-	if (cusemu_instance(dev)->wake_up)
-		cusemu_instance(dev)->wake_up(cusemu_instance(dev)->wake_up_data);
+	if (cusemu_instance(dev)->serving.wake_up)
+		cusemu_instance(dev)->serving.wake_up(cusemu_instance(dev)->serving.wake_up_data);
 }
 
 void cusemu_device_count_event(struct cusemu_device *dev, const char *event)

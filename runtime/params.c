@@ -17,7 +17,7 @@
 static const char *param_value(const struct cusemu_device *dev,
 			       const char *key)
 {
-	const char *v = g_hash_table_lookup(cusemu_instance(dev)->params, key);
+	const char *v = g_hash_table_lookup(cusemu_instance(dev)->made.params, key);
 
 	if (!v)
 		g_error("device model %s reads key '%s' it does not declare "
@@ -46,5 +46,5 @@ const char *cusemu_device_param_str(const struct cusemu_device *dev,
 
 bool cusemu_device_ratelimit(struct cusemu_device *dev, char *note)
 {
-	return cusemu_ratelimit(&cusemu_instance(dev)->model_said, note);
+	return cusemu_ratelimit(&cusemu_instance(dev)->contract.model_said, note);
 }

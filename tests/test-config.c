@@ -88,14 +88,14 @@ static void test_good_file(void)
 	g_assert_no_error(error);
 	g_assert_cmpstr(dev->name, ==, "buf0");
 	g_assert_cmpuint(cusemu_device_param_u64(dev, "max_size"), ==, 65536);
-	g_assert_cmpuint(cusemu_instance(dev)->mode, ==, 0660);
+	g_assert_cmpuint(cusemu_instance(dev)->made.mode, ==, 0660);
 	cusemu_device_free(dev);
 	/* A model default with a unit ("1M") reads as bytes too. */
 	dev = cusemu_device_new(config->devices->pdata[1], 1,
 				cusemu_kernel_model_find("modern"), &error);
 	g_assert_no_error(error);
 	g_assert_cmpuint(cusemu_device_param_u64(dev, "max_size"), ==, 1 << 20);
-	g_assert_cmpuint(cusemu_instance(dev)->mode, ==, 0600);
+	g_assert_cmpuint(cusemu_instance(dev)->made.mode, ==, 0600);
 	cusemu_device_free(dev);
 	cusemu_config_free(config);
 	g_unlink(path);

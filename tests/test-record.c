@@ -175,7 +175,7 @@ static void test_full(void)
 
 	g_assert_nonnull(dev);
 	inst = cusemu_instance(dev);
-	g_assert_cmpuint(inst->record_max, ==, 1024);
+	g_assert_cmpuint(inst->record.record_max, ==, 1024);
 	answer_write(dev, 150, 1);	/* about 550 bytes each */
 	g_test_expect_message("cusemu-trace", G_LOG_LEVEL_WARNING,
 			      "fioc0: the recording *full.rec reached "
@@ -183,7 +183,7 @@ static void test_full(void)
 			      "record-max=*");
 	answer_write(dev, 150, 2);
 	g_test_assert_expected_messages();
-	g_assert_false(cusemu_recording_on(inst->recording));
+	g_assert_false(cusemu_recording_on(inst->record.recording));
 	answer_write(dev, 150, 3);	/* not recorded, not said again */
 	lines = lines_of(path);
 	n = g_strv_length(lines);
@@ -220,7 +220,7 @@ static void test_write_error(void)
 	g_test_assert_expected_messages();
 	g_assert_cmpint(setrlimit(RLIMIT_FSIZE, &old), ==, 0);
 	g_assert_cmpuint(cusemu_device_lost_count(), ==, lost + 1);
-	g_assert_false(cusemu_recording_on(cusemu_instance(dev)->recording));
+	g_assert_false(cusemu_recording_on(cusemu_instance(dev)->record.recording));
 	answer_write(dev, 10, 3);	/* said once */
 	g_assert_cmpuint(cusemu_device_lost_count(), ==, lost + 1);
 	cusemu_device_free(dev);
@@ -244,8 +244,8 @@ static void test_reload(void)
 	answer_write(dev, 1, 1);
 	fresh = cusemu_device_respawn(dev, dev->model, NULL);
 	g_assert_nonnull(fresh);
-	g_assert_true(cusemu_instance(fresh)->recording ==
-		      cusemu_instance(dev)->recording);
+	g_assert_true(cusemu_instance(fresh)->record.recording ==
+		      cusemu_instance(dev)->record.recording);
 	cusemu_device_free(dev);	/* the file stays open for fresh */
 	answer_write(fresh, 1, 2);
 	lines = lines_of(path);
@@ -419,7 +419,7 @@ static void test_replace_and_max(void)
 	g_assert_nonnull(dev);
 	lines = lines_of(path);
 	g_assert_cmpuint(g_strv_length(lines), ==, 1);
-	g_assert_cmpuint(cusemu_instance(dev)->record_max, ==, 64 << 20);
+	g_assert_cmpuint(cusemu_instance(dev)->record.record_max, ==, 64 << 20);
 	cusemu_device_free(dev);
 	g_assert_null(device(small, &error));
 	g_assert_nonnull(strstr(error->message, "record-max"));
@@ -456,7 +456,7 @@ static void test_check_only(void)
 	cusemu_recording_register(true);
 	dev = device(arg, NULL);
 	g_assert_nonnull(dev);
-	g_assert_null(cusemu_instance(dev)->recording);
+	g_assert_null(cusemu_instance(dev)->record.recording);
 	cusemu_device_free(dev);
 	assert_refused("/dev/null", parts);
 	cusemu_recording_register(false);

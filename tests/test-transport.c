@@ -723,7 +723,7 @@ static void test_release_after_reply(gconstpointer data)
 	g_assert_no_error(error);
 	cusemu_dispatch_unbind(f.dev);
 	cusemu_dispatch_bind(fresh, CUSEMU_LOCK_MODEL);
-	cusemu_node_replace(cusemu_instance(f.dev)->node, fresh);
+	cusemu_node_replace(cusemu_instance(f.dev)->serving.node, fresh);
 	fake_cuse_on_reply(f.cuse, close_on_reply, &c);
 	if (read)
 		g_assert_cmpint(fake_cuse_read(f.cuse, f.fh, buf, sizeof(buf)),

@@ -227,14 +227,14 @@ cusemu_session_start(struct cusemu_device *dev,
 		.dev_info_argv = dev_info,
 		.dev_major = opts->major,
 		.dev_minor = opts->minor,
-		.flags = cusemu_instance(dev)->restricted ? 0 : CUSE_UNRESTRICTED_IOCTL,
+		.flags = cusemu_instance(dev)->dispatch.restricted ? 0 : CUSE_UNRESTRICTED_IOCTL,
 	};
 	char *argv[] = { "cusemud", "-f", opts->debug ? "-d" : NULL, NULL };
 	struct cusemu_session *s = g_new0(struct cusemu_session, 1);
 	int multithreaded;
 
 	cusemu_node_init(&s->node, dev,
-			 cusemu_instance(dev)->restricted
+			 cusemu_instance(dev)->dispatch.restricted
 				 ? CUSEMU_NODE_RESTRICTED
 				 : CUSEMU_NODE_UNRESTRICTED);
 	g_mutex_init(&s->lock);
@@ -434,7 +434,7 @@ static gboolean wait_for_node(struct cusemu_device *dev,
 			    path);
 		return FALSE;
 	}
-	if (chown(path, dp->owner, dp->group) || chmod(path, dp->mode)) {
+	if (chown(path, dp->made.owner, dp->made.group) || chmod(path, dp->made.mode)) {
 		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
 			    "cannot set owner and mode of %s: %s", path,
 			    g_strerror(errno));
@@ -447,7 +447,7 @@ static gboolean wait_for_node(struct cusemu_device *dev,
 /* Whether the kernel copies ioctl payloads itself (see cuse_ioctl()). */
 static const char *cuse_ioctls(const struct cusemu_device *dev)
 {
-	return cusemu_instance(dev)->restricted ? "restricted" : "unrestricted";
+	return cusemu_instance(dev)->dispatch.restricted ? "restricted" : "unrestricted";
 }
 
 /*
@@ -498,8 +498,8 @@ static gboolean serve_node(struct cuse *c, guint i, unsigned int asked_major,
 	g_message("serving /dev/%s (%u:%u): %s, kernel model %s, mode %04o, "
 		  "%s ioctls",
 		  dev->name, major(*rdev), minor(*rdev), dev->model->name,
-		  cusemu_instance(dev)->kmodel->name,
-		  (unsigned int)cusemu_instance(dev)->mode, cuse_ioctls(dev));
+		  cusemu_instance(dev)->dispatch.kmodel->name,
+		  (unsigned int)cusemu_instance(dev)->made.mode, cuse_ioctls(dev));
 	return TRUE;
 }
 
@@ -605,7 +605,7 @@ static gboolean check_owner(const struct cusemu_device *dev, GError **error)
 {
 	const struct cusemu_instance *dp = cusemu_instance(dev);
 
-	if (dp->owner == 0 && dp->group == 0)
+	if (dp->made.owner == 0 && dp->made.group == 0)
 		return TRUE;
 	g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_PERM,
 		    "/dev/%s: owner= and group= other than root need "
@@ -657,8 +657,8 @@ static gboolean cuse_serve(struct cusemu_transport *t,
 	g_message("serving /dev/%s (%u:%u): %s, kernel model %s, mode %04o, "
 		  "%s ioctls; added",
 		  dev->name, major(rdev), minor(rdev), dev->model->name,
-		  cusemu_instance(dev)->kmodel->name,
-		  (unsigned int)cusemu_instance(dev)->mode, cuse_ioctls(dev));
+		  cusemu_instance(dev)->dispatch.kmodel->name,
+		  (unsigned int)cusemu_instance(dev)->made.mode, cuse_ioctls(dev));
 	return TRUE;
 }
 

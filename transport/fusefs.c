@@ -156,10 +156,10 @@ static void pick_owner(struct cusemu_mount *m, struct file *f)
 	f->uid = m->uid;
 	f->gid = m->gid;
 	if (m->uid == 0) {
-		f->uid = dp->owner;
-		f->gid = dp->group;
-	} else if (dp->group == m->gid || in_groups(m, dp->group)) {
-		f->gid = dp->group;
+		f->uid = dp->made.owner;
+		f->gid = dp->made.group;
+	} else if (dp->made.group == m->gid || in_groups(m, dp->made.group)) {
+		f->gid = dp->made.group;
 	}
 }
 
@@ -642,7 +642,7 @@ static struct file *add_file(struct cusemu_mount *m, struct cusemu_device *dev)
 
 	cusemu_node_init(&f->node, dev, CUSEMU_NODE_FILE);
 	f->name = g_strdup(dev->name);
-	f->mode = cusemu_instance(dev)->mode;
+	f->mode = cusemu_instance(dev)->made.mode;
 	pick_owner(m, f);
 	make_room(m);
 	m->files->slot[n] = f;
@@ -948,7 +948,7 @@ static gboolean announce_file(struct cusemu_mount *m,
 	}
 	g_message("serving %s: %s, kernel model %s, mode %04o, over FUSE: "
 		  "%s%s",
-		  path, dev->model->name, cusemu_instance(dev)->kmodel->name,
+		  path, dev->model->name, cusemu_instance(dev)->dispatch.kmodel->name,
 		  (unsigned int)(st.st_mode & 07777), fitness, added);
 	warn_vfs_commands(dev);
 	return TRUE;

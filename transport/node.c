@@ -444,7 +444,7 @@ static bool model_ioctl(struct cusemu_call *call, long *result)
 		if (last_us > SHARE_AFTER_US)
 			cusemu_pool_share();
 		if (hold)
-			cusemu_pool_hold_cpu(&inst->node->long_cpu);
+			cusemu_pool_hold_cpu(&inst->serving.node->long_cpu);
 		if (nth % SHARE_SAMPLE) {
 			*result = cusemu_dispatch(call);
 		} else {
@@ -814,9 +814,9 @@ static void attach(struct cusemu_node *n, struct cusemu_device *dev)
 {
 	struct cusemu_instance *inst = cusemu_instance(dev);
 
-	inst->node = n;
-	inst->wake_up = wake_pollers;
-	inst->wake_up_data = n;
+	inst->serving.node = n;
+	inst->serving.wake_up = wake_pollers;
+	inst->serving.wake_up_data = n;
 }
 
 void cusemu_node_init(struct cusemu_node *n, struct cusemu_device *dev,

@@ -168,7 +168,7 @@ static gboolean test_serve(struct cusemu_transport *t,
 	struct cusemu_node *n = g_new0(struct cusemu_node, 1);
 
 	cusemu_node_init(n, dev,
-			 cusemu_instance(dev)->restricted
+			 cusemu_instance(dev)->dispatch.restricted
 				 ? CUSEMU_NODE_RESTRICTED
 				 : CUSEMU_NODE_UNRESTRICTED);
 	g_ptr_array_add(test_of(t)->nodes, n);
@@ -215,7 +215,7 @@ static char *test_path(const struct cusemu_transport *t,
 
 static const char *test_ioctls(const struct cusemu_device *dev)
 {
-	return cusemu_instance(dev)->restricted ? "restricted" : "unrestricted";
+	return cusemu_instance(dev)->dispatch.restricted ? "restricted" : "unrestricted";
 }
 
 static const char *test_name(const struct cusemu_transport *t,

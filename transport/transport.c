@@ -78,7 +78,7 @@ gboolean cusemu_transport_can_replace(const struct cusemu_device *old,
 				      const struct cusemu_device *dev,
 				      GError **error)
 {
-	if (cusemu_node_can_serve(cusemu_instance(old)->node, dev))
+	if (cusemu_node_can_serve(cusemu_instance(old)->serving.node, dev))
 		return TRUE;
 	g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
 		    "the new %s needs memory that its commands' _IOC bits do "
@@ -91,7 +91,7 @@ gboolean cusemu_transport_can_replace(const struct cusemu_device *old,
 void cusemu_transport_replace(struct cusemu_device *old,
 			      struct cusemu_device *dev)
 {
-	cusemu_node_replace(cusemu_instance(old)->node, dev);
+	cusemu_node_replace(cusemu_instance(old)->serving.node, dev);
 }
 
 gboolean cusemu_transport_start(const struct cusemu_transport_ops *ops,

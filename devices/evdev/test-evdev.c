@@ -68,8 +68,8 @@ static void setup(struct fixture *f, gconstpointer data)
 	f->dev = new_device(data ? data : "evdev", &error);
 	g_assert_no_error(error);
 	cusemu_dispatch_bind(f->dev, CUSEMU_LOCK_MODEL);
-	cusemu_instance(f->dev)->wake_up = count_wake_up;
-	cusemu_instance(f->dev)->wake_up_data = &f->wake_ups;
+	cusemu_instance(f->dev)->serving.wake_up = count_wake_up;
+	cusemu_instance(f->dev)->serving.wake_up_data = &f->wake_ups;
 	f->file = (struct cusemu_file){ .dev = f->dev };
 	g_assert_cmpint(f->dev->model->open(f->dev, &f->file), ==, 0);
 	fake_client_init(&f->native, false, CLIENT_SIZE);
