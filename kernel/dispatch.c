@@ -2,7 +2,8 @@
 /*
  * The dispatcher: a device bound to its methods, its lock and the global
  * ioctl32 table, and each call led down the path its kernel model
- * (kmodel.c) describes to the handler (handler.c).
+ * (kmodel.h, a descriptor of models/) describes to the handler
+ * (handler.c).
  */
 #define G_LOG_DOMAIN "cusemu-dispatch"
 

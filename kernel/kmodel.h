@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Kernel models: how one Linux generation served ioctls, as data. Each is
- * one descriptor in kmodel.c; dispatch.c follows it for every call.
+ * one descriptor in a file of models/, named in a list of meson.build;
+ * dispatch.c follows it for every call.
  */
 #ifndef CUSEMU_KMODEL_H
 #define CUSEMU_KMODEL_H
@@ -17,6 +18,7 @@ struct cusemu_kernel_step {
 };
 
 struct cusemu_kernel_model {
+	/* As --model and kernel= take it; its file is models/NAME.c. */
 	const char *name;
 	/*
 	 * KERNEL_VERSION() of the kernel the model plays, as its
@@ -43,9 +45,17 @@ struct cusemu_kernel_model {
 	bool global_table;
 };
 
+/* A descriptor's steps: LOCKED(IOCTL) is ->ioctl under the big lock. */
+#define LOCKED(m) { CUSEMU_METHOD_##m, true }
+#define UNLOCKED(m) { CUSEMU_METHOD_##m, false }
+
 #define CUSEMU_DEFAULT_KERNEL_MODEL "modern"
 
-/* Every model, oldest first, NULL-terminated. */
+/*
+ * Every model of this program, oldest first, NULL-terminated: generated
+ * from the lists of kernel/meson.build, one table per program (cusemud's
+ * has the installed models, cusemud-test's the test models too).
+ */
 extern const struct cusemu_kernel_model *const cusemu_kernel_models[];
 const struct cusemu_kernel_model *cusemu_kernel_model_find(const char *name);
 

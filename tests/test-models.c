@@ -312,7 +312,8 @@ static void test_remove_lost(void)
 
 /*
  * The version each generation gives a device model, in the table's order:
- * a generation added to kernel/kmodel.c without its line here fails.
+ * a generation added to the lists of kernel/meson.build without its line
+ * here fails.
  */
 static const struct {
 	const char *name;
