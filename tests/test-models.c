@@ -107,6 +107,19 @@ static const struct cell cells[] = {
 	{ "modern", "all", C, PROBE_NATIVE_ONLY, 0, 0, ENOTTY },
 	{ "modern", "ioctl", N, PROBE_REPORT, 0, 0, ENOTTY },
 	{ "modern", "ioctl", C, PROBE_REPORT, 0, 0, ENOTTY },
+	/*
+	 * test-locked-compat, of test_kernel_models: 2.6.11's native
+	 * methods, not mine EOPNOTSUPP; compat_ioctl under the big lock, no
+	 * table behind it.
+	 */
+	{ "test-locked-compat", "all", N, PROBE_REPORT, M(UNLOCKED_IOCTL), 0,
+	  0 },
+	{ "test-locked-compat", "ioctl", N, PROBE_REPORT, M(IOCTL), 1, 0 },
+	{ "test-locked-compat", "all", N, UNKNOWN_CMD, 0, 0, EOPNOTSUPP },
+	{ "test-locked-compat", "all", C, PROBE_REPORT, M(COMPAT_IOCTL), 1, 0 },
+	{ "test-locked-compat", "all", C, PROBE_WHO32, M(COMPAT_IOCTL), 1, 0 },
+	{ "test-locked-compat", "all", C, PROBE_NATIVE_ONLY, 0, 0, ENOTTY },
+	{ "test-locked-compat", "ioctl", C, PROBE_REPORT, 0, 0, ENOTTY },
 };
 
 static void test_cell(gconstpointer data)
@@ -325,6 +338,8 @@ static const struct {
 	{ "split", KERNEL_VERSION(2, 6, 10) },
 	{ "2.6.11", KERNEL_VERSION(2, 6, 11) },
 	{ "modern", KERNEL_VERSION(5, 5, 0) },
+	/* Of the tests alone: today's, after the installed models. */
+	{ "test-locked-compat", KERNEL_VERSION(5, 5, 0) },
 };
 
 /* A device under each kernel model sees its version, in the kernel's
