@@ -40,7 +40,8 @@ struct instance {
 	struct fake_cuse *cuse;
 };
 
-/* Every kernel model of the table: [device * n_models + model]. */
+/* Every kernel model of the table, cusemud's (tests/fuzz/meson.build):
+ * [device * n_models + model]. */
 static unsigned int n_models;
 static struct instance *instances;
 static uint8_t client_mem[CLIENT_SIZE];
