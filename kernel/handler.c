@@ -18,8 +18,11 @@
 #include "oops.h"
 #include "request.h"
 
+/* Set once at start-up by the daemon, which reads plugins' files: the
+ * handler path carries no daemon. */
 static cusemu_row_locator locate_row;
-/* Guards the instances' wrote_nothing. */
+/* Guards every instance's dispatch.wrote_nothing: one lock, as such a
+ * warning is rare and the first one of a row is all that is kept. */
 static GMutex warned_lock;
 
 void cusemu_handler_set_locator(cusemu_row_locator locate)

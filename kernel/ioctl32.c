@@ -26,11 +26,17 @@ struct entry {
 	char *owner;			/* node of the device that registered */
 };
 
-static GRWLock ioctl32_sem;
-static GHashTable *table;		/* cmd -> struct entry */
-static GMutex models_lock;
-static GHashTable *model_refs;		/* model -> instances bound */
-static GHashTable *bound;		/* the devices counted there */
+/* The global table, one per process as the kernel's was one per kernel:
+ * its entries under sem (the kernel's ioctl32_sem), and apart, under
+ * models_lock, which models' rows are in it, counted by the devices
+ * bound. */
+static struct {
+	GRWLock sem;
+	GHashTable *table;		/* cmd -> struct entry */
+	GMutex models_lock;
+	GHashTable *model_refs;		/* model -> instances bound */
+	GHashTable *bound;		/* the devices counted there */
+} ioctl32;
 
 static void entry_free(gpointer p)
 {
@@ -47,11 +53,11 @@ static int register_row(const struct cusemu_ioctl *row, bool compatible,
 	struct entry *e;
 	int ret = 0;
 
-	g_rw_lock_writer_lock(&ioctl32_sem);
-	if (!table)
-		table = g_hash_table_new_full(g_direct_hash, g_direct_equal,
+	g_rw_lock_writer_lock(&ioctl32.sem);
+	if (!ioctl32.table)
+		ioctl32.table = g_hash_table_new_full(g_direct_hash, g_direct_equal,
 					      NULL, entry_free);
-	*taken = g_hash_table_lookup(table, GUINT_TO_POINTER(row->cmd));
+	*taken = g_hash_table_lookup(ioctl32.table, GUINT_TO_POINTER(row->cmd));
 	if (*taken) {
 		g_warning("Trying to register duplicated ioctl32 handler %x",
 			  row->cmd);
@@ -62,9 +68,9 @@ static int register_row(const struct cusemu_ioctl *row, bool compatible,
 		e->compatible = compatible;
 		e->model = owner->model;
 		e->owner = g_strdup(owner->name);
-		g_hash_table_insert(table, GUINT_TO_POINTER(row->cmd), e);
+		g_hash_table_insert(ioctl32.table, GUINT_TO_POINTER(row->cmd), e);
 	}
-	g_rw_lock_writer_unlock(&ioctl32_sem);
+	g_rw_lock_writer_unlock(&ioctl32.sem);
 	return ret;
 }
 
@@ -82,13 +88,13 @@ int cusemu_ioctl32_register(const struct cusemu_ioctl *row,
  */
 static void write_lock_waiting(unsigned int cmd)
 {
-	if (g_rw_lock_writer_trylock(&ioctl32_sem))
+	if (g_rw_lock_writer_trylock(&ioctl32.sem))
 		return;
 	g_message("unregister_ioctl32_conversion(%x) waits for the 32-bit "
 		  "calls running through the global ioctl32 table "
 		  "(ioctl32_sem)",
 		  cmd);
-	g_rw_lock_writer_lock(&ioctl32_sem);
+	g_rw_lock_writer_lock(&ioctl32.sem);
 }
 
 int cusemu_ioctl32_unregister(unsigned int cmd,
@@ -98,14 +104,14 @@ int cusemu_ioctl32_unregister(unsigned int cmd,
 	int ret = 0;
 
 	write_lock_waiting(cmd);
-	e = table ? g_hash_table_lookup(table, GUINT_TO_POINTER(cmd)) : NULL;
+	e = ioctl32.table ? g_hash_table_lookup(ioctl32.table, GUINT_TO_POINTER(cmd)) : NULL;
 	if (e && e->model == owner->model) {
-		g_hash_table_remove(table, GUINT_TO_POINTER(cmd));
+		g_hash_table_remove(ioctl32.table, GUINT_TO_POINTER(cmd));
 	} else {
 		g_warning("Trying to free unknown 32bit ioctl handler %x", cmd);
 		ret = -EINVAL;
 	}
-	g_rw_lock_writer_unlock(&ioctl32_sem);
+	g_rw_lock_writer_unlock(&ioctl32.sem);
 	return ret;
 }
 
@@ -118,21 +124,21 @@ static bool model_ref(const struct cusemu_device *dev, int delta)
 {
 	guint refs;
 
-	g_mutex_lock(&models_lock);
-	if (!model_refs) {
-		model_refs = g_hash_table_new(g_direct_hash, g_direct_equal);
-		bound = g_hash_table_new(g_direct_hash, g_direct_equal);
+	g_mutex_lock(&ioctl32.models_lock);
+	if (!ioctl32.model_refs) {
+		ioctl32.model_refs = g_hash_table_new(g_direct_hash, g_direct_equal);
+		ioctl32.bound = g_hash_table_new(g_direct_hash, g_direct_equal);
 	}
-	if (delta > 0 ? !g_hash_table_add(bound, (gpointer)dev)
-		      : !g_hash_table_remove(bound, dev)) {
-		g_mutex_unlock(&models_lock);
+	if (delta > 0 ? !g_hash_table_add(ioctl32.bound, (gpointer)dev)
+		      : !g_hash_table_remove(ioctl32.bound, dev)) {
+		g_mutex_unlock(&ioctl32.models_lock);
 		return false;
 	}
-	refs = GPOINTER_TO_UINT(g_hash_table_lookup(model_refs, dev->model));
+	refs = GPOINTER_TO_UINT(g_hash_table_lookup(ioctl32.model_refs, dev->model));
 	refs += delta;
-	g_hash_table_insert(model_refs, (gpointer)dev->model,
+	g_hash_table_insert(ioctl32.model_refs, (gpointer)dev->model,
 			    GUINT_TO_POINTER(refs));
-	g_mutex_unlock(&models_lock);
+	g_mutex_unlock(&ioctl32.models_lock);
 	return delta > 0 ? refs == 1 : refs == 0;
 }
 
@@ -186,10 +192,10 @@ static bool holds(const struct cusemu_device_model *model, unsigned int cmd)
 	const struct entry *e;
 	bool ours;
 
-	g_rw_lock_reader_lock(&ioctl32_sem);
-	e = table ? g_hash_table_lookup(table, GUINT_TO_POINTER(cmd)) : NULL;
+	g_rw_lock_reader_lock(&ioctl32.sem);
+	e = ioctl32.table ? g_hash_table_lookup(ioctl32.table, GUINT_TO_POINTER(cmd)) : NULL;
 	ours = e && e->model == model;
-	g_rw_lock_reader_unlock(&ioctl32_sem);
+	g_rw_lock_reader_unlock(&ioctl32.sem);
 	return ours;
 }
 
@@ -324,8 +330,8 @@ long cusemu_ioctl32_dispatch(struct cusemu_call *call,
 	const struct entry *e;
 	long ret;
 
-	g_rw_lock_reader_lock(&ioctl32_sem);
-	e = table ? g_hash_table_lookup(table, GUINT_TO_POINTER(call->cmd))
+	g_rw_lock_reader_lock(&ioctl32.sem);
+	e = ioctl32.table ? g_hash_table_lookup(ioctl32.table, GUINT_TO_POINTER(call->cmd))
 		  : NULL;
 	if (e && !e->compatible && e->model != call->dev->model) {
 		/*
@@ -337,19 +343,19 @@ long cusemu_ioctl32_dispatch(struct cusemu_call *call,
 			  "entry per command",
 			  e->row->name, call->cmd, e->model->name, e->owner,
 			  call->dev->name, call->dev->model->name);
-		g_rw_lock_reader_unlock(&ioctl32_sem);
+		g_rw_lock_reader_unlock(&ioctl32.sem);
 		return -EINVAL;
 	}
 	if (e && !e->compatible) {
 		/* Let go of by an oops in the handler too. */
-		cusemu_request_hold(release_reader, &ioctl32_sem);
+		cusemu_request_hold(release_reader, &ioctl32.sem);
 		ret = cusemu_handler_run(call, NULL, e->row,
 					 CUSEMU_METHOD_IOCTL32_HANDLER, big_lock);
 		cusemu_request_unhold();
-		g_rw_lock_reader_unlock(&ioctl32_sem);
+		g_rw_lock_reader_unlock(&ioctl32.sem);
 		return ret;
 	}
-	g_rw_lock_reader_unlock(&ioctl32_sem);
+	g_rw_lock_reader_unlock(&ioctl32.sem);
 	if (e)
 		return native_path(call);
 	log_unknown(call);

@@ -109,6 +109,8 @@ static struct {
 	bool stopping;
 } oops;
 
+/* This thread's slot among oops.slots, if it serves calls: the signal
+ * handler, given no pointer, finds the guard's context here. */
 static __thread struct slot *my_slot;
 
 /* Such faults, handed from the dying thread to cusemu_oops_reap(). */

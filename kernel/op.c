@@ -18,25 +18,29 @@
 
 gint cusemu_op_watchers;
 
-static cusemu_op_subscriber subscribers[CUSEMU_OP_SUBSCRIBERS_MAX];
-/* Published after its slot is filled: cusemu_op_done() reads no lock. */
-static gint n_subscribers;
-static GMutex subscribe_lock;
+/* Who takes every record, one list for the process: what the daemon
+ * subscribed at start-up. n is published after its slot is filled:
+ * cusemu_op_done() reads no lock. */
+static struct {
+	cusemu_op_subscriber fn[CUSEMU_OP_SUBSCRIBERS_MAX];
+	gint n;
+	GMutex lock;
+} subscribers;
 
 void cusemu_op_subscribe(cusemu_op_subscriber fn)
 {
 	int n;
 
-	g_mutex_lock(&subscribe_lock);
-	n = g_atomic_int_get(&n_subscribers);
+	g_mutex_lock(&subscribers.lock);
+	n = g_atomic_int_get(&subscribers.n);
 	for (int i = 0; i < n; i++)
-		if (subscribers[i] == fn)
+		if (subscribers.fn[i] == fn)
 			goto out;
 	g_assert(n < CUSEMU_OP_SUBSCRIBERS_MAX);
-	subscribers[n] = fn;
-	g_atomic_int_set(&n_subscribers, n + 1);
+	subscribers.fn[n] = fn;
+	g_atomic_int_set(&subscribers.n, n + 1);
 out:
-	g_mutex_unlock(&subscribe_lock);
+	g_mutex_unlock(&subscribers.lock);
 }
 
 void cusemu_op_watch(int delta)
@@ -94,7 +98,7 @@ void cusemu_op_done(struct cusemu_op_record *rec)
 			return;
 		rec->error = call->stats.error;
 	}
-	n = g_atomic_int_get(&n_subscribers);
+	n = g_atomic_int_get(&subscribers.n);
 	for (int i = 0; i < n; i++)
-		subscribers[i](rec, ns);
+		subscribers.fn[i](rec, ns);
 }

@@ -13,6 +13,8 @@
 #include "lock.h"
 #include "request.h"
 
+/* What the worker pool does before a thread waits, set once at start-up
+ * for the process: the pool sits above the runtime. */
 static void (*will_wait_hook)(void);
 
 void cusemu_lock_set_will_wait(void (*will_wait)(void))
@@ -32,8 +34,14 @@ static void will_wait(void)
 
 struct cusemu_lock cusemu_big_lock;
 
-static __thread struct cusemu_lock *held[MAX_HELD];
-static __thread unsigned int n_held;
+/* The locks this thread holds, innermost last, as the kernel kept the
+ * big lock's depth per task: what a sleep drops and takes again
+ * (cusemu_lock_drop_all()), and what an oops of the handler releases
+ * (cusemu_lock_release_held()); the calls carry no thread. */
+static __thread struct {
+	struct cusemu_lock *lock[MAX_HELD];
+	unsigned int n;
+} held;
 
 void cusemu_lock_init(struct cusemu_lock *lock)
 {
@@ -63,7 +71,7 @@ void cusemu_lock_acquire(struct cusemu_lock *lock)
 		lock->depth++;
 		return;
 	}
-	g_return_if_fail(n_held < MAX_HELD);
+	g_return_if_fail(held.n < MAX_HELD);
 	start = g_get_monotonic_time();
 	if (!g_mutex_trylock(&lock->mutex)) {
 		if (call)
@@ -77,7 +85,7 @@ void cusemu_lock_acquire(struct cusemu_lock *lock)
 	g_atomic_pointer_set(&lock->owner, g_thread_self());
 	lock->depth = 1;
 	lock->taken_at = now;
-	held[n_held++] = lock;
+	held.lock[held.n++] = lock;
 	if (call) {
 		call->stats.lock_acquisitions++;
 		call->stats.lock_wait_ns += (uint64_t)(now - start) * 1000;
@@ -95,9 +103,9 @@ void cusemu_lock_release(struct cusemu_lock *lock)
 		call->stats.lock_hold_ns +=
 			(uint64_t)(g_get_monotonic_time() - lock->taken_at) * 1000;
 	/* Locks are let go in the reverse order of taking, sleeps aside. */
-	for (unsigned int i = n_held; i-- > 0;) {
-		if (held[i] == lock) {
-			held[i] = held[--n_held];
+	for (unsigned int i = held.n; i-- > 0;) {
+		if (held.lock[i] == lock) {
+			held.lock[i] = held.lock[--held.n];
 			break;
 		}
 	}
@@ -107,13 +115,13 @@ void cusemu_lock_release(struct cusemu_lock *lock)
 
 unsigned int cusemu_lock_held(void)
 {
-	return n_held;
+	return held.n;
 }
 
 void cusemu_lock_release_held(unsigned int mark)
 {
-	while (n_held > mark) {
-		struct cusemu_lock *lock = held[n_held - 1];
+	while (held.n > mark) {
+		struct cusemu_lock *lock = held.lock[held.n - 1];
 
 		lock->depth = 1;
 		cusemu_lock_release(lock);
@@ -122,12 +130,12 @@ void cusemu_lock_release_held(unsigned int mark)
 
 void cusemu_lock_drop_all(struct cusemu_lock_dropped *d)
 {
-	d->n = n_held;
-	for (unsigned int i = n_held; i-- > 0;) {
-		d->lock[i] = held[i];
-		d->depth[i] = held[i]->depth;
-		held[i]->depth = 1;
-		cusemu_lock_release(held[i]);
+	d->n = held.n;
+	for (unsigned int i = held.n; i-- > 0;) {
+		d->lock[i] = held.lock[i];
+		d->depth[i] = held.lock[i]->depth;
+		held.lock[i]->depth = 1;
+		cusemu_lock_release(held.lock[i]);
 	}
 }
 

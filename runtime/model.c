@@ -31,7 +31,8 @@ void cusemu_device_count_event(struct cusemu_device *dev, const char *event)
 	cusemu_stats_count_event(cusemu_instance(dev)->stats, event);
 }
 
-/* How many times a model said it lost what clients gave it. */
+/* How many times a model said it lost what clients gave it: the
+ * process's count, for its exit status, which outlives any device. */
 static gint lost;
 
 void cusemu_device_lost(struct cusemu_device *dev, const char *format, ...)

@@ -61,10 +61,14 @@ struct proc_answer {
 /* How long a caller waits for the helper before "unknown". */
 #define PROC_DEADLINE_MS 500
 
-static int helper_sock = -1;
-static GMutex helper_lock;	/* guards the socket and the two below */
-static uint32_t helper_seq;
-static bool helper_stalled;	/* an answer is late: ask nothing now */
+/* The /proc helper of this process, which every worker asks: one, as the
+ * sandbox forks one before it closes /proc. */
+static struct {
+	int sock;
+	GMutex lock;	/* guards the socket and the two below */
+	uint32_t seq;
+	bool stalled;	/* an answer is late: ask nothing now */
+} helper = { .sock = -1 };
 
 static int read_elf_class(pid_t pid)
 {
@@ -127,7 +131,7 @@ static int receive(uint32_t seq, gint64 deadline, int32_t *value)
 
 	for (;;) {
 		gint64 left = deadline - g_get_monotonic_time();
-		struct pollfd p = { .fd = helper_sock, .events = POLLIN };
+		struct pollfd p = { .fd = helper.sock, .events = POLLIN };
 		ssize_t n;
 		int r;
 
@@ -140,7 +144,7 @@ static int receive(uint32_t seq, gint64 deadline, int32_t *value)
 			return -EIO;
 		if (r == 0)
 			return -ETIMEDOUT;
-		n = recv(helper_sock, &a, sizeof(a), MSG_DONTWAIT);
+		n = recv(helper.sock, &a, sizeof(a), MSG_DONTWAIT);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n != (ssize_t)sizeof(a))
@@ -161,19 +165,19 @@ static int ask(struct proc_request *rq, int deadline_ms)
 	int32_t answer = -EIO;
 	int err;
 
-	g_mutex_lock(&helper_lock);
-	if (helper_stalled) {
+	g_mutex_lock(&helper.lock);
+	if (helper.stalled) {
 		/* The late answer may be in by now: then the helper is back. */
-		err = receive(helper_seq, g_get_monotonic_time(), &answer);
+		err = receive(helper.seq, g_get_monotonic_time(), &answer);
 		if (err == -ETIMEDOUT) {
-			g_mutex_unlock(&helper_lock);
+			g_mutex_unlock(&helper.lock);
 			return -EAGAIN;
 		}
-		helper_stalled = false;
+		helper.stalled = false;
 	}
-	rq->seq = ++helper_seq;
-	if (send(helper_sock, rq, len, MSG_NOSIGNAL) != (ssize_t)len) {
-		g_mutex_unlock(&helper_lock);
+	rq->seq = ++helper.seq;
+	if (send(helper.sock, rq, len, MSG_NOSIGNAL) != (ssize_t)len) {
+		g_mutex_unlock(&helper.lock);
 		return -EIO;
 	}
 	err = receive(rq->seq, deadline_ms < 0 ? G_MAXINT64
@@ -181,12 +185,12 @@ static int ask(struct proc_request *rq, int deadline_ms)
 						deadline_ms * G_TIME_SPAN_MILLISECOND,
 		      &answer);
 	if (err == -ETIMEDOUT) {
-		helper_stalled = true;
+		helper.stalled = true;
 		g_message("/proc helper: no answer about pid %d within %d ms "
 			  "(a stalled file system?); taken as unknown",
 			  (int)rq->pid, deadline_ms);
 	}
-	g_mutex_unlock(&helper_lock);
+	g_mutex_unlock(&helper.lock);
 	return err ? err : answer;
 }
 
@@ -194,7 +198,7 @@ int cusemu_proc_elf_class(pid_t pid)
 {
 	struct proc_request rq = { .op = PROC_ELF_CLASS, .pid = pid };
 
-	if (helper_sock < 0)
+	if (helper.sock < 0)
 		return read_elf_class(pid);
 	return ask(&rq, PROC_DEADLINE_MS);
 }
@@ -203,7 +207,7 @@ int cusemu_proc_fd_of(pid_t pid, const char *path)
 {
 	struct proc_request rq = { .op = PROC_FD_OF, .pid = pid };
 
-	if (helper_sock < 0)
+	if (helper.sock < 0)
 		return read_fd_of(pid, path);
 	if (strlen(path) >= sizeof(rq.path))
 		return -ENAMETOOLONG;
@@ -257,12 +261,12 @@ int64_t cusemu_proc_thread_cpu_ns(pid_t pid, pid_t tid)
 
 void cusemu_proc_use_helper(int sock)
 {
-	helper_sock = sock;
+	helper.sock = sock;
 }
 
 int cusemu_proc_seal(uint32_t arg)
 {
-	if (helper_sock < 0)
+	if (helper.sock < 0)
 		return -ENOTCONN;
 	struct proc_request rq = { .op = PROC_SEAL, .arg = arg };
 

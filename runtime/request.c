@@ -12,13 +12,21 @@
 /* A handler holds the ioctl32 table at most once; nesting is for safety. */
 #define MAX_HOLDS 4
 
-static __thread struct cusemu_request *current;
-static __thread unsigned long sleeps;
+/*
+ * This thread's request, found through __thread as the kernel finds
+ * current: the model API's calls carry no request (cusemu_device_sleep()
+ * takes a device). Its sleeps so far, which another thread may read
+ * (cusemu_request_sleeps()), and the global locks its handler holds.
+ */
 static __thread struct {
-	void (*release)(void *data);
-	void *data;
-} holds[MAX_HOLDS];
-static __thread unsigned int n_holds;
+	struct cusemu_request *current;
+	unsigned long sleeps;
+	struct {
+		void (*release)(void *data);
+		void *data;
+	} holds[MAX_HOLDS];
+	unsigned int n_holds;
+} self;
 
 void cusemu_request_init(struct cusemu_request *req,
 			 struct cusemu_waiters *waiters,
@@ -35,53 +43,53 @@ void cusemu_request_clear(struct cusemu_request *req)
 
 void cusemu_request_set_current(struct cusemu_request *req)
 {
-	current = req;
+	self.current = req;
 }
 
 struct cusemu_request *cusemu_request_current(void)
 {
-	return current;
+	return self.current;
 }
 
 void cusemu_request_sleep_begin(void)
 {
-	__atomic_store_n(&sleeps, sleeps + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&self.sleeps, self.sleeps + 1, __ATOMIC_RELAXED);
 }
 
 void cusemu_request_sleep_end(void)
 {
-	__atomic_store_n(&sleeps, sleeps + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&self.sleeps, self.sleeps + 1, __ATOMIC_RELAXED);
 }
 
 const unsigned long *cusemu_request_sleeps(void)
 {
-	return &sleeps;
+	return &self.sleeps;
 }
 
 void cusemu_request_hold(void (*release)(void *data), void *data)
 {
-	g_return_if_fail(n_holds < MAX_HOLDS);
-	holds[n_holds].release = release;
-	holds[n_holds].data = data;
-	n_holds++;
+	g_return_if_fail(self.n_holds < MAX_HOLDS);
+	self.holds[self.n_holds].release = release;
+	self.holds[self.n_holds].data = data;
+	self.n_holds++;
 }
 
 void cusemu_request_unhold(void)
 {
-	g_return_if_fail(n_holds > 0);
-	n_holds--;
+	g_return_if_fail(self.n_holds > 0);
+	self.n_holds--;
 }
 
 unsigned int cusemu_request_holds(void)
 {
-	return n_holds;
+	return self.n_holds;
 }
 
 void cusemu_request_release_holds(unsigned int mark)
 {
-	while (n_holds > mark) {
-		n_holds--;
-		holds[n_holds].release(holds[n_holds].data);
+	while (self.n_holds > mark) {
+		self.n_holds--;
+		self.holds[self.n_holds].release(self.holds[self.n_holds].data);
 	}
 }
 

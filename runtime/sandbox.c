@@ -388,15 +388,19 @@ static gboolean fail_errno(GError **error, int err, const char *what,
 
 /* ---- capabilities, in every thread */
 
-/* The highest capability this kernel knows, and what threads keep. */
-static int last_cap;
-static uint64_t keep_caps;
 /*
- * Started as root: the bounding set can be emptied. An ordinary user's
+ * The process's capabilities, which every thread drops alike (threads
+ * started later, the pool's among them, take them from here): the
+ * highest capability this kernel knows, and what threads keep. privileged:
+ * started as root, the bounding set can be emptied. An ordinary user's
  * daemon holds no capability to begin with, and cannot change that set
  * (CAP_SETPCAP); with no_new_privs it can gain nothing from it.
  */
-static bool privileged = true;
+static struct {
+	int last_cap;
+	uint64_t keep;
+	bool privileged;
+} caps = { .privileged = true };
 
 /* Async-signal-safe: every thread runs it in its own signal handler. */
 static int drop_own_caps(void)
@@ -407,12 +411,12 @@ static int drop_own_caps(void)
 	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = { 0 };
 
 	/* The bounding set first: dropping from it takes CAP_SETPCAP. */
-	for (int cap = 0; privileged && cap <= last_cap; cap++)
+	for (int cap = 0; caps.privileged && cap <= caps.last_cap; cap++)
 		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0))
 			return -errno;
 	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-	data[0].effective = data[0].permitted = (uint32_t)keep_caps;
-	data[1].effective = data[1].permitted = (uint32_t)(keep_caps >> 32);
+	data[0].effective = data[0].permitted = (uint32_t)caps.keep;
+	data[1].effective = data[1].permitted = (uint32_t)(caps.keep >> 32);
 	if (syscall(SYS_capset, &hdr, data))
 		return -errno;
 	/*
@@ -471,7 +475,7 @@ static gboolean thread_dropped(pid_t tid, guint64 keep, char **name)
 	    status_hex(status, "\nCapInh:") == 0 &&
 	    status_hex(status, "\nCapPrm:") == keep &&
 	    status_hex(status, "\nCapEff:") == keep &&
-	    (!privileged || status_hex(status, "\nCapBnd:") == 0) &&
+	    (!caps.privileged || status_hex(status, "\nCapBnd:") == 0) &&
 	    (!strstr(status, "\nCapAmb:") ||
 	     status_hex(status, "\nCapAmb:") == 0))
 		return TRUE;
@@ -549,8 +553,8 @@ static gboolean drop_caps(guint64 keep, GError **error)
 	};
 	int err;
 
-	last_cap = find_last_cap();
-	keep_caps = keep;
+	caps.last_cap = find_last_cap();
+	caps.keep = keep;
 	sigfillset(&sa.sa_mask);
 	/* Left installed: no late signal may find the default (to die). */
 	sigaction(SIGRTMIN, &sa, NULL);
@@ -805,10 +809,10 @@ static int seal_helper(uint32_t mode)
 	unsigned int allowed = 0;
 	int err;
 
-	last_cap = find_last_cap();
-	privileged = geteuid() == 0;
+	caps.last_cap = find_last_cap();
+	caps.privileged = geteuid() == 0;
 	/* An ordinary user's clients are its own: no capability needed. */
-	keep_caps = privileged ? 1ull << CAP_SYS_PTRACE : 0;
+	caps.keep = caps.privileged ? 1ull << CAP_SYS_PTRACE : 0;
 	err = drop_own_caps();
 	if (err || mode == CUSEMU_SECCOMP_OFF)
 		return err;
@@ -863,8 +867,8 @@ gboolean cusemu_sandbox_apply(struct cusemu_sandbox *sb, GError **error)
 				: 0;
 	int err;
 
-	privileged = geteuid() == 0;
-	sb->unprivileged = !privileged;
+	caps.privileged = geteuid() == 0;
+	sb->unprivileged = !caps.privileged;
 	if (sb->unprivileged) {
 		struct passwd *pw = getpwuid(geteuid());
 
@@ -911,9 +915,9 @@ gboolean cusemu_sandbox_seal_host(const struct cusemu_host_seal *seal,
 	if (seal->memory && setrlimit(RLIMIT_AS, &as))
 		return fail_errno(error, errno, "cannot limit its memory",
 				  "is host_memory= too low?");
-	last_cap = find_last_cap();
-	privileged = geteuid() == 0;
-	keep_caps = switching ? (1ull << CAP_SETUID) | (1ull << CAP_SETGID)
+	caps.last_cap = find_last_cap();
+	caps.privileged = geteuid() == 0;
+	caps.keep = switching ? (1ull << CAP_SETUID) | (1ull << CAP_SETGID)
 			      : 0;
 	err = drop_own_caps();
 	if (err)
@@ -984,9 +988,9 @@ int cusemu_sandbox_unmounter_seal(const struct cusemu_unmounter_seal *seal)
 {
 	int err;
 
-	last_cap = seal->last_cap;
-	keep_caps = seal->keep;
-	privileged = true;
+	caps.last_cap = seal->last_cap;
+	caps.keep = seal->keep;
+	caps.privileged = true;
 	err = drop_own_caps();
 	if (err)
 		return err;

@@ -11,9 +11,13 @@
 #include "cusemu/sched.h"
 #include "request.h"
 
-/* What sleepers wait on; only an interrupt or the session's end wakes it. */
-static GMutex sleep_lock;
-static GCond sleep_cond;
+/* What sleepers of every device wait on (a request's interrupt does not
+ * know the device it wakes); only an interrupt or the session's end wakes
+ * it. */
+static struct {
+	GMutex lock;
+	GCond cond;
+} sleepers;
 
 /*
  * A timed wait, not g_usleep(): a client that gives up (killed, or a signal
@@ -25,10 +29,10 @@ void cusemu_usleep(unsigned int us)
 {
 	gint64 end = g_get_monotonic_time() + us;
 
-	g_mutex_lock(&sleep_lock);
+	g_mutex_lock(&sleepers.lock);
 	while (!cusemu_signal_pending() && g_get_monotonic_time() < end)
-		cusemu_cond_wait_until(&sleep_cond, &sleep_lock, end);
-	g_mutex_unlock(&sleep_lock);
+		cusemu_cond_wait_until(&sleepers.cond, &sleepers.lock, end);
+	g_mutex_unlock(&sleepers.lock);
 }
 
 void cusemu_msleep(unsigned int ms)

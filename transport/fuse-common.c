@@ -125,6 +125,8 @@ static void free_fuse_buf(gpointer data)
 	g_free(buf);
 }
 
+/* Found through __thread at each request, as libfuse's own loop keeps its
+ * buffer per thread; the GPrivate only frees it when the thread ends. */
 static GPrivate fuse_buf_key = G_PRIVATE_INIT(free_fuse_buf);
 static __thread struct fuse_buf *worker_fuse_buf;
 

@@ -20,10 +20,16 @@
  * may make a key itself, in the way of the first creation). */
 extern int __pthread_key_create(pthread_key_t *key, void (*destr)(void *));
 
+/* Whether this thread is making a session: pthread_key_create() is
+ * called by libfuse, with nothing of ours to carry it. */
 static __thread bool sharing;
-static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_key_t shared_key;
-static unsigned long shared_refs;	/* sessions holding shared_key */
+/* The one key shared by every session of the process, as the key table
+ * it spares is the process's. */
+static struct {
+	pthread_mutex_t lock;
+	pthread_key_t key;
+	unsigned long refs;	/* sessions holding key */
+} shared = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 void cusemu_fuse_keys_share(bool on)
 {
@@ -36,14 +42,14 @@ int pthread_key_create(pthread_key_t *key, void (*destr)(void *))
 
 	if (!sharing)
 		return __pthread_key_create(key, destr);
-	pthread_mutex_lock(&shared_lock);
-	if (!shared_refs)
-		err = __pthread_key_create(&shared_key, destr);
+	pthread_mutex_lock(&shared.lock);
+	if (!shared.refs)
+		err = __pthread_key_create(&shared.key, destr);
 	if (!err) {
-		shared_refs++;
-		*key = shared_key;
+		shared.refs++;
+		*key = shared.key;
 	}
-	pthread_mutex_unlock(&shared_lock);
+	pthread_mutex_unlock(&shared.lock);
 	return err;
 }
 
@@ -52,10 +58,10 @@ int pthread_key_delete(pthread_key_t key)
 	static int (*real_delete)(pthread_key_t);
 	bool last = true;
 
-	pthread_mutex_lock(&shared_lock);
-	if (shared_refs && key == shared_key)
-		last = --shared_refs == 0;
-	pthread_mutex_unlock(&shared_lock);
+	pthread_mutex_lock(&shared.lock);
+	if (shared.refs && key == shared.key)
+		last = --shared.refs == 0;
+	pthread_mutex_unlock(&shared.lock);
 	if (!last)
 		return 0;
 	if (!real_delete)

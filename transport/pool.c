@@ -57,14 +57,19 @@ static struct {
 	int n_allowed;
 } pool = { .epfd = -1, .stopfd = -1 };
 
-/* Whether this thread is a worker; the source it serves, while it owns
- * it (nobody else is woken for it). */
-static __thread bool is_worker;
-static __thread struct cusemu_pool_source *owned;
-/* The CPU this worker's long call holds (cusemu_pool_hold_cpu()), or -1. */
-static __thread int held_cpu = -1;
-/* Whether this worker's long call runs with the short slice. */
-static __thread bool short_slice;
+/*
+ * This thread, as a worker: the pool's calls from a handler's path
+ * (cusemu_pool_hold_cpu(), the lock's will-wait hook) carry no worker.
+ * Whether it is one; the source it serves, while it owns it (nobody else
+ * is woken for it); the CPU its long call holds, or -1; whether that call
+ * runs with the short slice.
+ */
+static __thread struct {
+	bool is_worker;
+	struct cusemu_pool_source *owned;
+	int held_cpu;
+	bool short_slice;
+} me = { .held_cpu = -1 };
 
 static gpointer worker(gpointer data);
 
@@ -132,14 +137,14 @@ static void serve(struct cusemu_pool_source *src)
 	/* Counted before gone is read: remove() then waits for us. */
 	g_atomic_int_inc(&src->active);
 	if (!g_atomic_int_get(&src->gone)) {
-		owned = src;
+		me.owned = src;
 		src->ready(src);
 		/* A handler that faulted jumped past its release. */
 		cusemu_pool_release_cpu();
 		/* Not shared meanwhile: nobody has been woken for it. */
-		if (owned)
+		if (me.owned)
 			arm(src);
-		owned = NULL;
+		me.owned = NULL;
 	}
 	g_atomic_int_add(&src->active, -1);
 }
@@ -187,7 +192,7 @@ static bool set_slice(uint64_t slice_ns)
 static gpointer worker(gpointer data)
 {
 	(void)data;
-	is_worker = true;
+	me.is_worker = true;
 	for (;;) {
 		struct epoll_event ev;
 		int timeout = g_atomic_int_get(&pool.threads) > (gint)pool.size
@@ -350,16 +355,16 @@ unsigned int cusemu_pool_threads(void)
 
 bool cusemu_pool_owns(void)
 {
-	return owned != NULL;
+	return me.owned != NULL;
 }
 
 void cusemu_pool_share(void)
 {
-	struct cusemu_pool_source *src = owned;
+	struct cusemu_pool_source *src = me.owned;
 
 	if (!src)
 		return;
-	owned = NULL;
+	me.owned = NULL;
 	arm(src);
 }
 
@@ -391,9 +396,9 @@ void cusemu_pool_hold_cpu(gint *last)
 	cpu_set_t one;
 	int cpu;
 
-	if (is_worker && !short_slice)
-		short_slice = set_slice(LONG_CALL_SLICE_NS);
-	if (!is_worker || held_cpu >= 0 || pool.n_allowed < 2)
+	if (me.is_worker && !me.short_slice)
+		me.short_slice = set_slice(LONG_CALL_SLICE_NS);
+	if (!me.is_worker || me.held_cpu >= 0 || pool.n_allowed < 2)
 		return;
 	g_mutex_lock(&pool.cpu_lock);
 	cpu = pick_cpu(g_atomic_int_get(last));
@@ -410,23 +415,23 @@ void cusemu_pool_hold_cpu(gint *last)
 		g_mutex_unlock(&pool.cpu_lock);
 		return;
 	}
-	held_cpu = cpu;
+	me.held_cpu = cpu;
 	g_atomic_int_set(last, cpu);
 }
 
 void cusemu_pool_release_cpu(void)
 {
-	if (short_slice && set_slice(0))
-		short_slice = false;
-	if (held_cpu < 0)
+	if (me.short_slice && set_slice(0))
+		me.short_slice = false;
+	if (me.held_cpu < 0)
 		return;
 	if (sched_setaffinity(0, sizeof(pool.allowed), &pool.allowed))
 		g_warning("cannot let a worker run on every CPU again: %s",
 			  g_strerror(errno));
 	g_mutex_lock(&pool.cpu_lock);
-	CPU_CLR(held_cpu, &pool.held);
+	CPU_CLR(me.held_cpu, &pool.held);
 	g_mutex_unlock(&pool.cpu_lock);
-	held_cpu = -1;
+	me.held_cpu = -1;
 }
 
 void cusemu_pool_will_wait(void)
@@ -434,6 +439,6 @@ void cusemu_pool_will_wait(void)
 	/* It waits: its CPU is for others meanwhile. */
 	cusemu_pool_release_cpu();
 	cusemu_pool_share();
-	if (is_worker && !g_atomic_int_get(&pool.idle))
+	if (me.is_worker && !g_atomic_int_get(&pool.idle))
 		spawn();
 }

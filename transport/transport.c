@@ -22,15 +22,18 @@
 /* How long a stop waits for the workers inside a connection's requests. */
 #define STOP_TIMEOUT_S 10
 
-/* Every connection served and not freed yet, for the end of the pool:
- * under conns_lock. */
-static GMutex conns_lock;
-static GList *conns;
-static unsigned int pool_size = 8;
+/* The pool's connections, one set for the process as there is one pool:
+ * every connection served and not freed yet, for the end of the pool,
+ * under lock; and the pool's size, set once before the first. */
+static struct {
+	GMutex lock;
+	GList *list;
+	unsigned int pool_size;
+} conns = { .pool_size = 8 };
 
 void cusemu_transport_init(unsigned int workers)
 {
-	pool_size = workers;
+	conns.pool_size = workers;
 }
 
 gboolean cusemu_setting_count(const char *text, const char *origin,
@@ -122,16 +125,16 @@ gboolean cusemu_conn_serve(struct cusemu_conn *c, GError **error)
 	int fd = c->source.fd;
 
 	c->source.ready = conn_ready;
-	g_mutex_lock(&conns_lock);
-	conns = g_list_prepend(conns, c);
-	g_mutex_unlock(&conns_lock);
+	g_mutex_lock(&conns.lock);
+	conns.list = g_list_prepend(conns.list, c);
+	g_mutex_unlock(&conns.lock);
 	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)) {
 		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
 			    "%s: cannot make its descriptor non-blocking: %s",
 			    c->what, g_strerror(errno));
 		return FALSE;
 	}
-	if (!cusemu_pool_start(pool_size, error) ||
+	if (!cusemu_pool_start(conns.pool_size, error) ||
 	    !cusemu_pool_add(&c->source, error)) {
 		g_prefix_error(error, "%s: ", c->what);
 		return FALSE;
@@ -173,9 +176,9 @@ bool cusemu_conn_stop(struct cusemu_conn *c)
 
 static void conn_free_now(struct cusemu_conn *c)
 {
-	g_mutex_lock(&conns_lock);
-	conns = g_list_remove(conns, c);
-	g_mutex_unlock(&conns_lock);
+	g_mutex_lock(&conns.lock);
+	conns.list = g_list_remove(conns.list, c);
+	g_mutex_unlock(&conns.lock);
 	c->free(c);
 }
 
@@ -194,13 +197,13 @@ void cusemu_conn_release(struct cusemu_conn *c)
 static void end_all_waits(void *data)
 {
 	(void)data;
-	g_mutex_lock(&conns_lock);
-	for (GList *l = conns; l; l = l->next) {
+	g_mutex_lock(&conns.lock);
+	for (GList *l = conns.list; l; l = l->next) {
 		struct cusemu_conn *c = l->data;
 
 		c->end_waits(c);
 	}
-	g_mutex_unlock(&conns_lock);
+	g_mutex_unlock(&conns.lock);
 }
 
 /* After every connection has stopped: end the workers, then free what
@@ -211,9 +214,9 @@ static void end_pool(void)
 
 	if (!cusemu_pool_stop(end_all_waits, NULL))
 		return;
-	g_mutex_lock(&conns_lock);
-	left = g_list_copy(conns);
-	g_mutex_unlock(&conns_lock);
+	g_mutex_lock(&conns.lock);
+	left = g_list_copy(conns.list);
+	g_mutex_unlock(&conns.lock);
 	for (GList *l = left; l; l = l->next) {
 		struct cusemu_conn *c = l->data;
 
