@@ -205,6 +205,7 @@ static char *models_description(void)
 {
 	GString *s = g_string_new("Device models (--device MODEL[:key=value,...]):\n");
 	g_autofree const struct cusemu_device_model **plugins = NULL;
+	int width;
 
 	for (unsigned int i = 0; cusemu_device_models[i]; i++) {
 		const struct cusemu_device_model *m = cusemu_device_models[i];
@@ -229,14 +230,19 @@ static char *models_description(void)
 	describe_params(s, cusemu_common_params);
 	g_string_append(s, "\nKernel models (--model, or kernel= per device), "
 			   "with the kernel version a device model sees:\n");
+	/* The names' column fits the longest (a test model's, in
+	 * cusemud-test), at least 10 wide. */
+	width = 10;
+	for (unsigned int i = 0; cusemu_kernel_models[i]; i++)
+		width = MAX(width, (int)strlen(cusemu_kernel_models[i]->name));
 	for (unsigned int i = 0; cusemu_kernel_models[i]; i++) {
 		const struct cusemu_kernel_model *km = cusemu_kernel_models[i];
 		g_autofree char *version = g_strdup_printf(
 			"%u.%u.%u", km->version >> 16, (km->version >> 8) & 0xff,
 			km->version & 0xff);
 
-		g_string_append_printf(s, "  %-10s %-7s %s%s\n", km->name,
-				       version, km->summary,
+		g_string_append_printf(s, "  %-*s %-7s %s%s\n", width,
+				       km->name, version, km->summary,
 				       strcmp(km->name,
 					      CUSEMU_DEFAULT_KERNEL_MODEL)
 					       ? ""
