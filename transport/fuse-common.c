@@ -168,6 +168,7 @@ static bool fuse_conn_receive(struct cusemu_conn *c, int *res)
 }
 
 /* libfuse's messages, in the daemon's log under the domain "libfuse". */
+G_GNUC_PRINTF(2, 0)
 static void libfuse_log(enum fuse_log_level level, const char *fmt,
 			va_list ap)
 {
