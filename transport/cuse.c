@@ -79,15 +79,11 @@ static void cuse_ioctl(fuse_req_t req, int cmd, void *arg,
 {
 	struct cusemu_session *s = fuse_req_userdata(req);
 	struct cusemu_fuse_req fr;
-	struct cusemu_req *r = cusemu_fuse_req(&fr, req, fi);
 
-	r->cmd = (unsigned int)cmd;
-	r->arg = (uintptr_t)arg;
-	r->compat = flags & FUSE_IOCTL_COMPAT;
-	r->in = in_buf;
-	r->in_size = in_bufsz;
-	r->out_size = out_bufsz;
-	cusemu_node_ioctl(&s->node, r);
+	cusemu_node_ioctl(&s->node,
+			  cusemu_fuse_ioctl_req(&fr, req, fi, (unsigned int)cmd,
+						arg, flags, in_buf, in_bufsz,
+						out_bufsz));
 }
 
 static void cuse_open(fuse_req_t req, struct fuse_file_info *fi)

@@ -55,6 +55,25 @@ cusemu_fuse_req(struct cusemu_fuse_req *r, fuse_req_t req,
 	return &r->pub;
 }
 
+/* cusemu_fuse_req() for an ioctl, with its arguments as libfuse's ioctl
+ * callbacks (CUSE's and FUSE's alike) give them. */
+static inline struct cusemu_req *
+cusemu_fuse_ioctl_req(struct cusemu_fuse_req *r, fuse_req_t req,
+		      struct fuse_file_info *fi, unsigned int cmd, void *arg,
+		      unsigned int flags, const void *in_buf, size_t in_bufsz,
+		      size_t out_bufsz)
+{
+	struct cusemu_req *pub = cusemu_fuse_req(r, req, fi);
+
+	pub->cmd = cmd;
+	pub->arg = (uintptr_t)arg;
+	pub->compat = flags & FUSE_IOCTL_COMPAT;
+	pub->in = in_buf;
+	pub->in_size = in_bufsz;
+	pub->out_size = out_bufsz;
+	return pub;
+}
+
 /* One libfuse session (a CUSE session, a mount) served from the pool. */
 struct cusemu_fuse_conn {
 	struct cusemu_conn conn;	/* first: the pool's and the stop's */

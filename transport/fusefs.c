@@ -359,18 +359,12 @@ static void fs_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
 {
 	struct file *f = enter(req, ino, false);
 	struct cusemu_fuse_req fr;
-	struct cusemu_req *r;
 
 	if (!f)
 		return;
-	r = cusemu_fuse_req(&fr, req, fi);
-	r->cmd = cmd;
-	r->arg = (uintptr_t)arg;
-	r->compat = flags & FUSE_IOCTL_COMPAT;
-	r->in = in_buf;
-	r->in_size = in_bufsz;
-	r->out_size = out_bufsz;
-	cusemu_node_ioctl(&f->node, r);
+	cusemu_node_ioctl(&f->node,
+			  cusemu_fuse_ioctl_req(&fr, req, fi, cmd, arg, flags,
+						in_buf, in_bufsz, out_bufsz));
 	leave(f);
 }
 
