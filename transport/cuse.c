@@ -223,16 +223,15 @@ cusemu_session_start(struct cusemu_device *dev,
 		.dev_info_argv = dev_info,
 		.dev_major = opts->major,
 		.dev_minor = opts->minor,
-		.flags = cusemu_instance(dev)->dispatch.restricted ? 0 : CUSE_UNRESTRICTED_IOCTL,
+		.flags = cusemu_node_cuse_ioctls(dev) == CUSEMU_NODE_RESTRICTED
+				 ? 0
+				 : CUSE_UNRESTRICTED_IOCTL,
 	};
 	char *argv[] = { "cusemud", "-f", opts->debug ? "-d" : NULL, NULL };
 	struct cusemu_session *s = g_new0(struct cusemu_session, 1);
 	int multithreaded;
 
-	cusemu_node_init(&s->node, dev,
-			 cusemu_instance(dev)->dispatch.restricted
-				 ? CUSEMU_NODE_RESTRICTED
-				 : CUSEMU_NODE_UNRESTRICTED);
+	cusemu_node_init(&s->node, dev, cusemu_node_cuse_ioctls(dev));
 	g_mutex_init(&s->lock);
 	s->path = g_strconcat("/dev/", dev->name, NULL);
 	s->fuse.conn.what = s->path;
@@ -443,7 +442,7 @@ static gboolean wait_for_node(struct cusemu_device *dev,
 /* Whether the kernel copies ioctl payloads itself (see cuse_ioctl()). */
 static const char *cuse_ioctls(const struct cusemu_device *dev)
 {
-	return cusemu_instance(dev)->dispatch.restricted ? "restricted" : "unrestricted";
+	return cusemu_node_cuse_ioctls_name(dev);
 }
 
 /*

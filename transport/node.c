@@ -830,6 +830,20 @@ void cusemu_node_init(struct cusemu_node *n, struct cusemu_device *dev,
 	attach(n, dev);
 }
 
+enum cusemu_node_ioctls cusemu_node_cuse_ioctls(const struct cusemu_device *dev)
+{
+	return cusemu_instance(dev)->dispatch.restricted
+		       ? CUSEMU_NODE_RESTRICTED
+		       : CUSEMU_NODE_UNRESTRICTED;
+}
+
+const char *cusemu_node_cuse_ioctls_name(const struct cusemu_device *dev)
+{
+	return cusemu_node_cuse_ioctls(dev) == CUSEMU_NODE_RESTRICTED
+		       ? "restricted"
+		       : "unrestricted";
+}
+
 bool cusemu_node_can_serve(const struct cusemu_node *n,
 			   const struct cusemu_device *dev)
 {

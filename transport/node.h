@@ -42,6 +42,12 @@ struct cusemu_node {
 	gint long_cpu;			/* the CPU of its last long call, or -1 */
 };
 
+/* How a CUSE node serves dev (and the test transport, which plays one):
+ * restricted when every command of its model is _IOC-encoded with no
+ * pointer inside, else unrestricted; and the name cusemuctl shows. */
+enum cusemu_node_ioctls cusemu_node_cuse_ioctls(const struct cusemu_device *dev);
+const char *cusemu_node_cuse_ioctls_name(const struct cusemu_device *dev);
+
 /* Also sets the device's wake_up to notify the node's pollers. */
 void cusemu_node_init(struct cusemu_node *n, struct cusemu_device *dev,
 		      enum cusemu_node_ioctls ioctls);

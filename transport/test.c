@@ -167,10 +167,7 @@ static gboolean test_serve(struct cusemu_transport *t,
 {
 	struct cusemu_node *n = g_new0(struct cusemu_node, 1);
 
-	cusemu_node_init(n, dev,
-			 cusemu_instance(dev)->dispatch.restricted
-				 ? CUSEMU_NODE_RESTRICTED
-				 : CUSEMU_NODE_UNRESTRICTED);
+	cusemu_node_init(n, dev, cusemu_node_cuse_ioctls(dev));
 	g_ptr_array_add(test_of(t)->nodes, n);
 	return TRUE;
 }
@@ -215,7 +212,7 @@ static char *test_path(const struct cusemu_transport *t,
 
 static const char *test_ioctls(const struct cusemu_device *dev)
 {
-	return cusemu_instance(dev)->dispatch.restricted ? "restricted" : "unrestricted";
+	return cusemu_node_cuse_ioctls_name(dev);
 }
 
 static const char *test_name(const struct cusemu_transport *t,
