@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* TAP output for the self-checking clients (tap.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,4 +88,13 @@ bool expect_errno(const char *desc, long got, int want)
 	return report(got == -1 && err == want, desc,
 		      "expected -1 (%s), got %s", errno_name(want),
 		      show_ret(got, err));
+}
+
+int expect_open(const char *node, int flags, const char *desc)
+{
+	int fd = open(node, flags);
+
+	report(fd >= 0, desc, "expected a descriptor, got %s",
+	       show_ret(fd, errno));
+	return fd;
 }

@@ -30,4 +30,7 @@ __attribute__((noreturn)) void bail(const char *what);
 bool expect_ret(const char *desc, long got, long want);
 bool expect_errno(const char *desc, long got, int want);
 
+/* open(node, flags) as one check: the descriptor, or -1 (reported). */
+int expect_open(const char *node, int flags, const char *desc);
+
 #endif

@@ -20,15 +20,6 @@
 
 #include "tap.h"
 
-static int open_node(const char *node, int flags, const char *desc)
-{
-	int fd = open(node, flags);
-
-	report(fd >= 0, desc, "expected a descriptor, got %s",
-	       show_ret(fd, errno));
-	return fd;
-}
-
 static void check_identity(int fd)
 {
 	char name[256], head[8];
@@ -195,7 +186,7 @@ static void check_masks(int fd, const char *node)
 	       "%u bits set, KEY_A %s", set,
 	       long_bit(codes, KEY_A) ? "set" : "clear");
 
-	other = open_node(node, O_RDONLY, "open the node again for its mask");
+	other = expect_open(node, O_RDONLY, "open the node again for its mask");
 	if (other >= 0) {
 		memset(codes, 0, sizeof(codes));
 		expect_ret("EVIOCGMASK(EV_KEY) on the other file",
@@ -243,7 +234,7 @@ static void check_read(const char *node)
 {
 	struct input_event ev[2];
 	struct pollfd pfd;
-	int fd = open_node(node, O_RDONLY | O_NONBLOCK,
+	int fd = expect_open(node, O_RDONLY | O_NONBLOCK,
 			   "open the node O_NONBLOCK");
 
 	if (fd < 0)
@@ -263,7 +254,7 @@ static void check_read(const char *node)
 
 static void check_grab(int fd, const char *node)
 {
-	int other = open_node(node, O_RDONLY, "open the node a second time");
+	int other = expect_open(node, O_RDONLY, "open the node a second time");
 
 	if (other < 0)
 		return;
@@ -350,7 +341,7 @@ static void check_rep(const char *node)
 	struct input_event out[8];
 	struct pollfd pfd;
 	ssize_t n;
-	int fd = open_node(node, O_RDWR | O_NONBLOCK,
+	int fd = expect_open(node, O_RDWR | O_NONBLOCK,
 			   "open a file for EVIOCSREP");
 
 	if (fd < 0)
@@ -391,7 +382,7 @@ int main(int argc, char **argv)
 	       sizeof(long) == 4 ? "i386" : "x86_64");
 	/* First, before any ioctl could tell the node this ABI. */
 	check_read(argv[1]);
-	fd = open_node(argv[1], O_RDWR, "open the node read-write");
+	fd = expect_open(argv[1], O_RDWR, "open the node read-write");
 	if (fd < 0) {
 		printf("1..%d\n", ntests);
 		return 1;

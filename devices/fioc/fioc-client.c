@@ -96,15 +96,6 @@ static unsigned char *xmap(size_t size)
 	return p;
 }
 
-static int open_node(const char *node, const char *desc)
-{
-	int fd = open(node, O_RDWR);
-
-	report(fd >= 0, desc, "expected a descriptor, got %s",
-	       show_ret(fd, errno));
-	return fd;
-}
-
 static long fioc_set(int fd, size_t size)
 {
 	return ioctl(fd, FIOC_SET_SIZE, &size);
@@ -245,12 +236,12 @@ static void check_stream(const char *node, int fd, int *fd2, int *fd3)
 {
 	unsigned char buf[100];
 
-	*fd2 = open_node(node, "open a second descriptor");
+	*fd2 = expect_open(node, O_RDWR, "open a second descriptor");
 	expect_ret("write of 8 bytes on the fresh descriptor returns 8",
 		   write(*fd2, "ABCDEFGH", 8), 8);
 	expect_size(fd, "FIOC_GET_SIZE gives 8 after the write", 8);
 
-	*fd3 = open_node(node, "open a third descriptor");
+	*fd3 = expect_open(node, O_RDWR, "open a third descriptor");
 	memset(buf, FILL, sizeof(buf));
 	expect_ret("read of 100 bytes on the fresh descriptor returns 8",
 		   read(*fd3, buf, 100), 8);
@@ -264,7 +255,7 @@ static void check_write_cap(const char *node, size_t max, int *fd4)
 	unsigned char *data = xmalloc(max + 100);
 
 	memset(data, 'x', max + 100);
-	*fd4 = open_node(node, "open a fourth descriptor");
+	*fd4 = expect_open(node, O_RDWR, "open a fourth descriptor");
 	expect_set(*fd4, "FIOC_SET_SIZE 0 before filling the buffer", 0);
 	expect_ret("write of max size + 100 bytes returns max size",
 		   write(*fd4, data, max + 100), (long)max);
@@ -398,8 +389,8 @@ static void check_stream_sizes(const char *node, size_t max)
 	/* Kept from the compiler, which rightly sees no such buffer. */
 	volatile size_t size_4g = SIZE_4G;
 	unsigned char *data = patterned(EDGE_TOTAL), *buf = xmap(room);
-	int w = open_node(node, "open a descriptor to write the edge sizes");
-	int r = open_node(node, "open a descriptor to read them");
+	int w = expect_open(node, O_RDWR, "open a descriptor to write the edge sizes");
+	int r = expect_open(node, O_RDWR, "open a descriptor to read them");
 	size_t off = 0;
 	char desc[128];
 
@@ -428,7 +419,7 @@ static void check_stream_sizes(const char *node, size_t max)
 		off += n;
 	}
 	close(r);
-	r = open_node(node, "open a descriptor to read 4 GiB");
+	r = expect_open(node, O_RDWR, "open a descriptor to read 4 GiB");
 	memset(buf, FILL, 2 * EDGE_TOTAL);
 	expect_ret("read() of 4 GiB (4 GiB - 1 for i386) returns the 8193 "
 		   "bytes there are", read(r, buf, size_4g), EDGE_TOTAL);
@@ -437,7 +428,7 @@ static void check_stream_sizes(const char *node, size_t max)
 			    2 * EDGE_TOTAL, FILL);
 	close(r);
 	close(w);
-	w = open_node(node, "open a descriptor to write 4 GiB");
+	w = expect_open(node, O_RDWR, "open a descriptor to write 4 GiB");
 	expect_ret("write() of 4 GiB (4 GiB - 1 for i386) stops at max size",
 		   write(w, buf, size_4g), (long)max);
 	expect_size(w, "FIOC_GET_SIZE gives max size after it", max);
@@ -520,7 +511,7 @@ static void check_reopen(const char *node, const int *fds, int n)
 	}
 	report(!ret, "close every descriptor", "expected 0, got %s",
 	       show_ret(ret, err));
-	fd = open_node(node, "reopen the node");
+	fd = expect_open(node, O_RDWR, "reopen the node");
 	expect_size(fd, "FIOC_GET_SIZE on the reopened node gives 16", 16);
 	if (fd >= 0)
 		close(fd);
@@ -601,7 +592,7 @@ int main(int argc, char **argv)
 	/* What the caller's ABI decides: the width of long (and size_t). */
 	printf("# fioc-client: ABI %s\n",
 	       sizeof(long) == 4 ? "i386" : "x86_64");
-	fds[0] = open_node(node, "open the node read-write");
+	fds[0] = expect_open(node, O_RDWR, "open the node read-write");
 	if (fds[0] < 0) {
 		printf("1..%d\n", ntests);
 		return 1;

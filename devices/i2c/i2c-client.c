@@ -100,15 +100,6 @@ static bool expect_bytes(const char *desc, const uint8_t *got,
 		      i < n ? want[i] : 0, i, i < n ? got[i] : 0);
 }
 
-static int open_node(const char *node, const char *desc)
-{
-	int fd = open(node, O_RDWR);
-
-	report(fd >= 0, desc, "expected a descriptor, got %s",
-	       show_ret(fd, errno));
-	return fd;
-}
-
 static void check_funcs(int fd)
 {
 	unsigned char buf[8];
@@ -160,7 +151,7 @@ static void check_setup(int fd)
 static void check_busy(const char *node, int fd)
 {
 	union i2c_smbus_data d = { .byte = 0 };
-	int fd2 = open_node(node, "open a second descriptor");
+	int fd2 = expect_open(node, O_RDWR, "open a second descriptor");
 
 	if (fd2 < 0)
 		return;
@@ -481,7 +472,7 @@ int main(int argc, char **argv)
 	/* What the caller's ABI decides: the width of long and pointers. */
 	printf("# i2c-client: ABI %s\n",
 	       sizeof(long) == 4 ? "i386" : "x86_64");
-	fd = open_node(node, "open the node read-write");
+	fd = expect_open(node, O_RDWR, "open the node read-write");
 	if (fd < 0) {
 		printf("1..%d\n", ntests);
 		return 1;

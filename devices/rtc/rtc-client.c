@@ -118,15 +118,6 @@ static bool expect_time(int fd, const char *desc, const struct rtc_time *want,
 
 /* ---- the checks */
 
-static int open_node(const char *node, const char *desc)
-{
-	int fd = open(node, O_RDWR);
-
-	report(fd >= 0, desc, "expected a descriptor, got %s",
-	       show_ret(fd, errno));
-	return fd;
-}
-
 static void check_exclusive(const char *node)
 {
 	int fd = open(node, O_RDONLY);
@@ -746,7 +737,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("# rtc-client: ABI %s\n",
 	       sizeof(long) == 4 ? "i386" : "x86_64");
-	fd = open_node(node, "open the node read-write");
+	fd = expect_open(node, O_RDWR, "open the node read-write");
 	if (fd < 0) {
 		printf("1..%d\n", ntests);
 		return 1;
@@ -773,7 +764,7 @@ int main(int argc, char **argv)
 	check_interrupted_read(fd);
 	restore_time(fd);
 	expect_ret("close the node", close(fd), 0);
-	fd = open_node(node, "after close the node opens again");
+	fd = expect_open(node, O_RDWR, "after close the node opens again");
 	if (fd >= 0)
 		close(fd);
 	printf("1..%d\n", ntests);

@@ -43,15 +43,6 @@ static void pause_ms(unsigned int ms)
 		;
 }
 
-static int open_node(const char *node, const char *desc)
-{
-	int fd = open(node, O_RDWR);
-
-	report(fd >= 0, desc, "expected a descriptor, got %s",
-	       show_ret(fd, errno));
-	return fd;
-}
-
 static void close_node(int fd, const char *desc)
 {
 	expect_ret(desc, close(fd), 0);
@@ -269,7 +260,7 @@ static int reopen_after_pause(const char *node, int *left)
 	int fd;
 
 	pause_ms(DRIFT_MS);
-	fd = open_node(node, "reopen the node after 1.5 s");
+	fd = expect_open(node, O_RDWR, "reopen the node after 1.5 s");
 	*left = fd >= 0 ? get_int(fd, WDIOC_GETTIMELEFT, "GETTIMELEFT") : -1;
 	return fd;
 }
@@ -307,7 +298,7 @@ static int check_expiry(const char *node, int fd, int configured)
 	expect_ret("SETTIMEOUT 1 returns 0", set_timeout(fd, 1, &back), 0);
 	close_node(fd, "close without a 'V', timeout 1");
 	pause_ms(EXPIRY_WAIT_MS);
-	fd = open_node(node, "reopen the node 2.5 s later");
+	fd = expect_open(node, O_RDWR, "reopen the node 2.5 s later");
 	if (fd < 0)
 		return fd;
 	report(get_int(fd, WDIOC_GETBOOTSTATUS, "GETBOOTSTATUS") &
@@ -366,7 +357,7 @@ int main(int argc, char **argv)
 	/* A hang in the daemon should still show how far the checks got. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("# wd-client: ABI %s\n", sizeof(long) == 4 ? "i386" : "x86_64");
-	fd = open_node(node, "open the node (starts the watchdog)");
+	fd = expect_open(node, O_RDWR, "open the node (starts the watchdog)");
 	if (fd < 0) {
 		printf("1..%d\n", ntests);
 		return 1;
