@@ -17,6 +17,7 @@
 #define G_LOG_DOMAIN "cusemu-sandbox"
 
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
@@ -195,6 +196,18 @@ const struct cusemu_syscall_rule cusemu_sandbox_passthrough_rules[] = {
 		    "(i386 architecture)"),
 	ALLOW(write, "an i386 opener's write, read as i386 by the driver "
 		     "(i386 architecture)"),
+	{ NULL },
+};
+
+/*
+ * What a daemon in a user namespace of its own does besides (under
+ * cusemu-run, cusemu_reaches_callers()): over FUSE, read and write the
+ * memory of the callers, the namespace's processes alone.
+ */
+const struct cusemu_syscall_rule cusemu_sandbox_reach_rules[] = {
+	ALLOW(process_vm_readv, "over FUSE, a caller's memory that its "
+				"ioctl's _IOC bits do not describe"),
+	ALLOW(process_vm_writev, "... and what the ioctl writes back there"),
 	{ NULL },
 };
 
@@ -697,6 +710,26 @@ static int add_passthrough(scmp_filter_ctx ctx, uint32_t off_list,
 	return err;
 }
 
+bool cusemu_reaches_callers(void)
+{
+	static gsize done;
+	static bool own;
+
+	if (g_once_init_enter(&done)) {
+		g_autofree char *map = NULL;
+		unsigned long inside, outside, count;
+
+		/* The first namespace maps every id to itself. */
+		own = g_file_get_contents("/proc/self/uid_map", &map, NULL,
+					  NULL) &&
+		      sscanf(map, "%lu %lu %lu", &inside, &outside, &count) ==
+			      3 &&
+		      !(inside == 0 && outside == 0 && count == 4294967295UL);
+		g_once_init_leave(&done, 1);
+	}
+	return own;
+}
+
 static int fill_filter(scmp_filter_ctx ctx, uint32_t off_list,
 		       const struct cusemu_syscall_rule *rules,
 		       bool passthrough, unsigned int *allowed)
@@ -710,6 +743,8 @@ static int fill_filter(scmp_filter_ctx ctx, uint32_t off_list,
 		err = add_rules(ctx, sanitizer_rules, allowed);
 	if (!err && passthrough)
 		err = add_passthrough(ctx, off_list, allowed);
+	if (!err && rules == cusemu_sandbox_rules && cusemu_reaches_callers())
+		err = add_rules(ctx, cusemu_sandbox_reach_rules, allowed);
 	return err;
 }
 

@@ -147,6 +147,16 @@ extern const struct cusemu_syscall_rule cusemu_sandbox_rules[];
 extern const struct cusemu_syscall_rule cusemu_sandbox_helper_rules[];
 /* What a passthrough device adds: [0] for x86_64, the rest for i386. */
 extern const struct cusemu_syscall_rule cusemu_sandbox_passthrough_rules[];
+extern const struct cusemu_syscall_rule cusemu_sandbox_reach_rules[];
+
+/*
+ * Whether the daemon runs in a user namespace of its own (cusemu-run's),
+ * where every process it can reach is one of the namespace's: over FUSE it
+ * then reads and writes its callers' memory (process_vm_readv/writev,
+ * cusemu_sandbox_reach_rules) for the ioctls whose _IOC bits do not
+ * describe their payload. Outside one (root on the host) it does not.
+ */
+bool cusemu_reaches_callers(void);
 /* A model host's, the same way. */
 extern const struct cusemu_syscall_rule cusemu_sandbox_host_rules[];
 /* Root's FUSE unmounter's, the same way. */

@@ -300,14 +300,16 @@ static void assert_readme_table(guint index,
 }
 
 /* The daemon's allow-list, the /proc helper's, the FUSE unmounter's, what
- * a passthrough device adds to the first, and a model host's. */
+ * a passthrough device and a user namespace of its own add to the first,
+ * and a model host's. */
 static void test_readme_table(void)
 {
 	assert_readme_table(0, cusemu_sandbox_rules);
 	assert_readme_table(1, cusemu_sandbox_helper_rules);
 	assert_readme_table(2, cusemu_sandbox_unmounter_rules);
 	assert_readme_table(3, cusemu_sandbox_passthrough_rules);
-	assert_readme_table(4, cusemu_sandbox_host_rules);
+	assert_readme_table(4, cusemu_sandbox_reach_rules);
+	assert_readme_table(5, cusemu_sandbox_host_rules);
 }
 
 /* ---- in subprocesses */

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/uio.h>
 
 #include <glib.h>
 
@@ -31,6 +32,7 @@
 #include "oops.h"
 #include "op.h"
 #include "pool.h"
+#include "sandbox.h"
 #include "stats.h"
 
 /* Pending retries a file may hold: one per client thread in an ioctl. */
@@ -368,8 +370,11 @@ static void refuse_outside_payload(struct cusemu_node *n,
 		g_warning("%s: %s (%s%08x) needs memory outside the payload its "
 			  "_IOC bits describe (a pointer inside, or data the "
 			  "other way): files on a FUSE mount cannot fetch it, "
-			  "so the caller gets EOPNOTSUPP; serve this device "
-			  "over CUSE for it",
+			  "and the daemon may not reach the caller's memory "
+			  "itself (it runs as another user, without "
+			  "CAP_SYS_PTRACE), so the caller gets EOPNOTSUPP; "
+			  "serve this device over CUSE for it, or run the "
+			  "caller under cusemu-run",
 			  n->dev->name,
 			  call->stats.name ? call->stats.name : "the command",
 			  call->compat ? "32-bit, " : "", call->cmd);
@@ -546,6 +551,88 @@ static void ioctl_finish(struct cusemu_call *call, struct cusemu_op_record *rec)
 	cusemu_op_done(rec);
 }
 
+/*
+ * Over FUSE the kernel takes no retry: the memory a handler needs beyond
+ * the _IOC payload is read and written here instead, in the caller's
+ * process (process_vm_readv/writev), as the kernel would have copied it
+ * on a retry. The daemon may when the caller runs as its own user and is
+ * dumpable, or when it holds CAP_SYS_PTRACE over it: both are so under
+ * cusemu-run. Up to REACH_LEVELS levels of pointers.
+ */
+#define REACH_LEVELS 16
+
+/* The caller's memory at set: into buf, or from it. 0, or -errno:
+ * -EFAULT for memory the caller does not have. */
+static int reach(pid_t pid, const struct cusemu_user_ranges *set,
+		 uint8_t *buf, size_t len, bool write)
+{
+	struct iovec local = { buf, len };
+	struct iovec remote[CUSEMU_USER_MAX_RANGES];
+	ssize_t n;
+
+	if (!len)
+		return 0;
+	to_iovec(remote, set);
+	n = write ? process_vm_writev(pid, &local, 1, remote, set->count, 0)
+		  : process_vm_readv(pid, &local, 1, remote, set->count, 0);
+	if (n == (ssize_t)len)
+		return 0;
+	return n < 0 && errno != EFAULT && errno != ENOMEM ? -errno : -EFAULT;
+}
+
+/*
+ * Run call again with the memory its handler asked for, read from the
+ * caller, until it asks for none; *in holds what was read (freed by the
+ * caller, after the call's record). True if the call ran on the caller's
+ * memory: its out ranges are then written back by the daemon. False, the
+ * call still pending: the daemon may not reach that caller.
+ */
+static bool reach_caller(struct cusemu_node *n, struct cusemu_req *req,
+			 struct open_file *of, struct cusemu_call *call,
+			 long *result, uint8_t *out, uint8_t **in)
+{
+	g_autofree struct cusemu_user_ranges *set =
+		g_new(struct cusemu_user_ranges, 2);
+	bool reached = false;
+
+	for (unsigned int level = 0; call->pending && !call->error &&
+				     level < REACH_LEVELS; level++) {
+		uint8_t *buf = g_malloc(MAX(call->in.bytes, 1));
+		int err;
+
+		cusemu_user_ranges_copy(&set[0], &call->in);
+		cusemu_user_ranges_copy(&set[1], &call->out);
+		err = reach(req->pid, &set[0], buf, set[0].bytes, false);
+		if (err && err != -EFAULT) {
+			g_free(buf);
+			return reached;
+		}
+		g_free(*in);
+		*in = buf;
+		reached = true;
+		cusemu_call_init(call, of->file.dev, &of->file, req->cmd,
+				 (unsigned long)req->arg, req->compat, req->pid);
+		if (err) {
+			call->error = -EFAULT;
+			break;
+		}
+		cusemu_call_set_data(call, &set[0], &set[1], buf, set[0].bytes,
+				     out, set[1].bytes);
+		*result = 0;
+		if (replaced(n, of))
+			call->error = -ENODEV;
+		else if (cusemu_device_fenced(call->dev))
+			call->error = -EIO;
+		else if (model_ioctl(call, result)) {
+			call->error = -EIO;
+			call->pending = false;
+		}
+	}
+	if (call->pending && !call->error)
+		call->error = -EFAULT;	/* pointers deeper than any ABI has */
+	return reached;
+}
+
 void cusemu_node_ioctl(struct cusemu_node *n, struct cusemu_req *req)
 {
 	struct open_file *of = file_of(req);
@@ -553,7 +640,9 @@ void cusemu_node_ioctl(struct cusemu_node *n, struct cusemu_req *req)
 	struct cusemu_call call;
 	struct cusemu_op_record rec;
 	uint8_t *out = out_buffer();
+	g_autofree uint8_t *in = NULL;
 	enum ioctl_reply reply;
+	bool reached = false;
 	long result = 0;
 
 	cusemu_call_init(&call, of->file.dev, &of->file, req->cmd,
@@ -586,8 +675,17 @@ void cusemu_node_ioctl(struct cusemu_node *n, struct cusemu_req *req)
 		call.error = -EIO;
 		call.pending = false;
 	}
+	if (call.pending && n->ioctls == CUSEMU_NODE_FILE &&
+	    cusemu_reaches_callers())
+		reached = reach_caller(n, req, of, &call, &result, out, &in);
 	request_end(req, &r);
 	reply = ioctl_reply_of(n, &call, &rec, &result);
+	/* What the kernel would have copied out on a retry. */
+	if (reply == IOCTL_REPLY_DATA && reached &&
+	    reach(req->pid, &call.out, out, call.out_used, true)) {
+		call.stats.error = EFAULT;
+		reply = IOCTL_REPLY_ERR;
+	}
 	ioctl_finish(&call, &rec);
 	switch (reply) {
 	case IOCTL_REPLY_ERR:
@@ -597,7 +695,9 @@ void cusemu_node_ioctl(struct cusemu_node *n, struct cusemu_req *req)
 		reply_retry(req, of, &call);
 		break;
 	case IOCTL_REPLY_DATA:
-		req->ops->ioctl(req, (int)result, out, call.out_used);
+		/* Reached: written already; the kernel copies nothing. */
+		req->ops->ioctl(req, (int)result, out,
+				reached ? 0 : call.out_used);
 		break;
 	}
 }
