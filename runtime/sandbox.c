@@ -155,6 +155,10 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 			     "keep them when it changes its time slice"),
 	ALLOW(sched_setattr, "a worker in a spinning handler takes a short "
 			     "time slice, and the default one back after"),
+	ALLOW(timer_create, "a worker's timer, which ends its wait for the "
+			    "next request of the node it reads"),
+	ALLOW(timer_settime, "... set before each wait and stopped after it"),
+	ALLOW(timer_delete, "... and deleted when the worker leaves"),
 	ALLOW(getcpu, "the CPU a worker is on, where the vDSO falls back"),
 	ALLOW(getrusage, "a timed handler's CPU time, when its worker was "
 			 "preempted meanwhile"),

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The worker pool (transport/pool.c) on pipes, without CUSE: every source is
- * served, by a few threads; a source's requests go to the worker that owns
- * it, one after the other, until it shares it; a handler that waits gets
+ * served, by a few threads; a source's requests go to its readers, at most
+ * two, one after the other, until one shares it; a handler that waits gets
  * a worker added so that the other sources go on; a removed source is not
- * served; a stop ends every worker, also one waiting in a handler.
+ * served; a stop ends every worker, also one waiting in a handler or in a
+ * read.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,31 +30,42 @@ static GCond cond;
 static bool released;
 static gint blocked;
 
-static void pipe_ready(struct cusemu_pool_source *src)
+/* One byte, waited for as pool.h says: true if one came. */
+static bool take_byte(struct cusemu_pool_source *src)
+{
+	char c;
+	ssize_t n;
+
+	cusemu_pool_read_begin();
+	n = read(src->fd, &c, 1);
+	cusemu_pool_read_end();
+	return n == 1;
+}
+
+static int pipe_take(struct cusemu_pool_source *src)
 {
 	struct pipe_source *p = (struct pipe_source *)src;
-	char c;
 
-	/* Non-blocking: another worker may have taken the byte. */
-	while (read(src->fd, &c, 1) == 1) {
-		g_atomic_int_inc(&p->served);
-		if (!p->blocks)
-			continue;
-		cusemu_pool_will_wait();
-		g_mutex_lock(&lock);
-		g_atomic_int_inc(&blocked);
-		while (!released)
-			g_cond_wait(&cond, &lock);
-		g_mutex_unlock(&lock);
-	}
+	if (!take_byte(src))
+		return 0;
+	g_atomic_int_inc(&p->served);
+	if (!p->blocks)
+		return 1;
+	cusemu_pool_will_wait();
+	g_mutex_lock(&lock);
+	g_atomic_int_inc(&blocked);
+	while (!released)
+		g_cond_wait(&cond, &lock);
+	g_mutex_unlock(&lock);
+	return 1;
 }
 
 static void pipe_open(struct pipe_source *p)
 {
 	int fds[2];
 
-	g_assert_cmpint(pipe2(fds, O_NONBLOCK | O_CLOEXEC), ==, 0);
-	*p = (struct pipe_source){ .src = { .fd = fds[0], .ready = pipe_ready },
+	g_assert_cmpint(pipe2(fds, O_CLOEXEC), ==, 0);
+	*p = (struct pipe_source){ .src = { .fd = fds[0], .take = pipe_take },
 				   .wfd = fds[1] };
 	g_assert_true(cusemu_pool_add(&p->src, NULL));
 }
@@ -97,6 +109,11 @@ static bool served_once(gpointer data)
 	return g_atomic_int_get(&((struct pipe_source *)data)->served) >= 1;
 }
 
+static bool served_twice(gpointer data)
+{
+	return g_atomic_int_get(&((struct pipe_source *)data)->served) >= 2;
+}
+
 static bool one_blocked(gpointer data)
 {
 	(void)data;
@@ -135,22 +152,20 @@ struct row_source {
 	GHashTable *threads;
 };
 
-static void row_ready(struct cusemu_pool_source *src)
+static int row_take(struct cusemu_pool_source *src)
 {
 	struct row_source *r = (struct row_source *)src;
-	char c;
 
-	while (read(src->fd, &c, 1) == 1) {
-		g_mutex_lock(&r->lock);
-		g_hash_table_add(r->threads, g_thread_self());
-		g_mutex_unlock(&r->lock);
-		if (r->share)
-			cusemu_pool_share();
-		g_usleep(2000);		/* not a wait the pool hears of */
-		g_atomic_int_inc(&r->p.served);
-		if (!cusemu_pool_owns())
-			return;
-	}
+	if (!take_byte(src))
+		return 0;
+	g_mutex_lock(&r->lock);
+	g_hash_table_add(r->threads, g_thread_self());
+	g_mutex_unlock(&r->lock);
+	if (r->share)
+		cusemu_pool_share();
+	g_usleep(2000);		/* not a wait the pool hears of */
+	g_atomic_int_inc(&r->p.served);
+	return 1;
 }
 
 static bool row_served(gpointer data)
@@ -169,7 +184,7 @@ static guint serve_in_a_row(bool share)
 	r.threads = g_hash_table_new(NULL, NULL);
 	g_assert_true(cusemu_pool_start(4, NULL));
 	pipe_open(&r.p);
-	r.p.src.ready = row_ready;
+	r.p.src.take = row_take;
 	for (int i = 0; i < IN_A_ROW; i++)
 		poke(&r.p);
 	g_assert_true(wait_for(row_served, &r.p));
@@ -182,14 +197,45 @@ static guint serve_in_a_row(bool share)
 }
 
 /*
- * While the owner serves one request, the source's others wake nobody:
- * the owner serves them all, in a row. Once it shares the source before
- * each, other workers serve them meanwhile.
+ * While its readers serve one request each, the source's others wake
+ * nobody else: at most two workers serve them all, in turn. Once each
+ * reader shares the source before its request, other workers serve them
+ * meanwhile: all four.
  */
-static void test_owner(void)
+static void test_readers(void)
 {
-	g_assert_cmpuint(serve_in_a_row(false), ==, 1);
-	g_assert_cmpuint(serve_in_a_row(true), >=, 2);
+	g_assert_cmpuint(serve_in_a_row(false), <=, 2);
+	g_assert_cmpuint(serve_in_a_row(true), >=, 3);
+}
+
+/*
+ * One worker: once it reads a source, the other source waits for it to
+ * leave, which it does when no request has come for a few milliseconds
+ * (a timer signal ends its read), not when the source next has one.
+ */
+static void test_reader_leaves(void)
+{
+	struct pipe_source a, b;
+	gint64 start;
+
+	g_assert_true(cusemu_pool_start(1, NULL));
+	pipe_open(&a);
+	pipe_open(&b);
+	poke(&a);
+	g_assert_true(wait_for(served_once, &a));
+	start = g_get_monotonic_time();
+	poke(&b);
+	g_assert_true(wait_for(served_once, &b));
+	g_assert_cmpint(g_get_monotonic_time() - start, <, G_TIME_SPAN_SECOND);
+	g_assert_cmpuint(cusemu_pool_threads(), ==, 1);
+	poke(&a);
+	g_assert_true(wait_for(served_twice, &a));
+	g_assert_true(cusemu_pool_stop(NULL, NULL));
+	g_assert_cmpuint(cusemu_pool_threads(), ==, 0);
+	g_assert_cmpint(g_atomic_int_get(&a.served), ==, 2);
+	g_assert_cmpint(g_atomic_int_get(&b.served), ==, 1);
+	pipe_close(&a);
+	pipe_close(&b);
 }
 
 static void release(void *data)
@@ -240,7 +286,8 @@ int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
 	g_test_add_func("/pool/serves-all", test_serves_all);
-	g_test_add_func("/pool/owner", test_owner);
+	g_test_add_func("/pool/readers", test_readers);
+	g_test_add_func("/pool/reader-leaves", test_reader_leaves);
 	g_test_add_func("/pool/waiting-handler", test_waiting_handler);
 	return g_test_run();
 }

@@ -14,14 +14,6 @@
 
 #include "pool.h"
 
-/*
- * Requests a worker takes from one session in a row, without going back
- * to the event loop, while the session has more waiting: a busy node is
- * served without a wake-up per request, and other nodes still get their
- * turn.
- */
-#define DRAIN_MAX 64
-
 static fuse_req_t fuse_req_of(struct cusemu_req *r)
 {
 	return ((struct cusemu_fuse_req *)r->data)->req;
@@ -140,31 +132,22 @@ static struct fuse_buf *worker_buf(void)
 	return worker_fuse_buf;
 }
 
-/*
- * The source's requests read and served one after the other while this
- * worker owns it, up to DRAIN_MAX before others get a turn; once it is
- * shared (a handler waited, or takes long), other workers read them.
- * False once the session has ended; *res is then libfuse's result (0: the
- * kernel dropped it, or it was told to exit).
- */
-static bool fuse_conn_receive(struct cusemu_conn *c, int *res)
+/* One request of the session, waited for and served: take() of pool.h. */
+static int fuse_conn_take(struct cusemu_conn *c, int *res)
 {
 	struct fuse_session *se = ((struct cusemu_fuse_conn *)c)->se;
-	struct cusemu_pool_source *src = &c->source;
 	struct fuse_buf *buf = worker_buf();
 
-	for (unsigned int i = 0; i < DRAIN_MAX; i++) {
-		*res = fuse_session_receive_buf(se, buf);
-		/* EAGAIN: none left, or another worker took it. */
-		if (*res == -EAGAIN || *res == -EINTR)
-			return true;
-		if (*res <= 0)
-			return false;
-		fuse_session_process_buf(se, buf);
-		if (g_atomic_int_get(&src->gone) || !cusemu_pool_owns())
-			return true;
-	}
-	return true;
+	cusemu_pool_read_begin();
+	*res = fuse_session_receive_buf(se, buf);
+	cusemu_pool_read_end();
+	/* EINTR: none came for a while; EAGAIN: the kernel had none. */
+	if (*res == -EAGAIN || *res == -EINTR)
+		return 0;
+	if (*res <= 0)
+		return -1;
+	fuse_session_process_buf(se, buf);
+	return 1;
 }
 
 /* libfuse's messages, in the daemon's log under the domain "libfuse". */
@@ -195,7 +178,7 @@ static void fuse_conn_exit(struct cusemu_conn *c)
 gboolean cusemu_fuse_conn_serve(struct cusemu_fuse_conn *c, GError **error)
 {
 	c->conn.source.fd = fuse_session_fd(c->se);
-	c->conn.receive = fuse_conn_receive;
+	c->conn.take = fuse_conn_take;
 	c->conn.exit = fuse_conn_exit;
 	return cusemu_conn_serve(&c->conn, error);
 }

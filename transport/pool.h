@@ -3,10 +3,12 @@
  * One event loop and one worker pool for every device: the workers wait
  * on one epoll set that holds every session's descriptor, so the threads
  * do not grow with the devices. A request on a source nobody serves wakes
- * one waiting worker, which owns the source from then on: it reads and
- * serves the source's requests one after the other, and lets it go when
- * none is left. While it owns the source no other worker is woken for
- * it, unless it shares it (cusemu_pool_share()).
+ * one waiting worker, which reads the source from then on: it waits for
+ * its requests in a blocking read and serves them one after the other,
+ * and lets it go when none has come for a few milliseconds. While it
+ * reads the source no other worker is woken for it but one, a second
+ * reader, as in libfuse's own loop; or when it shares it
+ * (cusemu_pool_share()).
  *
  * A handler that waits (a read with nothing to read, a sleep, a lock
  * another call holds) keeps its worker; when it starts waiting and no
@@ -24,16 +26,20 @@
 #define CUSEMU_POOL_MAX_THREADS 4096
 
 struct cusemu_pool_source {
+	/* Blocking: a reader waits in a read of it, which the pool ends. */
 	int fd;
 	/*
-	 * Called by a worker when fd may be readable: take what is there,
-	 * one request after the other while cusemu_pool_owns() (fd is
-	 * non-blocking: once shared, another worker may take it), and
-	 * cusemu_pool_remove() the source once it has ended.
+	 * Called by a worker, one of the source's readers, for its next
+	 * request: a read of fd between cusemu_pool_read_begin() and
+	 * cusemu_pool_read_end(), which may wait and then ends with EINTR
+	 * when none comes; then the request served. 1 if one was served, 0
+	 * if none came (EINTR, or EAGAIN), -1 once the source has ended: it
+	 * calls cusemu_pool_remove() then.
 	 */
-	void (*ready)(struct cusemu_pool_source *src);
-	gint active;		/* workers inside ready() */
+	int (*take)(struct cusemu_pool_source *src);
+	gint active;		/* workers inside take() */
 	gint gone;		/* removed: events still in flight are dropped */
+	gint readers;		/* the pool's: its readers now */
 };
 
 /* Start size workers, once; later calls do nothing. */
@@ -59,16 +65,17 @@ bool cusemu_pool_stop(void (*wake)(void *data), void *data);
 unsigned int cusemu_pool_threads(void);
 
 /*
- * Whether the calling thread is a worker inside ready() that owns its
- * source: nobody else takes the source's requests, so it may read the
- * next one when it is done with this one.
+ * Around a take()'s read: from begin, a signal ends the read (EINTR)
+ * once a few milliseconds pass without a request; from end, none does,
+ * and if a request came, a second reader may be woken for the source.
  */
-bool cusemu_pool_owns(void);
+void cusemu_pool_read_begin(void);
+void cusemu_pool_read_end(void);
 
 /*
  * The calling worker's request may take long: the source's next requests
- * go to other workers from now on (its owner reads no more after this
- * one). Nothing if the thread owns no source.
+ * go to other workers from now on (this one reads no more after this
+ * request). Nothing if the thread reads no source.
  */
 void cusemu_pool_share(void);
 

@@ -106,31 +106,34 @@ gboolean cusemu_transport_start(const struct cusemu_transport_ops *ops,
 	return ops->start(s, devices, t, error);
 }
 
-/* The one serve loop: 0 from receive is the kernel's end of it
+/* The one serve loop's step: -1 from take is the kernel's end of it
  * (ENODEV), an unmount, or a stop. */
-static void conn_ready(struct cusemu_pool_source *src)
+static int conn_take(struct cusemu_pool_source *src)
 {
 	struct cusemu_conn *c = (struct cusemu_conn *)src;
 	int res;
+	int taken = c->take(c, &res);
 
-	if (c->receive(c, &res))
-		return;
+	if (taken >= 0)
+		return taken;
 	cusemu_pool_remove(src);
 	if (!g_atomic_int_exchange(&c->done, 1) && c->ended)
 		c->ended(c, res);
+	return -1;
 }
 
 gboolean cusemu_conn_serve(struct cusemu_conn *c, GError **error)
 {
 	int fd = c->source.fd;
 
-	c->source.ready = conn_ready;
+	c->source.take = conn_take;
 	g_mutex_lock(&conns.lock);
 	conns.list = g_list_prepend(conns.list, c);
 	g_mutex_unlock(&conns.lock);
-	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)) {
+	/* Its readers wait in a read (pool.h). */
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)) {
 		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
-			    "%s: cannot make its descriptor non-blocking: %s",
+			    "%s: cannot make its descriptor blocking: %s",
 			    c->what, g_strerror(errno));
 		return FALSE;
 	}

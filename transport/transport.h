@@ -189,17 +189,17 @@ struct cusemu_conn {
 	struct cusemu_pool_source source;	/* first: the pool's */
 	const char *what;	/* its node or mount, for messages */
 	/*
-	 * A worker's turn at source.fd (non-blocking): read and serve a
-	 * request, and while other workers are on it too, its next ones.
-	 * False once the connection has ended; *res is then why (0: the
-	 * kernel dropped it, or it was told to exit; else -errno).
+	 * The pool's take() on source.fd: wait for a request and serve it;
+	 * 1, 0 if none came, -1 once the connection has ended: *res is then
+	 * why (0: the kernel dropped it, or it was told to exit; else
+	 * -errno).
 	 */
-	bool (*receive)(struct cusemu_conn *c, int *res);
+	int (*take)(struct cusemu_conn *c, int *res);
 	/* Tell its loop to end, before the stop waits out its requests. */
 	void (*exit)(struct cusemu_conn *c);
 	/* Ends waits in the sleep helpers of the requests inside it. */
 	void (*end_waits)(struct cusemu_conn *c);
-	/* The loop ended by itself: res is receive's (0: unmounted, or
+	/* The loop ended by itself: res is take's (0: unmounted, or
 	 * the kernel dropped it). */
 	void (*ended)(struct cusemu_conn *c, int res);
 	gint done;		/* ended, or stopped */
@@ -212,7 +212,7 @@ struct cusemu_conn {
 void cusemu_transport_init(unsigned int workers);
 /*
  * Serve c's descriptor from the pool (started on first use); the
- * descriptor becomes non-blocking. FALSE with an error that begins with
+ * descriptor becomes blocking. FALSE with an error that begins with
  * c->what. c->free frees it later (cusemu_conn_release()).
  */
 gboolean cusemu_conn_serve(struct cusemu_conn *c, GError **error);
