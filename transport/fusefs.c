@@ -821,22 +821,25 @@ static void fusefs_free(struct cusemu_transport *t)
 /*
  * On a FUSE file the kernel copies what the _IOC bits describe, whatever
  * the row says: a row that takes arg as a value is served too unless the
- * kernel would read from it as an address first (_IOC_WRITE).
+ * kernel would read from it as an address first (_IOC_WRITE). A daemon
+ * that reaches its callers' memory (cusemu_reaches_callers()) serves the
+ * rest too: pointers inside, data the other way.
  */
-static bool row_fits_fuse(const struct cusemu_ioctl *row)
+static bool row_fits_fuse(const struct cusemu_ioctl *row, bool reach)
 {
 	if (row->payload == CUSEMU_PAYLOAD_NONE)
 		return !(_IOC_DIR(row->cmd) & _IOC_WRITE) ||
 		       !_IOC_SIZE(row->cmd);
-	return cusemu_row_restricted(row);
+	return reach || cusemu_row_restricted(row);
 }
 
 /*
- * The commands of m that need more than their _IOC payload, so cannot
- * serve on a FUSE file: their names appended to names (", " between),
- * and their count; -1 for hand-written methods, which tables do not tell.
+ * The commands of m that cannot serve on a FUSE file: their names
+ * appended to names (", " between), and their count; -1 for hand-written
+ * methods, which tables do not tell.
  */
-static int fuse_gaps(const struct cusemu_device_model *m, GString *names)
+static int fuse_gaps(const struct cusemu_device_model *m, bool reach,
+		     GString *names)
 {
 	int gaps = 0;
 
@@ -844,14 +847,14 @@ static int fuse_gaps(const struct cusemu_device_model *m, GString *names)
 		return -1;
 	for (const struct cusemu_ioctl *row = m->native_table; row && row->name;
 	     row++) {
-		if (row_fits_fuse(row))
+		if (row_fits_fuse(row, reach))
 			continue;
 		g_string_append_printf(names, "%s%s", gaps++ ? ", " : "",
 				       row->name);
 	}
 	for (const struct cusemu_ioctl *row = m->compat_table; row && row->name;
 	     row++) {
-		if (!row->handler || row_fits_fuse(row))
+		if (!row->handler || row_fits_fuse(row, reach))
 			continue;
 		g_string_append_printf(names, "%s%s (32-bit)",
 				       gaps++ ? ", " : "", row->name);
@@ -863,10 +866,15 @@ static int fuse_gaps(const struct cusemu_device_model *m, GString *names)
 static char *fusefs_fitness(const struct cusemu_device_model *m)
 {
 	g_autoptr(GString) names = g_string_new(NULL);
-	int gaps = fuse_gaps(m, names);
+	bool reach = cusemu_reaches_callers();
+	int gaps = fuse_gaps(m, reach, names);
 
 	if (gaps < 0)
-		return g_strdup("hand-written methods: only _IOC payloads");
+		return g_strdup(reach ? "hand-written methods: _IOC payloads, "
+					"and pointers through the caller's "
+					"memory"
+				      : "hand-written methods: only _IOC "
+					"payloads");
 	if (!gaps)
 		return g_strdup("serves fully");
 	return g_strdup_printf("all but %s (need CUSE)", names->str);
