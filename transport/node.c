@@ -552,6 +552,23 @@ static void ioctl_finish(struct cusemu_call *call, struct cusemu_op_record *rec)
 }
 
 /*
+ * The call's handler, unless its device was replaced (ENODEV) or fenced
+ * (EIO); a fault in it is EIO. *result is the handler's.
+ */
+static void run_ioctl(struct cusemu_node *n, struct open_file *of,
+		      struct cusemu_call *call, long *result)
+{
+	if (replaced(n, of)) {
+		call->error = -ENODEV;
+	} else if (cusemu_device_fenced(call->dev)) {
+		call->error = -EIO;
+	} else if (model_ioctl(call, result)) {
+		call->error = -EIO;
+		call->pending = false;
+	}
+}
+
+/*
  * Over FUSE the kernel takes no retry: the memory a handler needs beyond
  * the _IOC payload is read and written here instead, in the caller's
  * process (process_vm_readv/writev), as the kernel would have copied it
@@ -619,14 +636,7 @@ static bool reach_caller(struct cusemu_node *n, struct cusemu_req *req,
 		cusemu_call_set_data(call, &set[0], &set[1], buf, set[0].bytes,
 				     out, set[1].bytes);
 		*result = 0;
-		if (replaced(n, of))
-			call->error = -ENODEV;
-		else if (cusemu_device_fenced(call->dev))
-			call->error = -EIO;
-		else if (model_ioctl(call, result)) {
-			call->error = -EIO;
-			call->pending = false;
-		}
+		run_ioctl(n, of, call, result);
 	}
 	if (call->pending && !call->error)
 		call->error = -EFAULT;	/* pointers deeper than any ABI has */
@@ -667,14 +677,7 @@ void cusemu_node_ioctl(struct cusemu_node *n, struct cusemu_req *req)
 	}
 	cusemu_op_begin_call(&rec, &call);
 	request_begin(n, req, &r, of, false, &call);
-	if (replaced(n, of)) {
-		call.error = -ENODEV;
-	} else if (cusemu_device_fenced(call.dev)) {
-		call.error = -EIO;
-	} else if (model_ioctl(&call, &result)) {
-		call.error = -EIO;
-		call.pending = false;
-	}
+	run_ioctl(n, of, &call, &result);
 	if (call.pending && n->ioctls == CUSEMU_NODE_FILE &&
 	    cusemu_reaches_callers())
 		reached = reach_caller(n, req, of, &call, &result, out, &in);

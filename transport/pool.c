@@ -32,12 +32,11 @@
 #define G_LOG_DOMAIN "cusemu-pool"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <time.h>
 #include <string.h>
+#include <time.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
@@ -97,6 +96,15 @@ static __thread struct {
 
 static gpointer worker(gpointer data);
 
+/* One worker less; the stop waits for the count to reach 0. */
+static void count_out(void)
+{
+	g_mutex_lock(&pool.lock);
+	g_atomic_int_add(&pool.threads, -1);
+	g_cond_broadcast(&pool.cond);
+	g_mutex_unlock(&pool.lock);
+}
+
 /* One more worker, unless the pool ends or is at its limit. */
 static void spawn(void)
 {
@@ -122,10 +130,7 @@ static void spawn(void)
 		return;
 	}
 	g_warning("cannot add a worker: %s", error->message);
-	g_mutex_lock(&pool.lock);
-	g_atomic_int_add(&pool.threads, -1);
-	g_cond_broadcast(&pool.cond);
-	g_mutex_unlock(&pool.lock);
+	count_out();
 }
 
 /* Leave, if the pool has more workers than its size: true if so. */
@@ -262,15 +267,6 @@ static bool timer_make(void)
 	return false;
 }
 
-static void worker_end(void)
-{
-	timer_delete(me.timer);
-	g_mutex_lock(&pool.lock);
-	g_atomic_int_add(&pool.threads, -1);
-	g_cond_broadcast(&pool.cond);
-	g_mutex_unlock(&pool.lock);
-}
-
 static gpointer worker(gpointer data)
 {
 	sigset_t stay;
@@ -282,10 +278,7 @@ static gpointer worker(gpointer data)
 	sigaddset(&stay, STAY_SIGNAL);
 	pthread_sigmask(SIG_UNBLOCK, &stay, NULL);
 	if (!timer_make()) {
-		g_mutex_lock(&pool.lock);
-		g_atomic_int_add(&pool.threads, -1);
-		g_cond_broadcast(&pool.cond);
-		g_mutex_unlock(&pool.lock);
+		count_out();
 		return NULL;
 	}
 	for (;;) {
@@ -307,7 +300,8 @@ static gpointer worker(gpointer data)
 		if (n == 1 && ev.data.ptr != &pool)
 			serve(ev.data.ptr);
 	}
-	worker_end();
+	timer_delete(me.timer);
+	count_out();
 	return NULL;
 }
 
