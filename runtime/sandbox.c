@@ -17,13 +17,13 @@
 #define G_LOG_DOMAIN "cusemu-sandbox"
 
 #include <errno.h>
-#include <stdio.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
 #include <pwd.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <linux/seccomp.h>
 #include <sys/mman.h>

@@ -147,7 +147,13 @@ extern const struct cusemu_syscall_rule cusemu_sandbox_rules[];
 extern const struct cusemu_syscall_rule cusemu_sandbox_helper_rules[];
 /* What a passthrough device adds: [0] for x86_64, the rest for i386. */
 extern const struct cusemu_syscall_rule cusemu_sandbox_passthrough_rules[];
+/* What a daemon in a user namespace of its own adds to the first
+ * (cusemu_reaches_callers()). */
 extern const struct cusemu_syscall_rule cusemu_sandbox_reach_rules[];
+/* A model host's, the same way. */
+extern const struct cusemu_syscall_rule cusemu_sandbox_host_rules[];
+/* Root's FUSE unmounter's, the same way. */
+extern const struct cusemu_syscall_rule cusemu_sandbox_unmounter_rules[];
 
 /*
  * Whether the daemon runs in a user namespace of its own (cusemu-run's),
@@ -157,9 +163,5 @@ extern const struct cusemu_syscall_rule cusemu_sandbox_reach_rules[];
  * describe their payload. Outside one (root on the host) it does not.
  */
 bool cusemu_reaches_callers(void);
-/* A model host's, the same way. */
-extern const struct cusemu_syscall_rule cusemu_sandbox_host_rules[];
-/* Root's FUSE unmounter's, the same way. */
-extern const struct cusemu_syscall_rule cusemu_sandbox_unmounter_rules[];
 
 #endif
