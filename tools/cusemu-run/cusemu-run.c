@@ -119,15 +119,30 @@ static void enter_namespaces(void)
 	map_ids(0, run.uid, 0, run.gid);
 }
 
+/* A new empty file or directory at path, to mount something on: 0, or
+ * errno (EEXIST if something is there already). */
+static int mount_point(const char *path, bool dir)
+{
+	int fd;
+
+	if (dir)
+		return mkdir(path, 0755) ? errno : 0;
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return errno;
+	close(fd);
+	return 0;
+}
+
 /* Bind what fd names (a host node, opened before /dev was covered) at
- * path, made empty first. */
+ * path. */
 static void bind_fd(int fd, const char *path, bool dir)
 {
 	g_autofree char *src = g_strdup_printf("/proc/self/fd/%d", fd);
+	int err = mount_point(path, dir);
 
-	if (dir ? mkdir(path, 0755) && errno != EEXIST
-		: close(open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666)))
-		die("cannot make %s: %s", path, g_strerror(errno));
+	if (err)
+		die("cannot make %s: %s", path, g_strerror(err));
 	if (mount(src, path, NULL, MS_BIND | (dir ? MS_REC : 0), NULL))
 		die("cannot bind the host's %s: %s", path, g_strerror(errno));
 }
@@ -319,19 +334,18 @@ static void bind_devices(void)
 		die("cannot list the daemon's files: %s", g_strerror(errno));
 	while ((e = readdir(dir))) {
 		g_autofree char *src = NULL, *path = NULL;
-		int fd;
+		int err;
 
 		if (e->d_name[0] == '.')
 			continue;
 		src = g_strconcat(MOUNT_DIR "/", e->d_name, NULL);
 		path = kernel_path(e->d_name);
-		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		if (fd < 0)
+		err = mount_point(path, false);
+		if (err)
 			die("cannot put device %s at %s: %s; give it another "
 			    "name (name=)", e->d_name, path,
-			    errno == EEXIST ? "the path is one of /dev's own"
-					    : g_strerror(errno));
-		close(fd);
+			    err == EEXIST ? "the path is one of /dev's own"
+					  : g_strerror(err));
 		if (mount(src, path, NULL, MS_BIND, NULL))
 			die("cannot bind device %s at %s: %s", e->d_name,
 			    path, g_strerror(errno));
