@@ -155,10 +155,13 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 			     "keep them when it changes its time slice"),
 	ALLOW(sched_setattr, "a worker in a spinning handler takes a short "
 			     "time slice, and the default one back after"),
-	ALLOW(timer_create, "a worker's timer, which ends its wait for the "
-			    "next request of the node it reads"),
-	ALLOW(timer_settime, "... set before each wait and stopped after it"),
+	ALLOW(timer_create, "a worker's two timers: one ends its wait for "
+			    "the next request of the node it reads, one "
+			    "makes it yield while in a spinning handler"),
+	ALLOW(timer_settime, "... set before each wait or spinning handler, "
+			     "and stopped after it"),
 	ALLOW(timer_delete, "... and deleted when the worker leaves"),
+	ALLOW(sched_yield, "... the yield, in that timer's signal handler"),
 	ALLOW(getcpu, "the CPU a worker is on, where the vDSO falls back"),
 	ALLOW(getrusage, "a timed handler's CPU time, when its worker was "
 			 "preempted meanwhile"),
@@ -657,8 +660,6 @@ static const struct cusemu_syscall_rule sanitizer_rules[] = {
 #if defined(__SANITIZE_ADDRESS__)
 	ALLOW(sched_getaffinity, "AddressSanitizer's allocator, per CPU"),
 	ALLOW(prctl, "AddressSanitizer's thread setup"),
-	ALLOW(sched_yield, "AddressSanitizer's spin locks, when threads "
-			   "contend (several ending at once)"),
 #endif
 	{ NULL },
 };

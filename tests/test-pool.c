@@ -5,10 +5,11 @@
  * two, one after the other, until one shares it; a handler that waits gets
  * a worker added so that the other sources go on; a removed source is not
  * served; a stop ends every worker, also one waiting in a handler or in a
- * read.
+ * read; a worker in a long call is made to yield until the call ends.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <glib.h>
@@ -238,6 +239,52 @@ static void test_reader_leaves(void)
 	pipe_close(&b);
 }
 
+/* What a long call's handler saw: its sleep during the call, and after. */
+static gint slept_during = -1, slept_after = -1;
+
+/* 0 if a sleep of ms went undisturbed, else errno (EINTR: a signal). */
+static int sleep_ms(long ms)
+{
+	struct timespec t = { .tv_sec = ms / 1000,
+			      .tv_nsec = ms % 1000 * 1000 * 1000 };
+
+	return nanosleep(&t, NULL) ? errno : 0;
+}
+
+static int long_take(struct cusemu_pool_source *src)
+{
+	gint last = -1;
+
+	if (!take_byte(src))
+		return 0;
+	cusemu_pool_hold_cpu(&last);
+	g_atomic_int_set(&slept_during, sleep_ms(200));
+	cusemu_pool_release_cpu();
+	g_atomic_int_set(&slept_after, sleep_ms(30));
+	g_atomic_int_inc(&((struct pipe_source *)src)->served);
+	return 1;
+}
+
+/*
+ * A handler between cusemu_pool_hold_cpu() and cusemu_pool_release_cpu()
+ * gets the yield signal (its raw sleep ends early: EINTR, as any signal
+ * makes it), and none after: a sleep of 30 ms then runs to its end.
+ */
+static void test_long_call_yields(void)
+{
+	struct pipe_source p;
+
+	g_assert_true(cusemu_pool_start(1, NULL));
+	pipe_open(&p);
+	p.src.take = long_take;
+	poke(&p);
+	g_assert_true(wait_for(served_once, &p));
+	g_assert_cmpint(g_atomic_int_get(&slept_during), ==, EINTR);
+	g_assert_cmpint(g_atomic_int_get(&slept_after), ==, 0);
+	g_assert_true(cusemu_pool_stop(NULL, NULL));
+	pipe_close(&p);
+}
+
 static void release(void *data)
 {
 	(void)data;
@@ -289,5 +336,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/pool/readers", test_readers);
 	g_test_add_func("/pool/reader-leaves", test_reader_leaves);
 	g_test_add_func("/pool/waiting-handler", test_waiting_handler);
+	g_test_add_func("/pool/long-call-yields", test_long_call_yields);
 	return g_test_run();
 }

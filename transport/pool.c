@@ -27,7 +27,18 @@
  * so that the source's other requests run meanwhile, as they run in
  * parallel on other CPUs in the kernel.
  *
- * A worker in a long call also takes a short time slice (set_slice()).
+ * A worker in a long call also takes a short time slice (set_slice()),
+ * and yields its CPU every YIELD_US (a second timer signal, whose
+ * handler calls sched_yield()): a thread woken on that CPU, a client's
+ * or another worker's, runs within that time, where it would wait for
+ * the scheduler's tick (1 to 4 ms) behind a handler that spins. The
+ * kernel runs a spinning ioctl in its caller's time, beside the
+ * caller's other threads on other CPUs; the daemon's threads must not
+ * add a wait behind it. The share of CPU time stays as it was: a
+ * yield only lets a waiting thread run first, and costs nothing when
+ * none waits. Measured on fioc beside a 1 ms spinner (bench/'s sampler
+ * and interference), it takes the p99 from 9 to 11 times its p99 alone
+ * down to about 2 and 1.3.
  */
 #define G_LOG_DOMAIN "cusemu-pool"
 
@@ -51,6 +62,8 @@
 #define STOP_TIMEOUT_S 10
 /* A worker's time slice in a long call: the shortest the kernel takes. */
 #define LONG_CALL_SLICE_NS (100 * 1000)
+/* A worker in a long call yields its CPU this often. */
+#define YIELD_US 50
 /* A reader with no request for this long leaves its source. */
 #define STAY_US 5000
 /* Requests a reader serves in a row before the other sources' turn. */
@@ -60,6 +73,9 @@
 /* Ends a reader's read: not SA_RESTART. SIGRTMIN and SIGRTMIN + 1 are
  * the sandbox's and the oops watchdog's. */
 #define STAY_SIGNAL (SIGRTMIN + 2)
+/* Makes a worker in a long call yield: SA_RESTART, as it comes in a
+ * model's own code. */
+#define YIELD_SIGNAL (SIGRTMIN + 3)
 
 static struct {
 	GMutex lock;		/* guards started, exiting and the cond */
@@ -83,15 +99,17 @@ static struct {
  * This thread, as a worker: the pool's calls from a handler's path
  * (cusemu_pool_hold_cpu(), the lock's will-wait hook) carry no worker.
  * Whether it is one; the source it reads, until it shares it; the CPU its
- * long call holds, or -1; whether that call runs with the short slice;
- * the timer that ends its reads.
+ * long call holds, or -1; whether that call runs with the short slice,
+ * and yields; the timers that end its reads and make it yield.
  */
 static __thread struct {
 	bool is_worker;
 	struct cusemu_pool_source *reading;
 	int held_cpu;
 	bool short_slice;
+	bool yielding;
 	timer_t timer;
+	timer_t yield_timer;
 } me = { .held_cpu = -1 };
 
 static gpointer worker(gpointer data);
@@ -242,29 +260,71 @@ static void on_stay_signal(int signo)
 	(void)signo;
 }
 
-/* Installed before the first worker, and left installed: a late signal
- * must not find the default action (to die). */
-static void stay_signal_setup(void)
+static void on_yield_signal(int signo)
 {
-	struct sigaction sa = { .sa_handler = on_stay_signal };
+	int saved = errno;
 
-	sigfillset(&sa.sa_mask);
-	sigaction(STAY_SIGNAL, &sa, NULL);
+	(void)signo;
+	sched_yield();
+	errno = saved;
 }
 
-/* This worker's timer, which sends it STAY_SIGNAL: false if none. */
-static bool timer_make(void)
+/* Installed before the first worker, and left installed: a late signal
+ * must not find the default action (to die). */
+static void signals_setup(void)
+{
+	struct sigaction stay = { .sa_handler = on_stay_signal };
+	struct sigaction yield = { .sa_handler = on_yield_signal,
+				   .sa_flags = SA_RESTART };
+
+	sigfillset(&stay.sa_mask);
+	sigaction(STAY_SIGNAL, &stay, NULL);
+	sigfillset(&yield.sa_mask);
+	sigaction(YIELD_SIGNAL, &yield, NULL);
+}
+
+/* A timer of this thread's that sends it signo: errno or 0. */
+static int timer_make(int signo, timer_t *timer)
 {
 	struct sigevent ev = { .sigev_notify = SIGEV_THREAD_ID,
-			       .sigev_signo = STAY_SIGNAL };
+			       .sigev_signo = signo };
 
 	/* sigev_notify_thread_id, which glibc before 2.38 does not name */
 	ev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
-	if (!timer_create(CLOCK_MONOTONIC, &ev, &me.timer))
-		return true;
-	g_warning("a worker cannot make its timer: %s; it leaves",
-		  g_strerror(errno));
+	return timer_create(CLOCK_MONOTONIC, &ev, timer) ? errno : 0;
+}
+
+/* This worker's two timers: false if it has none. */
+static bool timers_make(void)
+{
+	int err = timer_make(STAY_SIGNAL, &me.timer);
+
+	if (!err) {
+		err = timer_make(YIELD_SIGNAL, &me.yield_timer);
+		if (!err)
+			return true;
+		timer_delete(me.timer);
+	}
+	g_warning("a worker cannot make its timers: %s; it leaves",
+		  g_strerror(err));
 	return false;
+}
+
+static void timers_delete(void)
+{
+	timer_delete(me.timer);
+	timer_delete(me.yield_timer);
+}
+
+/* Yield every YIELD_US from now on, or no more. */
+static bool yield_often(bool on)
+{
+	struct itimerspec every = { 0 };
+
+	if (on)
+		every.it_value.tv_nsec = every.it_interval.tv_nsec =
+			YIELD_US * 1000;
+	return !timer_settime(me.yield_timer, 0, &every, NULL);
 }
 
 static gpointer worker(gpointer data)
@@ -276,8 +336,9 @@ static gpointer worker(gpointer data)
 	/* Whatever the thread that added it had blocked. */
 	sigemptyset(&stay);
 	sigaddset(&stay, STAY_SIGNAL);
+	sigaddset(&stay, YIELD_SIGNAL);
 	pthread_sigmask(SIG_UNBLOCK, &stay, NULL);
-	if (!timer_make()) {
+	if (!timers_make()) {
 		count_out();
 		return NULL;
 	}
@@ -294,13 +355,13 @@ static gpointer worker(gpointer data)
 		if (g_atomic_int_get(&pool.exiting))
 			break;
 		if (n == 0 && retire()) {
-			timer_delete(me.timer);
+			timers_delete();
 			return NULL;
 		}
 		if (n == 1 && ev.data.ptr != &pool)
 			serve(ev.data.ptr);
 	}
-	timer_delete(me.timer);
+	timers_delete();
 	count_out();
 	return NULL;
 }
@@ -360,7 +421,7 @@ gboolean cusemu_pool_start(unsigned int size, GError **error)
 	g_atomic_int_set(&pool.warned, 0);
 	g_mutex_unlock(&pool.lock);
 	cusemu_lock_set_will_wait(cusemu_pool_will_wait);
-	stay_signal_setup();
+	signals_setup();
 	for (unsigned int i = 0; i < size; i++)
 		spawn();
 	if (!g_atomic_int_get(&pool.threads)) {
@@ -509,6 +570,8 @@ void cusemu_pool_hold_cpu(gint *last)
 
 	if (me.is_worker && !me.short_slice)
 		me.short_slice = set_slice(LONG_CALL_SLICE_NS);
+	if (me.is_worker && !me.yielding)
+		me.yielding = yield_often(true);
 	if (!me.is_worker || me.held_cpu >= 0 || pool.n_allowed < 2)
 		return;
 	g_mutex_lock(&pool.cpu_lock);
@@ -534,6 +597,8 @@ void cusemu_pool_release_cpu(void)
 {
 	if (me.short_slice && set_slice(0))
 		me.short_slice = false;
+	if (me.yielding && yield_often(false))
+		me.yielding = false;
 	if (me.held_cpu < 0)
 		return;
 	if (sched_setaffinity(0, sizeof(pool.allowed), &pool.allowed))

@@ -81,8 +81,9 @@ void cusemu_pool_share(void);
 
 /*
  * The calling worker's call is known to take long (its handler spins):
- * it runs with a short time slice, so that a thread woken on its CPU need
- * not wait for the whole call, and on one CPU until
+ * it runs with a short time slice and yields its CPU every 50 us (a timer
+ * signal with SA_RESTART), so that a thread woken on its CPU need not
+ * wait for the whole call, and on one CPU until
  * cusemu_pool_release_cpu(), *last if no other
  * long call holds it, else the one it is on or another free one, which
  * *last then names. The scheduler would otherwise at times wake the
@@ -92,8 +93,8 @@ void cusemu_pool_share(void);
  * never hold the same CPU; with one CPU, or all held, it keeps to none.
  */
 void cusemu_pool_hold_cpu(gint *last);
-/* The worker may run on every CPU again, with the default time slice;
- * nothing if it held neither. */
+/* The worker may run on every CPU again, with the default time slice,
+ * and yields no more; nothing if it did none of these. */
 void cusemu_pool_release_cpu(void);
 
 /*
