@@ -20,6 +20,12 @@
  * keeps its inode number, never given again, and fails every call; the
  * kernel is told to forget its name. The kernel may cache names and
  * attributes for good otherwise.
+ *
+ * Beside the files, the directory .root holds what the devices made at
+ * start-up add to /sys and /run/udev (sysfs.h), for cusemu-run to bind at
+ * those places: entry i of that tree is inode TREE_INO + i. Its files
+ * are read-only and read each time (direct I/O): a model's attribute
+ * asks the model.
  */
 #define G_LOG_DOMAIN "cusemu-fusefs"
 
@@ -43,10 +49,15 @@
 #include "node.h"
 #include "pool.h"
 #include "sandbox.h"
+#include "sysfs.h"
 #include "transport.h"
 
 #define ROOT_INO 1
 #define FIRST_FILE_INO 2
+#define TREE_NAME ".root"
+#define TREE_INO ((fuse_ino_t)1 << 32)
+/* What a file of the tree shows as its size: a page, as sysfs's do. */
+#define TREE_FILE_SIZE 4096
 /* The files never change: the kernel keeps what it learnt. */
 #define CACHE_S 86400.0
 #define STOP_TIMEOUT_S 10
@@ -102,6 +113,7 @@ struct cusemu_mount {
 	GArray *groups;		/* the daemon's supplementary groups */
 	time_t mounted;
 	pid_t unmounter;
+	struct cusemu_sysfs *tree;	/* of the devices made at start-up */
 };
 
 static struct cusemu_mount *mount_of(const struct cusemu_transport *t)
@@ -163,15 +175,51 @@ static void pick_owner(struct cusemu_mount *m, struct file *f)
 	}
 }
 
+/* The tree's entry of ino, or NULL if it is none of the tree's. */
+static const struct cusemu_sysfs_entry *entry_of_ino(struct cusemu_mount *m,
+						     fuse_ino_t ino)
+{
+	if (ino < TREE_INO || ino - TREE_INO > G_MAXUINT)
+		return NULL;
+	return cusemu_sysfs_entry(m->tree, (guint)(ino - TREE_INO));
+}
+
+static mode_t entry_mode(const struct cusemu_sysfs_entry *e)
+{
+	switch (e->kind) {
+	case CUSEMU_SYSFS_DIR:
+		return S_IFDIR | 0755;
+	case CUSEMU_SYSFS_LINK:
+		return S_IFLNK | 0777;
+	default:
+		return S_IFREG | 0444;
+	}
+}
+
+static void fill_entry_attr(const struct cusemu_sysfs_entry *e,
+			    struct stat *st)
+{
+	st->st_mode = entry_mode(e);
+	st->st_nlink = e->kind == CUSEMU_SYSFS_DIR ? 2 : 1;
+	st->st_size = e->kind == CUSEMU_SYSFS_LINK ? (off_t)strlen(e->text)
+		      : e->kind == CUSEMU_SYSFS_DIR ? 0
+						    : TREE_FILE_SIZE;
+}
+
 static void fill_attr(struct cusemu_mount *m, fuse_ino_t ino, struct stat *st)
 {
 	struct file *f = file_of_ino(m, ino);
+	const struct cusemu_sysfs_entry *e = entry_of_ino(m, ino);
 
 	memset(st, 0, sizeof(*st));
 	st->st_ino = ino;
 	st->st_uid = m->uid;
 	st->st_gid = m->gid;
 	st->st_atime = st->st_mtime = st->st_ctime = m->mounted;
+	if (e) {
+		fill_entry_attr(e, st);
+		return;
+	}
 	if (!f) {
 		st->st_mode = S_IFDIR | 0755;
 		st->st_nlink = 2;
@@ -183,25 +231,40 @@ static void fill_attr(struct cusemu_mount *m, fuse_ino_t ino, struct stat *st)
 	st->st_gid = f->gid;
 }
 
+/* The inode of name in directory parent; 0 if there is none. */
+static fuse_ino_t lookup_ino(struct cusemu_mount *m, fuse_ino_t parent,
+			     const char *name)
+{
+	guint i;
+
+	if (entry_of_ino(m, parent)) {
+		i = cusemu_sysfs_lookup(m->tree, (guint)(parent - TREE_INO),
+					name);
+		return i ? TREE_INO + i : 0;
+	}
+	if (parent != ROOT_INO)
+		return 0;
+	if (!strcmp(name, TREE_NAME))
+		return TREE_INO;
+	g_mutex_lock(&m->names_lock);
+	i = GPOINTER_TO_UINT(g_hash_table_lookup(m->by_name, name));
+	g_mutex_unlock(&m->names_lock);
+	return i ? FIRST_FILE_INO + i - 1 : 0;
+}
+
 static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct cusemu_mount *m = fuse_req_userdata(req);
 	struct fuse_entry_param e = {
 		.attr_timeout = CACHE_S,
 		.entry_timeout = CACHE_S,
+		.ino = lookup_ino(m, parent, name),
 	};
-	guint i = 0;
 
-	if (parent == ROOT_INO) {
-		g_mutex_lock(&m->names_lock);
-		i = GPOINTER_TO_UINT(g_hash_table_lookup(m->by_name, name));
-		g_mutex_unlock(&m->names_lock);
-	}
-	if (!i) {
+	if (!e.ino) {
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	e.ino = FIRST_FILE_INO + i - 1;
 	fill_attr(m, e.ino, &e.attr);
 	fuse_reply_entry(req, &e);
 }
@@ -231,41 +294,105 @@ static void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	fs_getattr(req, ino, fi);
 }
 
+/* Adds an entry to a readdir reply's buf (used of size bytes): false
+ * when it is full. */
+static bool add_dirent(fuse_req_t req, char *buf, size_t size, size_t *used,
+		       const char *name, fuse_ino_t ino, mode_t mode,
+		       off_t next)
+{
+	struct stat st = { .st_ino = ino, .st_mode = mode };
+	size_t len = fuse_add_direntry(req, buf + *used, size - *used, name,
+				       &st, next);
+
+	if (len > size - *used)
+		return false;
+	*used += len;
+	return true;
+}
+
+/* The tree's directory ino: entry k is ".", "..", then entry k - 2 of
+ * the tree if it is in this directory; an entry's offset is k + 1. */
+static size_t tree_readdir(fuse_req_t req, struct cusemu_mount *m,
+			   fuse_ino_t ino, char *buf, size_t size, off_t off)
+{
+	const struct cusemu_sysfs_entry *dir = entry_of_ino(m, ino);
+	guint n = m->tree->entries->len;
+	size_t used = 0;
+
+	for (off_t k = off; k < (off_t)n + 2; k++) {
+		const struct cusemu_sysfs_entry *e =
+			k < 2 ? dir : cusemu_sysfs_entry(m->tree, (guint)k - 2);
+		fuse_ino_t entry = k < 2 ? ino : TREE_INO + (fuse_ino_t)k - 2;
+
+		if (k == 1 && ino == TREE_INO)
+			entry = ROOT_INO;
+		else if (k == 1)
+			entry = TREE_INO + dir->parent;
+		if (k >= 2 && (k == 2 || e->parent != ino - TREE_INO))
+			continue;	/* the root, or another's */
+		if (!add_dirent(req, buf, size, &used,
+				k == 0 ? "." : k == 1 ? ".." : e->name, entry,
+				k < 2 ? S_IFDIR : entry_mode(e), k + 1))
+			break;
+	}
+	return used;
+}
+
+/* The directory: entry k is ".", "..", the tree, then the file of
+ * inode FIRST_FILE_INO + k - 3; an entry's offset is k + 1. */
+static size_t root_readdir(fuse_req_t req, struct cusemu_mount *m, char *buf,
+			   size_t size, off_t off)
+{
+	off_t n = g_atomic_int_get(&m->n_files);
+	size_t used = 0;
+
+	for (off_t k = off; k < n + 3; k++) {
+		const char *name = k == 0 ? "." : k == 1 ? ".." : TREE_NAME;
+		fuse_ino_t entry = k < 2 ? ROOT_INO
+				   : k == 2 ? TREE_INO
+					    : (fuse_ino_t)(FIRST_FILE_INO + k - 3);
+		struct file *f = file_of_ino(m, entry);
+
+		if (f && g_atomic_int_get(&f->gone))
+			continue;
+		if (f)
+			name = f->name;
+		if (!add_dirent(req, buf, size, &used, name, entry,
+				k < 3 ? S_IFDIR : S_IFREG, k + 1))
+			break;
+	}
+	return used;
+}
+
 static void fs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
 	struct cusemu_mount *m = fuse_req_userdata(req);
+	const struct cusemu_sysfs_entry *e = entry_of_ino(m, ino);
 	g_autofree char *buf = g_malloc(size);
-	off_t n = g_atomic_int_get(&m->n_files);
-	size_t used = 0;
+	size_t used;
 
 	(void)fi;
-	if (ino != ROOT_INO) {
+	if (ino == ROOT_INO)
+		used = root_readdir(req, m, buf, size, off);
+	else if (e && e->kind == CUSEMU_SYSFS_DIR)
+		used = tree_readdir(req, m, ino, buf, size, off);
+	else {
 		fuse_reply_err(req, ENOTDIR);
 		return;
 	}
-	/* Entry k: ".", "..", then the files; an entry's offset is k + 1. */
-	for (off_t k = off; k < n + 2; k++) {
-		struct stat st = { 0 };
-		const char *name = k == 0 ? "." : k == 1 ? ".." : NULL;
-		fuse_ino_t entry = k < 2 ? ROOT_INO
-					 : (fuse_ino_t)(FIRST_FILE_INO + k - 2);
-		struct file *f = file_of_ino(m, entry);
-		size_t len;
-
-		if (f && g_atomic_int_get(&f->gone))
-			continue;
-		st.st_ino = entry;
-		st.st_mode = k < 2 ? S_IFDIR : S_IFREG;
-		if (!name)
-			name = f->name;
-		len = fuse_add_direntry(req, buf + used, size - used, name, &st,
-					k + 1);
-		if (len > size - used)
-			break;
-		used += len;
-	}
 	fuse_reply_buf(req, buf, used);
+}
+
+static void fs_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	const struct cusemu_sysfs_entry *e =
+		entry_of_ino(fuse_req_userdata(req), ino);
+
+	if (e && e->kind == CUSEMU_SYSFS_LINK)
+		fuse_reply_readlink(req, e->text);
+	else
+		fuse_reply_err(req, EINVAL);
 }
 
 /*
@@ -295,13 +422,71 @@ static void leave(struct file *f)
 	g_atomic_int_dec_and_test(&f->inside);
 }
 
+/* A file of the tree: opened for reading only, read each time anew. */
+static void tree_open(fuse_req_t req, const struct cusemu_sysfs_entry *e,
+		      struct fuse_file_info *fi)
+{
+	if (e->kind == CUSEMU_SYSFS_DIR || e->kind == CUSEMU_SYSFS_LINK) {
+		fuse_reply_err(req, EISDIR);
+		return;
+	}
+	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
+		fuse_reply_err(req, EACCES);
+		return;
+	}
+	fi->direct_io = 1;
+	fuse_reply_open(req, fi);
+}
+
+/* Reads of a tree file: its text at off, a model's attribute asked
+ * anew each time, as sysfs calls show() on each read from 0. */
+static void tree_read(fuse_req_t req, const struct cusemu_sysfs_entry *e,
+		      size_t size, off_t off)
+{
+	g_autofree char *text = NULL;
+	ssize_t len;
+
+	if (e->kind == CUSEMU_SYSFS_TEXT) {
+		text = g_strdup(e->text);
+		len = (ssize_t)strlen(text);
+	} else {
+		fuse_ino_t ino = FIRST_FILE_INO + e->device;
+		struct file *f = enter(req, ino, false);
+
+		if (!f)
+			return;
+		text = g_malloc(TREE_FILE_SIZE);
+		len = cusemu_node_show(&f->node, e->text,
+				       fuse_req_ctx(req)->pid, text,
+				       TREE_FILE_SIZE);
+		leave(f);
+	}
+	if (len < 0) {
+		fuse_reply_err(req, (int)-len);
+		return;
+	}
+	if (off >= len) {
+		fuse_reply_buf(req, NULL, 0);
+		return;
+	}
+	fuse_reply_buf(req, text + off, MIN(size, (size_t)(len - off)));
+}
+
+
 /* libfuse's requests on a file, each turned into the node's (req.h) on
  * the stack. */
 static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct file *f = enter(req, ino, false);
+	const struct cusemu_sysfs_entry *e =
+		entry_of_ino(fuse_req_userdata(req), ino);
 	struct cusemu_fuse_req fr;
+	struct file *f;
 
+	if (e) {
+		tree_open(req, e, fi);
+		return;
+	}
+	f = enter(req, ino, false);
 	if (!f)
 		return;
 	cusemu_node_open(&f->node, cusemu_fuse_req(&fr, req, fi));
@@ -311,9 +496,14 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 static void fs_release(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
-	struct file *f = enter(req, ino, true);
 	struct cusemu_fuse_req fr;
+	struct file *f;
 
+	if (entry_of_ino(fuse_req_userdata(req), ino)) {
+		fuse_reply_err(req, 0);
+		return;
+	}
+	f = enter(req, ino, true);
 	if (!f)
 		return;
 	cusemu_node_release(&f->node, cusemu_fuse_req(&fr, req, fi));
@@ -323,11 +513,17 @@ static void fs_release(fuse_req_t req, fuse_ino_t ino,
 static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
-	struct file *f = enter(req, ino, false);
+	const struct cusemu_sysfs_entry *e =
+		entry_of_ino(fuse_req_userdata(req), ino);
 	struct cusemu_fuse_req fr;
 	struct cusemu_req *r;
+	struct file *f;
 
-	(void)off;
+	if (e) {
+		tree_read(req, e, size, off);
+		return;
+	}
+	f = enter(req, ino, false);
 	if (!f)
 		return;
 	r = cusemu_fuse_req(&fr, req, fi);
@@ -400,6 +596,7 @@ static const struct fuse_lowlevel_ops fs_ops = {
 	.getattr = fs_getattr,
 	.setattr = fs_setattr,
 	.readdir = fs_readdir,
+	.readlink = fs_readlink,
 	.open = fs_open,
 	.release = fs_release,
 	.read = fs_read,
@@ -607,6 +804,7 @@ static void free_mount(struct cusemu_mount *m)
 	g_clear_pointer(&m->by_name, g_hash_table_unref);
 	g_mutex_clear(&m->names_lock);
 	g_array_unref(m->groups);
+	cusemu_sysfs_free(m->tree);
 	g_free(m->dir);
 	g_free(m);
 }
@@ -694,6 +892,9 @@ static struct cusemu_mount *mount_start(GPtrArray *devices,
 	for (guint i = 0; i < devices->len; i++)
 		add_file(m, devices->pdata[i]);
 	make_room(m);
+	/* Entry i's device is the file of inode FIRST_FILE_INO + i. */
+	m->tree = cusemu_sysfs_new((struct cusemu_device *const *)devices->pdata,
+				   devices->len);
 	cusemu_fuse_log();
 	m->fuse.se = fuse_session_new(&args, &fs_ops, sizeof(fs_ops), m);
 	if (!m->fuse.se || fuse_session_mount(m->fuse.se, m->dir)) {

@@ -492,6 +492,14 @@ static bool model_write(struct cusemu_device *dev, struct cusemu_file *file,
 		       *ret = dev->model->write(dev, file, buf, size));
 }
 
+static bool model_show(struct cusemu_device *dev,
+		       const struct cusemu_attr *attr, char *buf, size_t size,
+		       pid_t pid, ssize_t *ret)
+{
+	return GUARDED(dev, CUSEMU_OP_READ, NULL, pid,
+		       *ret = attr->show(dev, buf, size));
+}
+
 static bool model_poll(struct cusemu_device *dev, struct cusemu_file *file,
 		       pid_t pid, unsigned int *mask)
 {
@@ -825,6 +833,33 @@ void cusemu_node_read(struct cusemu_node *n, struct cusemu_req *req)
 		cusemu_op_done(&rec);
 		req->ops->buf(req, buf, rec.result);
 	}
+}
+
+ssize_t cusemu_node_show(struct cusemu_node *n, const char *path, pid_t pid,
+			 char *buf, size_t size)
+{
+	const struct cusemu_attr *attr = NULL;
+	struct cusemu_device *dev;
+	ssize_t ret = -ENOENT;
+
+	/* The instance stays while its model runs, reload or not. */
+	g_mutex_lock(&n->lock);
+	dev = n->dev;
+	cusemu_instance(dev)->serving.users++;
+	g_mutex_unlock(&n->lock);
+	for (const struct cusemu_attr *a = dev->model->attrs; a && a->path; a++)
+		if (!strcmp(a->path, path))
+			attr = a;
+	if (attr && (cusemu_device_fenced(dev) ||
+		     model_show(dev, attr, buf, size, pid, &ret)))
+		ret = -EIO;
+	put_instance(n, dev);
+	if (ret > (ssize_t)size) {
+		g_warning("%s: attribute %s: show() says %zd bytes, of %zu",
+			  dev->name, path, ret, size);
+		ret = -EIO;
+	}
+	return ret;
 }
 
 void cusemu_node_write(struct cusemu_node *n, struct cusemu_req *req)

@@ -81,4 +81,13 @@ void cusemu_node_write(struct cusemu_node *n, struct cusemu_req *req);
 void cusemu_node_ioctl(struct cusemu_node *n, struct cusemu_req *req);
 void cusemu_node_poll(struct cusemu_node *n, struct cusemu_req *req);
 
+/*
+ * The text of the attribute path of the node's device (struct cusemu_attr
+ * of <cusemu/device.h>), read for pid into buf, at most size bytes: its
+ * length, or -errno: ENOENT when its model has none of that path (a reload
+ * may change the model), EIO when the model faulted in it or is fenced.
+ */
+ssize_t cusemu_node_show(struct cusemu_node *n, const char *path, pid_t pid,
+			 char *buf, size_t size);
+
 #endif

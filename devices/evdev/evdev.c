@@ -7,6 +7,7 @@
 #define G_LOG_DOMAIN "cusemu-evdev"
 
 #include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1621,6 +1622,152 @@ static const struct cusemu_param evdev_params[] = {
  * The commands encode lengths and codes in their numbers, so evdev's own
  * switch serves them rather than tables of exact numbers.
  */
+/*
+ * The input class's files of the device (drivers/input/input.c), in
+ * device/: the input device's own directory, which the kernel keeps
+ * beside the event node's (inputN), as a directory of the node's here.
+ */
+static ssize_t evdev_show_text(char *buf, size_t size, const char *text)
+{
+	return snprintf(buf, size, "%s\n", text ? text : "");
+}
+
+static ssize_t evdev_show_name(struct cusemu_device *dev, char *buf,
+			       size_t size)
+{
+	return evdev_show_text(buf, size, ((struct evdev *)dev->priv)->name);
+}
+
+static ssize_t evdev_show_phys(struct cusemu_device *dev, char *buf,
+			       size_t size)
+{
+	return evdev_show_text(buf, size, ((struct evdev *)dev->priv)->phys);
+}
+
+static ssize_t evdev_show_uniq(struct cusemu_device *dev, char *buf,
+			       size_t size)
+{
+	return evdev_show_text(buf, size, ((struct evdev *)dev->priv)->uniq);
+}
+
+#define EVDEV_ID_ATTR(field)                                               \
+	static ssize_t evdev_show_##field(struct cusemu_device *dev,       \
+					  char *buf, size_t size)          \
+	{                                                                  \
+		return snprintf(buf, size, "%04x\n",                       \
+				((struct evdev *)dev->priv)->id.field);    \
+	}
+EVDEV_ID_ATTR(bustype)
+EVDEV_ID_ATTR(vendor)
+EVDEV_ID_ATTR(product)
+EVDEV_ID_ATTR(version)
+
+/*
+ * A bitmap as input_print_bitmap() prints it: its longs, the highest
+ * first, in hex without leading zeros, space-separated, from the highest
+ * one with a bit set; "0" if none is. The longs are a 64-bit reader's:
+ * the kernel prints a 32-bit reader's halves apart, which a file read
+ * through cusemu cannot tell.
+ */
+static ssize_t evdev_show_bits(struct evdev *e, const uint8_t *bits,
+			       size_t bytes, char *buf, size_t size)
+{
+	size_t len = 0;
+	bool started = false;
+
+	g_mutex_lock(&e->lock);
+	for (size_t w = bytes / 8; w-- > 0;) {
+		uint64_t word = 0;
+
+		for (int b = 7; b >= 0; b--)
+			word = word << 8 | bits[w * 8 + (size_t)b];
+		if (!word && !started)
+			continue;
+		len += (size_t)snprintf(buf + len, size > len ? size - len : 0,
+					started ? " %" PRIx64 : "%" PRIx64,
+					word);
+		started = true;
+	}
+	g_mutex_unlock(&e->lock);
+	if (!started)
+		len = (size_t)snprintf(buf, size, "0");
+	len += (size_t)snprintf(buf + len, size > len ? size - len : 0, "\n");
+	return (ssize_t)len;
+}
+
+#define EVDEV_BITS_ATTR(name, field)                                       \
+	static ssize_t evdev_show_##name(struct cusemu_device *dev,        \
+					 char *buf, size_t size)           \
+	{                                                                  \
+		struct evdev *e = dev->priv;                               \
+									   \
+		return evdev_show_bits(e, e->field, sizeof(e->field), buf,  \
+				       size);                              \
+	}
+EVDEV_BITS_ATTR(properties, propbit)
+EVDEV_BITS_ATTR(ev, evbit)
+EVDEV_BITS_ATTR(key, keybit)
+EVDEV_BITS_ATTR(rel, relbit)
+EVDEV_BITS_ATTR(abs, absbit)
+EVDEV_BITS_ATTR(msc, mscbit)
+EVDEV_BITS_ATTR(led, ledbit)
+EVDEV_BITS_ATTR(snd, sndbit)
+EVDEV_BITS_ATTR(ff, ffbit)
+EVDEV_BITS_ATTR(sw, swbit)
+
+static const struct cusemu_attr evdev_attrs[] = {
+	{ "device/name", evdev_show_name },
+	{ "device/phys", evdev_show_phys },
+	{ "device/uniq", evdev_show_uniq },
+	{ "device/id/bustype", evdev_show_bustype },
+	{ "device/id/vendor", evdev_show_vendor },
+	{ "device/id/product", evdev_show_product },
+	{ "device/id/version", evdev_show_version },
+	{ "device/properties", evdev_show_properties },
+	{ "device/capabilities/ev", evdev_show_ev },
+	{ "device/capabilities/key", evdev_show_key },
+	{ "device/capabilities/rel", evdev_show_rel },
+	{ "device/capabilities/abs", evdev_show_abs },
+	{ "device/capabilities/msc", evdev_show_msc },
+	{ "device/capabilities/led", evdev_show_led },
+	{ "device/capabilities/snd", evdev_show_snd },
+	{ "device/capabilities/ff", evdev_show_ff },
+	{ "device/capabilities/sw", evdev_show_sw },
+	CUSEMU_ATTR_END
+};
+
+/*
+ * What udev's input_id builtin says of the device, from its bits as it
+ * reads them: any key below BTN_MISC is a key device, and every one of
+ * KEY_ESC to KEY_D (the first long but bit 0) a keyboard; relative X and
+ * Y with a left button a mouse; absolute X and Y with a touch and no
+ * finger tool a touchscreen.
+ */
+static void evdev_udev_props(struct cusemu_device *dev, GString *props)
+{
+	struct evdev *e = dev->priv;
+	bool key = false, keyboard = true;
+
+	g_mutex_lock(&e->lock);
+	for (unsigned int k = 1; k < BTN_MISC; k++)
+		key = key || test_bit(k, e->keybit);
+	for (unsigned int k = 1; k < 32; k++)
+		keyboard = keyboard && test_bit(k, e->keybit);
+	g_string_append(props, "ID_INPUT=1\n");
+	if (key)
+		g_string_append(props, "ID_INPUT_KEY=1\n");
+	if (keyboard)
+		g_string_append(props, "ID_INPUT_KEYBOARD=1\n");
+	if (test_bit(REL_X, e->relbit) && test_bit(REL_Y, e->relbit) &&
+	    test_bit(BTN_LEFT, e->keybit))
+		g_string_append(props, "ID_INPUT_MOUSE=1\n");
+	if (test_bit(ABS_X, e->absbit) && test_bit(ABS_Y, e->absbit) &&
+	    test_bit(BTN_TOUCH, e->keybit) &&
+	    !test_bit(BTN_TOOL_FINGER, e->keybit))
+		g_string_append(props, "ID_INPUT_TOUCHSCREEN=1\n");
+	g_mutex_unlock(&e->lock);
+}
+
 const struct cusemu_device_model cusemu_model_evdev = {
 	.name = "evdev",
 	.summary = "an input event device (EVIOC*, read, poll, inject)",
@@ -1637,4 +1784,11 @@ const struct cusemu_device_model cusemu_model_evdev = {
 	.compat_ioctl = evdev_compat_ioctl,
 	.ioctl_fetch = evdev_fetch,
 	.control = evdev_control,
+	.sysfs_class = "input",
+	.devnode_dir = "input",
+	/* INPUT_MAJOR; evdev's minors start at EVDEV_MINOR_BASE. */
+	.major = 13,
+	.minor_base = 64,
+	.attrs = evdev_attrs,
+	.udev_props = evdev_udev_props,
 };

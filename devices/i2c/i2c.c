@@ -7,6 +7,7 @@
 #define G_LOG_DOMAIN "cusemu-i2c"
 
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <glib.h>
@@ -961,6 +962,19 @@ static const struct cusemu_param i2c_params[] = {
 	CUSEMU_PARAM_END
 };
 
+/* i2c-dev's one file of its own (drivers/i2c/i2c-dev.c): the adapter's
+ * name, which i2cdetect -l lists. */
+static ssize_t i2c_show_name(struct cusemu_device *dev, char *buf,
+			     size_t size)
+{
+	return snprintf(buf, size, "cusemu I2C adapter\n");
+}
+
+static const struct cusemu_attr i2c_attrs[] = {
+	{ "name", i2c_show_name },
+	CUSEMU_ATTR_END
+};
+
 const struct cusemu_device_model cusemu_model_i2c = {
 	.name = "i2c",
 	.summary = "an I2C bus adapter (i2c-dev: I2C_RDWR, I2C_SMBUS, read, "
@@ -977,4 +991,8 @@ const struct cusemu_device_model cusemu_model_i2c = {
 	.compat_ptr_ioctl = true,
 	.compat_table = i2c_compat,
 	.sandboxed = i2c_sandboxed,
+	.sysfs_class = "i2c-dev",
+	/* i2c-dev's major; its minor is the bus number. */
+	.major = 89,
+	.attrs = i2c_attrs,
 };

@@ -1037,6 +1037,84 @@ static const struct cusemu_param rtc_params[] = {
 	CUSEMU_PARAM_END
 };
 
+/* The clock's time now, as rtc_read_time() gives the class's files. */
+static void rtc_show_tm(struct cusemu_device *dev, struct rtc_time *tm)
+{
+	struct rtc *r = dev->priv;
+
+	g_mutex_lock(&r->lock);
+	rtc_time64_to_tm(rtc_now(r), tm);
+	g_mutex_unlock(&r->lock);
+}
+
+/*
+ * The rtc class's files (drivers/rtc/sysfs.c). name is "DRIVER DEVICE"
+ * of the parent, "rtc_cmos 00:01" on a PC: here the driver is cusemu.
+ * hctosys is 0: the system clock was not set from this one at boot.
+ * max_user_freq is the class's default, which the model does not play.
+ * device/power/wakeup says what rtcwake checks before it arms an alarm.
+ */
+static ssize_t rtc_show_name(struct cusemu_device *dev, char *buf, size_t size)
+{
+	return snprintf(buf, size, "cusemu %s\n", dev->name);
+}
+
+static ssize_t rtc_show_date(struct cusemu_device *dev, char *buf, size_t size)
+{
+	struct rtc_time tm;
+
+	rtc_show_tm(dev, &tm);
+	return snprintf(buf, size, "%04d-%02d-%02d\n", tm.tm_year + 1900,
+			tm.tm_mon + 1, tm.tm_mday);
+}
+
+static ssize_t rtc_show_time(struct cusemu_device *dev, char *buf, size_t size)
+{
+	struct rtc_time tm;
+
+	rtc_show_tm(dev, &tm);
+	return snprintf(buf, size, "%02d:%02d:%02d\n", tm.tm_hour, tm.tm_min,
+			tm.tm_sec);
+}
+
+static ssize_t rtc_show_since_epoch(struct cusemu_device *dev, char *buf,
+				    size_t size)
+{
+	struct rtc_time tm;
+
+	rtc_show_tm(dev, &tm);
+	return snprintf(buf, size, "%lld\n", (long long)rtc_tm_to_time64(&tm));
+}
+
+static ssize_t rtc_show_max_user_freq(struct cusemu_device *dev, char *buf,
+				      size_t size)
+{
+	return snprintf(buf, size, "64\n");
+}
+
+static ssize_t rtc_show_hctosys(struct cusemu_device *dev, char *buf,
+				size_t size)
+{
+	return snprintf(buf, size, "0\n");
+}
+
+static ssize_t rtc_show_wakeup(struct cusemu_device *dev, char *buf,
+			       size_t size)
+{
+	return snprintf(buf, size, "enabled\n");
+}
+
+static const struct cusemu_attr rtc_attrs[] = {
+	{ "name", rtc_show_name },
+	{ "date", rtc_show_date },
+	{ "time", rtc_show_time },
+	{ "since_epoch", rtc_show_since_epoch },
+	{ "max_user_freq", rtc_show_max_user_freq },
+	{ "hctosys", rtc_show_hctosys },
+	{ "device/power/wakeup", rtc_show_wakeup },
+	CUSEMU_ATTR_END
+};
+
 const struct cusemu_device_model cusemu_model_rtc = {
 	.name = "rtc",
 	.summary = "a real-time clock with its own time (RTC_*, read, poll)",
@@ -1051,4 +1129,6 @@ const struct cusemu_device_model cusemu_model_rtc = {
 	.native_table = rtc_native,
 	.compat_ptr_ioctl = true,
 	.compat_table = rtc_compat,
+	.sysfs_class = "rtc",
+	.attrs = rtc_attrs,
 };

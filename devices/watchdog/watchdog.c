@@ -6,6 +6,7 @@
  */
 #define G_LOG_DOMAIN "cusemu-watchdog"
 
+#include <stdio.h>
 #include <string.h>
 
 #include <glib.h>
@@ -214,10 +215,9 @@ static long wd_get_support(struct cusemu_device *dev, struct cusemu_file *file,
 	return 0;
 }
 
-static long wd_get_status(struct cusemu_device *dev, struct cusemu_file *file,
-			  unsigned int cmd, unsigned long arg)
+/* WDIOC_GETSTATUS's answer, and the status file's; w->lock held. */
+static unsigned int wd_status(struct wd *w)
 {
-	struct wd *w = wd_get(dev);
 	unsigned int status = w->bootstatus & WD_BOOTSTATUS_BITS;
 
 	if (w->allow_release)
@@ -228,6 +228,15 @@ static long wd_get_status(struct cusemu_device *dev, struct cusemu_file *file,
 	w->keepalive = false;
 	/* As kernels with CONFIG_WATCHDOG_HRTIMER_PRETIMEOUT (Debian's). */
 	status |= WDIOF_PRETIMEOUT;
+	return status;
+}
+
+static long wd_get_status(struct cusemu_device *dev, struct cusemu_file *file,
+			  unsigned int cmd, unsigned long arg)
+{
+	struct wd *w = wd_get(dev);
+	unsigned int status = wd_status(w);
+
 	wd_put(w);
 	return cusemu_put_user(status, arg);
 }
@@ -598,6 +607,102 @@ static const struct cusemu_param wd_params[] = {
 	CUSEMU_PARAM_END
 };
 
+/*
+ * The watchdog class's files (drivers/watchdog/watchdog_dev.c), each as
+ * the framework prints it; status clears the keepalive bit as
+ * WDIOC_GETSTATUS does.
+ */
+enum wd_attr {
+	WD_ATTR_IDENTITY, WD_ATTR_STATE, WD_ATTR_STATUS, WD_ATTR_BOOTSTATUS, WD_ATTR_TIMEOUT,
+	WD_ATTR_MIN_TIMEOUT, WD_ATTR_MAX_TIMEOUT, WD_ATTR_PRETIMEOUT, WD_ATTR_TIMELEFT,
+	WD_ATTR_NOWAYOUT, WD_ATTR_OPTIONS, WD_ATTR_FW_VERSION,
+};
+
+static ssize_t wd_show(struct cusemu_device *dev, enum wd_attr which,
+		       char *buf, size_t size)
+{
+	struct wd *w = wd_get(dev);
+	ssize_t n;
+
+	switch (which) {
+	case WD_ATTR_IDENTITY:
+		n = snprintf(buf, size, "%s\n", (const char *)w->info.identity);
+		break;
+	case WD_ATTR_STATE:
+		n = snprintf(buf, size, "%s\n",
+			     w->active ? "active" : "inactive");
+		break;
+	case WD_ATTR_STATUS:
+		n = snprintf(buf, size, "0x%x\n", wd_status(w));
+		break;
+	case WD_ATTR_OPTIONS:
+		n = snprintf(buf, size, "0x%x\n", w->info.options);
+		break;
+	case WD_ATTR_NOWAYOUT:
+		n = snprintf(buf, size, "%d\n", w->nowayout);
+		break;
+	case WD_ATTR_FW_VERSION:
+		n = snprintf(buf, size, "%d\n", (int)w->info.firmware_version);
+		break;
+	case WD_ATTR_BOOTSTATUS:
+		n = snprintf(buf, size, "%u\n", w->bootstatus);
+		break;
+	case WD_ATTR_TIMEOUT:
+		n = snprintf(buf, size, "%u\n", w->timeout);
+		break;
+	case WD_ATTR_MIN_TIMEOUT:
+		n = snprintf(buf, size, "%u\n", w->min_timeout);
+		break;
+	case WD_ATTR_MAX_TIMEOUT:
+		n = snprintf(buf, size, "%u\n", w->max_timeout);
+		break;
+	case WD_ATTR_PRETIMEOUT:
+		n = snprintf(buf, size, "%u\n", w->pretimeout);
+		break;
+	case WD_ATTR_TIMELEFT:
+	default:
+		n = snprintf(buf, size, "%u\n", wd_timeleft(w));
+		break;
+	}
+	wd_put(w);
+	return n;
+}
+
+#define WD_SHOW(name, which)                                               \
+	static ssize_t wd_show_##name(struct cusemu_device *dev, char *buf, \
+				      size_t size)                          \
+	{                                                                  \
+		return wd_show(dev, which, buf, size);                      \
+	}
+WD_SHOW(identity, WD_ATTR_IDENTITY)
+WD_SHOW(state, WD_ATTR_STATE)
+WD_SHOW(status, WD_ATTR_STATUS)
+WD_SHOW(bootstatus, WD_ATTR_BOOTSTATUS)
+WD_SHOW(timeout, WD_ATTR_TIMEOUT)
+WD_SHOW(min_timeout, WD_ATTR_MIN_TIMEOUT)
+WD_SHOW(max_timeout, WD_ATTR_MAX_TIMEOUT)
+WD_SHOW(pretimeout, WD_ATTR_PRETIMEOUT)
+WD_SHOW(timeleft, WD_ATTR_TIMELEFT)
+WD_SHOW(nowayout, WD_ATTR_NOWAYOUT)
+WD_SHOW(options, WD_ATTR_OPTIONS)
+WD_SHOW(fw_version, WD_ATTR_FW_VERSION)
+
+static const struct cusemu_attr wd_attrs[] = {
+	{ "identity", wd_show_identity },
+	{ "state", wd_show_state },
+	{ "status", wd_show_status },
+	{ "bootstatus", wd_show_bootstatus },
+	{ "timeout", wd_show_timeout },
+	{ "min_timeout", wd_show_min_timeout },
+	{ "max_timeout", wd_show_max_timeout },
+	{ "pretimeout", wd_show_pretimeout },
+	{ "timeleft", wd_show_timeleft },
+	{ "nowayout", wd_show_nowayout },
+	{ "options", wd_show_options },
+	{ "fw_version", wd_show_fw_version },
+	CUSEMU_ATTR_END
+};
+
 const struct cusemu_device_model cusemu_model_watchdog = {
 	.name = "watchdog",
 	.summary = "a watchdog timer (WDIOC_*) whose expiry is an emulated "
@@ -612,4 +717,6 @@ const struct cusemu_device_model cusemu_model_watchdog = {
 	.native_table = wd_native,
 	/* An int or a struct watchdog_info: one layout on both ABIs. */
 	.compat_ptr_ioctl = true,
+	.sysfs_class = "watchdog",
+	.attrs = wd_attrs,
 };

@@ -176,6 +176,27 @@ struct cusemu_param {
 #define CUSEMU_PARAM_END { .key = NULL }
 
 /*
+ * A file of the device's directory in /sys, as the kernel's struct
+ * device_attribute is: cusemu-run(1) shows it at
+ * /sys/class/CLASS/NAME/PATH, read when a program reads it.
+ */
+struct cusemu_attr {
+	/* Its path in the device's directory: "time", or under a directory
+	 * of its own, "device/id/vendor"; required. */
+	const char *path;
+	/*
+	 * Writes the file's text into buf, at most size bytes (a page, 4096,
+	 * as sysfs gives its show methods), ending with a newline as the
+	 * kernel's do; returns its length or -errno. Runs on a worker under
+	 * the device's oops guard, as read() does, and takes the model's
+	 * own locks; required.
+	 */
+	ssize_t (*show)(struct cusemu_device *dev, char *buf, size_t size);
+};
+
+#define CUSEMU_ATTR_END { .path = NULL }
+
+/*
  * One emulated device: one node. The daemon's own state of the instance
  * lives beside it, out of the model's reach.
  */
@@ -292,6 +313,38 @@ struct cusemu_device_model {
 	 * for the user in *why; the daemon then does not start.
 	 */
 	int (*sandboxed)(struct cusemu_device *dev, char **why);
+
+	/*
+	 * Where the kernel's driver shows the node, for cusemu-run(1): it
+	 * puts the node at /dev/DIR/NAME and builds /sys/class/CLASS/NAME
+	 * from what follows. Read for the daemon's built-in models; a
+	 * plugin's model, served from its host process, shows in no class
+	 * (cusemu-run puts its node at /dev/NAME).
+	 *
+	 * sysfs_class: the directory of /sys/class ("rtc", "watchdog",
+	 * "input", "i2c-dev"); NULL: the device is in none.
+	 */
+	const char *sysfs_class;
+	/* The node's directory under /dev, as the class names it ("input"
+	 * for /dev/input/event0); NULL: /dev itself. */
+	const char *devnode_dir;
+	/* The char major the kernel's driver takes, and the minor of the
+	 * node numbered 0 (input's event0 is 13:64): the node numbered N,
+	 * by the digits its name ends with, is minor_base + N. major 0: a
+	 * number of the dynamic range, as drivers that ask for one get. */
+	unsigned int major;
+	unsigned int minor_base;
+	/* The files of the device's directory besides dev, uevent and
+	 * subsystem, which are made for every device; ended by
+	 * CUSEMU_ATTR_END. */
+	const struct cusemu_attr *attrs;
+	/*
+	 * What udev's rules add to the device's properties ("ID_INPUT=1"),
+	 * one KEY=VALUE line each, appended to props: cusemu-run writes them
+	 * to udev's database (/run/udev/data), where libudev and the
+	 * programs built on it (libinput, udevadm) read them. NULL: none.
+	 */
+	void (*udev_props)(struct cusemu_device *dev, GString *props);
 };
 
 /*

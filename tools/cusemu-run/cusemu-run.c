@@ -39,6 +39,8 @@
 /* In the namespace's own /dev: the daemon's mount, socket and log. */
 #define RUN_DIR "/dev/.cusemu-run"
 #define MOUNT_DIR RUN_DIR "/mnt"
+/* In the mount: what the devices add to /sys and /run/udev, from / on. */
+#define TREE_DIR MOUNT_DIR "/.root"
 #define READY_TIMEOUT_S 30
 #define STOP_TIMEOUT_S 5
 /* The exit status of a failure of cusemu-run's own, as env(1) and
@@ -313,13 +315,31 @@ static pid_t start_daemon(void)
 	return pid;
 }
 
-/* Where the kernel puts a node of that name: input's under /dev/input,
- * as its class's devnode does; the others in /dev itself. */
+/*
+ * Where the kernel puts the node of that name: the DEVNAME its uevent
+ * file in /sys says (input/event0), from the class its model names; else
+ * /dev/NAME.
+ */
 static char *kernel_path(const char *name)
 {
-	if (g_str_has_prefix(name, "event") || g_str_has_prefix(name, "mouse") ||
-	    g_str_has_prefix(name, "js"))
-		return g_strconcat("/dev/input/", name, NULL);
+	g_autoptr(GDir) classes = g_dir_open(TREE_DIR "/sys/class", 0, NULL);
+	const char *class;
+
+	while (classes && (class = g_dir_read_name(classes))) {
+		g_autofree char *uevent = g_strdup_printf(
+			TREE_DIR "/sys/class/%s/%s/uevent", class, name);
+		g_autofree char *text = NULL;
+		const char *at;
+
+		if (!g_file_get_contents(uevent, &text, NULL, NULL))
+			continue;
+		at = strstr(text, "DEVNAME=");
+		if (at) {
+			at += strlen("DEVNAME=");
+			return g_strdup_printf("/dev/%.*s",
+					       (int)strcspn(at, "\n"), at);
+		}
+	}
 	return g_strconcat("/dev/", name, NULL);
 }
 
@@ -333,13 +353,16 @@ static void bind_devices(void)
 	if (!dir)
 		die("cannot list the daemon's files: %s", g_strerror(errno));
 	while ((e = readdir(dir))) {
-		g_autofree char *src = NULL, *path = NULL;
+		g_autofree char *src = NULL, *path = NULL, *parent = NULL;
 		int err;
 
 		if (e->d_name[0] == '.')
 			continue;
 		src = g_strconcat(MOUNT_DIR "/", e->d_name, NULL);
 		path = kernel_path(e->d_name);
+		parent = g_path_get_dirname(path);
+		if (g_mkdir_with_parents(parent, 0755))
+			die("cannot make %s: %s", parent, g_strerror(errno));
 		err = mount_point(path, false);
 		if (err)
 			die("cannot put device %s at %s: %s; give it another "
@@ -357,6 +380,130 @@ static void bind_devices(void)
 			where->len ? where->str : " no device");
 }
 
+/* One entry of a host directory, kept to be put back over a tmpfs. */
+struct kept {
+	char *name;
+	int fd;			/* O_PATH, for a bind; -1 for a link */
+	char *target;		/* a symbolic link's */
+	bool dir;
+};
+
+static void kept_free(gpointer data)
+{
+	struct kept *k = data;
+
+	if (k->fd >= 0)
+		close(k->fd);
+	g_free(k->target);
+	g_free(k->name);
+	g_free(k);
+}
+
+/* Puts at path what src is (an open file, or a link's target). */
+static void put_back(const char *path, int fd, const char *target, bool dir)
+{
+	if (target)
+		symlink_or_die(target, path);
+	else
+		bind_fd(fd, path, dir);
+}
+
+/*
+ * Covers the host's directory dst with a tmpfs that holds the same
+ * entries, each bound (or, for a link, made) again, but those named in
+ * skip: the caller puts its own there. The host's directories of /sys
+ * and /run are root's, where nothing can be added otherwise.
+ */
+static void shadow(const char *dst, GHashTable *skip)
+{
+	g_autoptr(GPtrArray) kept = g_ptr_array_new_with_free_func(kept_free);
+	g_autoptr(GDir) dir = g_dir_open(dst, 0, NULL);
+	const char *name;
+
+	while (dir && (name = g_dir_read_name(dir))) {
+		g_autofree char *path = g_build_filename(dst, name, NULL);
+		struct kept *k;
+		struct stat st;
+
+		if (g_hash_table_contains(skip, name) || lstat(path, &st))
+			continue;
+		k = g_new0(struct kept, 1);
+		k->name = g_strdup(name);
+		k->dir = S_ISDIR(st.st_mode);
+		k->fd = S_ISLNK(st.st_mode)
+				? -1
+				: open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (S_ISLNK(st.st_mode))
+			k->target = g_file_read_link(path, NULL);
+		if (k->fd >= 0 || k->target)
+			g_ptr_array_add(kept, k);
+		else
+			kept_free(k);
+	}
+	if (mount("cusemu-run", dst, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  "mode=0755,size=1m"))
+		die("cannot mount a tmpfs over %s: %s", dst, g_strerror(errno));
+	for (guint i = 0; i < kept->len; i++) {
+		struct kept *k = kept->pdata[i];
+		g_autofree char *path = g_build_filename(dst, k->name, NULL);
+
+		put_back(path, k->fd, k->target, k->dir);
+	}
+}
+
+/* The class directories of /sys hold the daemon's devices alone. */
+static bool replaced_whole(const char *dst)
+{
+	g_autofree char *parent = g_path_get_dirname(dst);
+
+	return !strcmp(parent, "/sys/class") ||
+	       !strcmp(parent, "/sys/devices/virtual");
+}
+
+/*
+ * The daemon's tree src, put at dst: a directory both have is merged
+ * into, anything else of src's takes its place in dst, which is shadowed
+ * for it.
+ */
+static void merge(const char *src, const char *dst)
+{
+	g_autoptr(GHashTable) place = g_hash_table_new_full(
+		g_str_hash, g_str_equal, g_free, NULL);
+	g_autoptr(GDir) dir = g_dir_open(src, 0, NULL);
+	GHashTableIter it;
+	const char *name;
+
+	while (dir && (name = g_dir_read_name(dir))) {
+		g_autofree char *from = g_build_filename(src, name, NULL);
+		g_autofree char *to = g_build_filename(dst, name, NULL);
+		struct stat sf, st;
+
+		if (!lstat(from, &sf) && S_ISDIR(sf.st_mode) &&
+		    !lstat(to, &st) && S_ISDIR(st.st_mode) &&
+		    !replaced_whole(to))
+			merge(from, to);
+		else
+			g_hash_table_add(place, g_strdup(name));
+	}
+	if (!g_hash_table_size(place))
+		return;
+	shadow(dst, place);
+	g_hash_table_iter_init(&it, place);
+	while (g_hash_table_iter_next(&it, (gpointer *)&name, NULL)) {
+		g_autofree char *from = g_build_filename(src, name, NULL);
+		g_autofree char *to = g_build_filename(dst, name, NULL);
+		g_autofree char *target = g_file_read_link(from, NULL);
+		int fd = target ? -1 : open(from, O_PATH | O_CLOEXEC);
+		struct stat sf;
+
+		if (!target && (fd < 0 || fstat(fd, &sf)))
+			die("cannot open %s: %s", from, g_strerror(errno));
+		put_back(to, fd, target, !target && S_ISDIR(sf.st_mode));
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
 /*
  * The command, in a user namespace nested in the first: the user's own
  * ids again, and no capability once it runs.
@@ -371,12 +518,18 @@ static pid_t start_command(void)
 	if (pid)
 		return pid;
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (run.uid != 0) {
-		if (unshare(CLONE_NEWUSER))
-			die("cannot make the command's user namespace: %s",
-			    g_strerror(errno));
-		map_ids(run.uid, 0, run.gid, 0);
-	}
+	/*
+	 * Root's too: the daemon, which holds no capability, may reach the
+	 * memory of a process with capabilities in a namespace its own user
+	 * owns, not in its own.
+	 */
+	if (unshare(CLONE_NEWUSER))
+		die("cannot make the command's user namespace: %s",
+		    g_strerror(errno));
+	map_ids(run.uid, 0, run.gid, 0);
+	/* The check of systemd's libudev that /sys is sysfs (our devices'
+	 * directories are on FUSE), as umockdev turns it off. */
+	setenv("SYSTEMD_DEVICE_VERIFY_SYSFS", "0", 1);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
@@ -436,6 +589,8 @@ static int init_main(void)
 	make_dev();
 	daemon = start_daemon();
 	bind_devices();
+	/* /sys and /run/udev as the kernel and udev would show the devices. */
+	merge(TREE_DIR, "/");
 	/* PID 1 gets only the signals it has handlers for: pass them on. */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
