@@ -76,7 +76,8 @@ static unsigned int node_number(const char *name)
 			   : 0;
 }
 
-char *cusemu_sysfs_devnode(const struct cusemu_device *dev)
+/* Where the device's node is under /dev: "input/event0", "rtc0". */
+static char *devnode(const struct cusemu_device *dev)
 {
 	const char *dir = dev->model->devnode_dir;
 
@@ -127,7 +128,7 @@ static void add_device(struct cusemu_sysfs *fs, struct cusemu_device *dev,
 	const struct cusemu_device_model *m = dev->model;
 	unsigned int major = major_of(m, dynamic);
 	unsigned int minor = m->minor_base + node_number(dev->name);
-	g_autofree char *devnode = cusemu_sysfs_devnode(dev);
+	g_autofree char *node = devnode(dev);
 	g_autofree char *home = g_strdup_printf("sys/devices/virtual/%s/%s",
 						m->sysfs_class, dev->name);
 	g_autofree char *number = g_strdup_printf("%u:%u", major, minor);
@@ -140,7 +141,7 @@ static void add_device(struct cusemu_sysfs *fs, struct cusemu_device *dev,
 	path = g_strconcat(home, "/uevent", NULL);
 	add_text(fs, path, CUSEMU_SYSFS_TEXT,
 		 g_strdup_printf("MAJOR=%u\nMINOR=%u\nDEVNAME=%s\n", major,
-				 minor, devnode));
+				 minor, node));
 	g_free(path);
 	path = g_strconcat(home, "/subsystem", NULL);
 	add_text(fs, path, CUSEMU_SYSFS_LINK,

@@ -58,7 +58,4 @@ cusemu_sysfs_entry(const struct cusemu_sysfs *fs, guint i)
 guint cusemu_sysfs_lookup(const struct cusemu_sysfs *fs, guint parent,
 			  const char *name);
 
-/* Where the device's node is under /dev: "input/event0", "rtc0". */
-char *cusemu_sysfs_devnode(const struct cusemu_device *dev);
-
 #endif
