@@ -162,6 +162,8 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 			     "and stopped after it"),
 	ALLOW(timer_delete, "... and deleted when the worker leaves"),
 	ALLOW(sched_yield, "... the yield, in that timer's signal handler"),
+	ALLOW(timer_getoverrun, "... which stops yielding when it cannot take "
+				"a signal each period (under a tracer)"),
 	ALLOW(getcpu, "the CPU a worker is on, where the vDSO falls back"),
 	ALLOW(getrusage, "a timed handler's CPU time, when its worker was "
 			 "preempted meanwhile"),

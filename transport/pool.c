@@ -62,8 +62,10 @@
 #define STOP_TIMEOUT_S 10
 /* A worker's time slice in a long call: the shortest the kernel takes. */
 #define LONG_CALL_SLICE_NS (100 * 1000)
-/* A worker in a long call yields its CPU this often. */
+/* A worker in a long call yields its CPU this often, unless this many
+ * periods went by before it took the last signal. */
 #define YIELD_US 50
+#define YIELD_MISSED_MAX 4
 /* A reader with no request for this long leaves its source. */
 #define STAY_US 5000
 /* Requests a reader serves in a row before the other sources' turn. */
@@ -262,10 +264,20 @@ static void on_stay_signal(int signo)
 
 static void on_yield_signal(int signo)
 {
+	static const struct itimerspec off;
 	int saved = errno;
 
 	(void)signo;
-	sched_yield();
+	/*
+	 * Periods went by while this signal waited to be taken: the thread
+	 * cannot take one each period (a tracer stops it at each signal, or
+	 * it does not get a CPU anyway). Yields would then leave the call no
+	 * time of its own: none more for this call.
+	 */
+	if (timer_getoverrun(me.yield_timer) >= YIELD_MISSED_MAX)
+		timer_settime(me.yield_timer, 0, &off, NULL);
+	else
+		sched_yield();
 	errno = saved;
 }
 
