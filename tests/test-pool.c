@@ -5,10 +5,13 @@
  * two, one after the other, until one shares it; a handler that waits gets
  * a worker added so that the other sources go on; a removed source is not
  * served; a stop ends every worker, also one waiting in a handler or in a
- * read; a worker in a long call is made to yield until the call ends.
+ * read; a worker in a long call is made to yield until the call ends,
+ * or until it could not take the signal each period.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -239,36 +242,61 @@ static void test_reader_leaves(void)
 	pipe_close(&b);
 }
 
-/* What a long call's handler saw: its sleep during the call, and after. */
-static gint slept_during = -1, slept_after = -1;
+/*
+ * What a long call's handler saw of the yield signal, which it keeps
+ * blocked to look: pending while the call holds the CPU; none coming
+ * once the handler took one late (periods missed); none after the call.
+ */
+static gint pending_during = -1, pending_late = -1, pending_after = -1;
 
-/* 0 if a sleep of ms went undisturbed, else errno (EINTR: a signal). */
-static int sleep_ms(long ms)
+/* Whether the yield signal came within ms, taken without its handler. */
+static int yield_came(long ms)
 {
-	struct timespec t = { .tv_sec = ms / 1000,
-			      .tv_nsec = ms % 1000 * 1000 * 1000 };
+	sigset_t set;
+	struct timespec wait = { .tv_sec = ms / 1000,
+				 .tv_nsec = ms % 1000 * 1000 * 1000 };
 
-	return nanosleep(&t, NULL) ? errno : 0;
+	sigemptyset(&set);
+	sigaddset(&set, CUSEMU_POOL_YIELD_SIGNAL);
+	return sigtimedwait(&set, NULL, &wait) == CUSEMU_POOL_YIELD_SIGNAL;
 }
 
 static int long_take(struct cusemu_pool_source *src)
 {
 	gint last = -1;
+	sigset_t yield;
 
 	if (!take_byte(src))
 		return 0;
+	sigemptyset(&yield);
+	sigaddset(&yield, CUSEMU_POOL_YIELD_SIGNAL);
+	/* A call that takes the signal each period: it comes. */
+	pthread_sigmask(SIG_BLOCK, &yield, NULL);
 	cusemu_pool_hold_cpu(&last);
-	g_atomic_int_set(&slept_during, sleep_ms(200));
+	g_atomic_int_set(&pending_during, yield_came(1000));
+	/* Blocked 5 ms, 100 periods: taken late, its handler stops them. */
+	g_usleep(5000);
+	pthread_sigmask(SIG_UNBLOCK, &yield, NULL);
+	pthread_sigmask(SIG_BLOCK, &yield, NULL);
+	yield_came(0);
+	g_atomic_int_set(&pending_late, yield_came(20));
 	cusemu_pool_release_cpu();
-	g_atomic_int_set(&slept_after, sleep_ms(30));
+	/* The next long call yields again, until it ends. */
+	cusemu_pool_hold_cpu(&last);
+	g_atomic_int_set(&pending_during,
+			 g_atomic_int_get(&pending_during) && yield_came(1000));
+	cusemu_pool_release_cpu();
+	yield_came(0);
+	g_atomic_int_set(&pending_after, yield_came(20));
+	pthread_sigmask(SIG_UNBLOCK, &yield, NULL);
 	g_atomic_int_inc(&((struct pipe_source *)src)->served);
 	return 1;
 }
 
 /*
  * A handler between cusemu_pool_hold_cpu() and cusemu_pool_release_cpu()
- * gets the yield signal (its raw sleep ends early: EINTR, as any signal
- * makes it), and none after: a sleep of 30 ms then runs to its end.
+ * gets the yield signal; once it takes one late, no more come in that
+ * call; the next call gets them again; none come after a call.
  */
 static void test_long_call_yields(void)
 {
@@ -279,8 +307,9 @@ static void test_long_call_yields(void)
 	p.src.take = long_take;
 	poke(&p);
 	g_assert_true(wait_for(served_once, &p));
-	g_assert_cmpint(g_atomic_int_get(&slept_during), ==, EINTR);
-	g_assert_cmpint(g_atomic_int_get(&slept_after), ==, 0);
+	g_assert_cmpint(g_atomic_int_get(&pending_during), ==, 1);
+	g_assert_cmpint(g_atomic_int_get(&pending_late), ==, 0);
+	g_assert_cmpint(g_atomic_int_get(&pending_after), ==, 0);
 	g_assert_true(cusemu_pool_stop(NULL, NULL));
 	pipe_close(&p);
 }

@@ -77,7 +77,7 @@
 #define STAY_SIGNAL (SIGRTMIN + 2)
 /* Makes a worker in a long call yield: SA_RESTART, as it comes in a
  * model's own code. */
-#define YIELD_SIGNAL (SIGRTMIN + 3)
+#define YIELD_SIGNAL CUSEMU_POOL_YIELD_SIGNAL
 
 static struct {
 	GMutex lock;		/* guards started, exiting and the cond */

@@ -18,6 +18,7 @@
 #ifndef CUSEMU_POOL_H
 #define CUSEMU_POOL_H
 
+#include <signal.h>
 #include <stdbool.h>
 
 #include <glib.h>
@@ -79,10 +80,14 @@ void cusemu_pool_read_end(void);
  */
 void cusemu_pool_share(void);
 
+/* The signal that makes a worker in a long call yield (below). */
+#define CUSEMU_POOL_YIELD_SIGNAL (SIGRTMIN + 3)
+
 /*
  * The calling worker's call is known to take long (its handler spins):
  * it runs with a short time slice and yields its CPU every 50 us (a timer
- * signal with SA_RESTART), so that a thread woken on its CPU need not
+ * signal with SA_RESTART; no more in this call once it could not take
+ * one each period), so that a thread woken on its CPU need not
  * wait for the whole call, and on one CPU until
  * cusemu_pool_release_cpu(), *last if no other
  * long call holds it, else the one it is on or another free one, which
