@@ -655,11 +655,11 @@ static void parse(int argc, char **argv)
 	g_option_context_set_summary(
 		ctx, "Runs COMMAND where cusemud's devices are at their "
 		     "usual /dev paths (/dev/rtc0, /dev/watchdog0,\n"
-		     "/dev/i2c-0, /dev/input/event0...), in a user, mount "
-		     "and PID namespace of its own,\nserved over FUSE: no "
-		     "root and no CUSE. Exits with COMMAND's status (128 + "
-		     "the signal\nthat ended it), or 125 when cusemu-run "
-		     "itself fails.");
+		     "/dev/i2c-0, /dev/input/event0...) and in /sys and "
+		     "udev's database, in a user,\nmount and PID namespace "
+		     "of its own, served over FUSE: no root and no CUSE.\n"
+		     "Exits with COMMAND's status (128 + the signal that "
+		     "ended it), or 125 when\ncusemu-run itself fails.");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	/* Options after COMMAND are COMMAND's. */
 	g_option_context_set_strict_posix(ctx, TRUE);
