@@ -122,6 +122,17 @@ static char *udev_entry(struct cusemu_device *dev)
 	return g_string_free(db, FALSE);
 }
 
+/* add_text() of dir/name. */
+static struct cusemu_sysfs_entry *add_in(struct cusemu_sysfs *fs,
+					 const char *dir, const char *name,
+					 enum cusemu_sysfs_kind kind,
+					 char *text)
+{
+	g_autofree char *path = g_strconcat(dir, "/", name, NULL);
+
+	return add_text(fs, path, kind, text);
+}
+
 static void add_device(struct cusemu_sysfs *fs, struct cusemu_device *dev,
 		       guint index, GHashTable *dynamic)
 {
@@ -129,42 +140,33 @@ static void add_device(struct cusemu_sysfs *fs, struct cusemu_device *dev,
 	unsigned int major = major_of(m, dynamic);
 	unsigned int minor = m->minor_base + node_number(dev->name);
 	g_autofree char *node = devnode(dev);
-	g_autofree char *home = g_strdup_printf("sys/devices/virtual/%s/%s",
-						m->sysfs_class, dev->name);
+	/* Its directory under sys/, which the links of sys/class/CLASS and
+	 * sys/dev/char reach from two levels down. */
+	g_autofree char *place = g_strdup_printf("devices/virtual/%s/%s",
+						 m->sysfs_class, dev->name);
+	g_autofree char *home = g_strconcat("sys/", place, NULL);
 	g_autofree char *number = g_strdup_printf("%u:%u", major, minor);
-	g_autofree char *path = NULL;
+	g_autofree char *class = g_strconcat("sys/class/", m->sysfs_class,
+					     NULL);
+	/* udev's name of its entry: c for a character device. */
+	g_autofree char *db = g_strconcat("c", number, NULL);
 
 	add(fs, home, CUSEMU_SYSFS_DIR);
-	path = g_strconcat(home, "/dev", NULL);
-	add_text(fs, path, CUSEMU_SYSFS_TEXT, g_strconcat(number, "\n", NULL));
-	g_free(path);
-	path = g_strconcat(home, "/uevent", NULL);
-	add_text(fs, path, CUSEMU_SYSFS_TEXT,
-		 g_strdup_printf("MAJOR=%u\nMINOR=%u\nDEVNAME=%s\n", major,
-				 minor, node));
-	g_free(path);
-	path = g_strconcat(home, "/subsystem", NULL);
-	add_text(fs, path, CUSEMU_SYSFS_LINK,
-		 g_strconcat("../../../../class/", m->sysfs_class, NULL));
-	for (const struct cusemu_attr *a = m->attrs; a && a->path; a++) {
-		g_free(path);
-		path = g_strconcat(home, "/", a->path, NULL);
-		add_text(fs, path, CUSEMU_SYSFS_ATTR, g_strdup(a->path))
+	add_in(fs, home, "dev", CUSEMU_SYSFS_TEXT,
+	       g_strconcat(number, "\n", NULL));
+	add_in(fs, home, "uevent", CUSEMU_SYSFS_TEXT,
+	       g_strdup_printf("MAJOR=%u\nMINOR=%u\nDEVNAME=%s\n", major,
+			       minor, node));
+	add_in(fs, home, "subsystem", CUSEMU_SYSFS_LINK,
+	       g_strconcat("../../../../class/", m->sysfs_class, NULL));
+	for (const struct cusemu_attr *a = m->attrs; a && a->path; a++)
+		add_in(fs, home, a->path, CUSEMU_SYSFS_ATTR, g_strdup(a->path))
 			->device = index;
-	}
-	g_free(path);
-	path = g_strdup_printf("sys/class/%s/%s", m->sysfs_class, dev->name);
-	add_text(fs, path, CUSEMU_SYSFS_LINK,
-		 g_strdup_printf("../../devices/virtual/%s/%s",
-				 m->sysfs_class, dev->name));
-	g_free(path);
-	path = g_strconcat("sys/dev/char/", number, NULL);
-	add_text(fs, path, CUSEMU_SYSFS_LINK,
-		 g_strdup_printf("../../devices/virtual/%s/%s",
-				 m->sysfs_class, dev->name));
-	g_free(path);
-	path = g_strdup_printf("run/udev/data/c%s", number);
-	add_text(fs, path, CUSEMU_SYSFS_TEXT, udev_entry(dev));
+	add_in(fs, class, dev->name, CUSEMU_SYSFS_LINK,
+	       g_strconcat("../../", place, NULL));
+	add_in(fs, "sys/dev/char", number, CUSEMU_SYSFS_LINK,
+	       g_strconcat("../../", place, NULL));
+	add_in(fs, "run/udev/data", db, CUSEMU_SYSFS_TEXT, udev_entry(dev));
 }
 
 struct cusemu_sysfs *cusemu_sysfs_new(struct cusemu_device *const *devices,

@@ -443,21 +443,20 @@ static void tree_open(fuse_req_t req, const struct cusemu_sysfs_entry *e,
 static void tree_read(fuse_req_t req, const struct cusemu_sysfs_entry *e,
 		      size_t size, off_t off)
 {
-	g_autofree char *text = NULL;
+	g_autofree char *shown = NULL;
+	const char *text = e->text;
 	ssize_t len;
 
 	if (e->kind == CUSEMU_SYSFS_TEXT) {
-		text = g_strdup(e->text);
 		len = (ssize_t)strlen(text);
 	} else {
-		fuse_ino_t ino = FIRST_FILE_INO + e->device;
-		struct file *f = enter(req, ino, false);
+		struct file *f = enter(req, FIRST_FILE_INO + e->device, false);
 
 		if (!f)
 			return;
-		text = g_malloc(TREE_FILE_SIZE);
+		text = shown = g_malloc(TREE_FILE_SIZE);
 		len = cusemu_node_show(&f->node, e->text,
-				       fuse_req_ctx(req)->pid, text,
+				       fuse_req_ctx(req)->pid, shown,
 				       TREE_FILE_SIZE);
 		leave(f);
 	}
@@ -472,9 +471,6 @@ static void tree_read(fuse_req_t req, const struct cusemu_sysfs_entry *e,
 	fuse_reply_buf(req, text + off, MIN(size, (size_t)(len - off)));
 }
 
-
-/* libfuse's requests on a file, each turned into the node's (req.h) on
- * the stack. */
 static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	const struct cusemu_sysfs_entry *e =

@@ -140,6 +140,19 @@ static bool replaced(struct cusemu_node *n, const struct open_file *of)
 
 /* A file, or an open under way, lets go of its instance; a replaced one
  * goes with the last. */
+/* The node's device now, which stays, reload or not, until
+ * put_instance(). */
+static struct cusemu_device *get_instance(struct cusemu_node *n)
+{
+	struct cusemu_device *dev;
+
+	g_mutex_lock(&n->lock);
+	dev = n->dev;
+	cusemu_instance(dev)->serving.users++;
+	g_mutex_unlock(&n->lock);
+	return dev;
+}
+
 static void put_instance(struct cusemu_node *n, struct cusemu_device *dev)
 {
 	struct cusemu_instance *inst = cusemu_instance(dev);
@@ -717,14 +730,10 @@ void cusemu_node_open(struct cusemu_node *n, struct cusemu_req *req)
 {
 	struct open_file *of = g_new0(struct open_file, 1);
 	struct cusemu_op_record rec;
-	struct cusemu_device *dev;
+	/* The instance stays while the open is under way. */
+	struct cusemu_device *dev = get_instance(n);
 	int err = 0;
 
-	/* The instance stays while the open is under way, reload or not. */
-	g_mutex_lock(&n->lock);
-	dev = n->dev;
-	cusemu_instance(dev)->serving.users++;
-	g_mutex_unlock(&n->lock);
 	cusemu_op_begin(&rec, CUSEMU_OP_OPEN, dev, req->pid);
 	of->file.dev = dev;
 	of->file.flags = req->flags;
@@ -838,15 +847,11 @@ void cusemu_node_read(struct cusemu_node *n, struct cusemu_req *req)
 ssize_t cusemu_node_show(struct cusemu_node *n, const char *path, pid_t pid,
 			 char *buf, size_t size)
 {
+	/* The instance stays while its model runs. */
+	struct cusemu_device *dev = get_instance(n);
 	const struct cusemu_attr *attr = NULL;
-	struct cusemu_device *dev;
 	ssize_t ret = -ENOENT;
 
-	/* The instance stays while its model runs, reload or not. */
-	g_mutex_lock(&n->lock);
-	dev = n->dev;
-	cusemu_instance(dev)->serving.users++;
-	g_mutex_unlock(&n->lock);
 	for (const struct cusemu_attr *a = dev->model->attrs; a && a->path; a++)
 		if (!strcmp(a->path, path))
 			attr = a;

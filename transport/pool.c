@@ -262,9 +262,19 @@ static void on_stay_signal(int signo)
 	(void)signo;
 }
 
+/* Yield every YIELD_US from now on, or no more. */
+static bool yield_often(bool on)
+{
+	struct itimerspec every = { 0 };
+
+	if (on)
+		every.it_value.tv_nsec = every.it_interval.tv_nsec =
+			YIELD_US * 1000;
+	return !timer_settime(me.yield_timer, 0, &every, NULL);
+}
+
 static void on_yield_signal(int signo)
 {
-	static const struct itimerspec off;
 	int saved = errno;
 
 	(void)signo;
@@ -275,7 +285,7 @@ static void on_yield_signal(int signo)
 	 * time of its own: none more for this call.
 	 */
 	if (timer_getoverrun(me.yield_timer) >= YIELD_MISSED_MAX)
-		timer_settime(me.yield_timer, 0, &off, NULL);
+		yield_often(false);
 	else
 		sched_yield();
 	errno = saved;
@@ -326,17 +336,6 @@ static void timers_delete(void)
 {
 	timer_delete(me.timer);
 	timer_delete(me.yield_timer);
-}
-
-/* Yield every YIELD_US from now on, or no more. */
-static bool yield_often(bool on)
-{
-	struct itimerspec every = { 0 };
-
-	if (on)
-		every.it_value.tv_nsec = every.it_interval.tv_nsec =
-			YIELD_US * 1000;
-	return !timer_settime(me.yield_timer, 0, &every, NULL);
 }
 
 static gpointer worker(gpointer data)

@@ -622,48 +622,57 @@ static ssize_t wd_show(struct cusemu_device *dev, enum wd_attr which,
 		       char *buf, size_t size)
 {
 	struct wd *w = wd_get(dev);
+	const char *text = NULL;
+	bool hex = false;
+	long long v = 0;
 	ssize_t n;
 
 	switch (which) {
 	case WD_ATTR_IDENTITY:
-		n = snprintf(buf, size, "%s\n", (const char *)w->info.identity);
+		text = (const char *)w->info.identity;
 		break;
 	case WD_ATTR_STATE:
-		n = snprintf(buf, size, "%s\n",
-			     w->active ? "active" : "inactive");
+		text = w->active ? "active" : "inactive";
 		break;
 	case WD_ATTR_STATUS:
-		n = snprintf(buf, size, "0x%x\n", wd_status(w));
+		hex = true;
+		v = wd_status(w);
 		break;
 	case WD_ATTR_OPTIONS:
-		n = snprintf(buf, size, "0x%x\n", w->info.options);
+		hex = true;
+		v = w->info.options;
 		break;
 	case WD_ATTR_NOWAYOUT:
-		n = snprintf(buf, size, "%d\n", w->nowayout);
+		v = w->nowayout;
 		break;
 	case WD_ATTR_FW_VERSION:
-		n = snprintf(buf, size, "%d\n", (int)w->info.firmware_version);
+		v = (int)w->info.firmware_version;	/* "%d" */
 		break;
 	case WD_ATTR_BOOTSTATUS:
-		n = snprintf(buf, size, "%u\n", w->bootstatus);
+		v = w->bootstatus;
 		break;
 	case WD_ATTR_TIMEOUT:
-		n = snprintf(buf, size, "%u\n", w->timeout);
+		v = w->timeout;
 		break;
 	case WD_ATTR_MIN_TIMEOUT:
-		n = snprintf(buf, size, "%u\n", w->min_timeout);
+		v = w->min_timeout;
 		break;
 	case WD_ATTR_MAX_TIMEOUT:
-		n = snprintf(buf, size, "%u\n", w->max_timeout);
+		v = w->max_timeout;
 		break;
 	case WD_ATTR_PRETIMEOUT:
-		n = snprintf(buf, size, "%u\n", w->pretimeout);
+		v = w->pretimeout;
 		break;
 	case WD_ATTR_TIMELEFT:
-	default:
-		n = snprintf(buf, size, "%u\n", wd_timeleft(w));
+		v = wd_timeleft(w);
 		break;
 	}
+	if (text)
+		n = snprintf(buf, size, "%s\n", text);
+	else if (hex)
+		n = snprintf(buf, size, "0x%llx\n", v);
+	else
+		n = snprintf(buf, size, "%lld\n", v);
 	wd_put(w);
 	return n;
 }
