@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <link.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
@@ -148,6 +149,37 @@ static gboolean safe_dir(const char *path, const char *p,
 }
 
 /*
+ * Whether uid is the id that stands, in the daemon's user namespace, for
+ * every id the namespace does not map, when the daemon is no root outside
+ * it (cusemu-run as an ordinary user). The namespace's own root there is
+ * the user; the host's root owns / and shows as that id. Nothing owned
+ * so can give the daemon more than the user's own rights, which it has
+ * anyway. For root's namespace, which maps root to itself, the id stays
+ * untrusted: it is every other user.
+ */
+static bool outside_namespace(uid_t uid)
+{
+	static gsize done;
+	static uid_t overflow = (uid_t)-1;
+
+	if (g_once_init_enter(&done)) {
+		g_autofree char *map = NULL, *text = NULL;
+		unsigned long inside, outside, count;
+
+		if (g_file_get_contents("/proc/self/uid_map", &map, NULL,
+					NULL) &&
+		    sscanf(map, "%lu %lu %lu", &inside, &outside, &count) ==
+			    3 &&
+		    inside == 0 && outside != 0 && count == 1 &&
+		    g_file_get_contents("/proc/sys/kernel/overflowuid", &text,
+					NULL, NULL))
+			overflow = (uid_t)strtoul(text, NULL, 10);
+		g_once_init_leave(&done, 1);
+	}
+	return uid == overflow;
+}
+
+/*
  * The plugin and every directory above it: owned by root or by the user
  * the daemon runs as, and writable by that owner alone, or sticky (see
  * safe_dir). Anyone else who could replace one of them could make the
@@ -181,7 +213,9 @@ static gboolean safe_path(const char *path, const char *real,
 		if (lstat(p, &st) < 0)
 			return refuse(error, path, "%s: %s", p,
 				      g_strerror(errno));
-		if (st.st_uid != 0 && st.st_uid != self)
+		if (st.st_uid != 0 && st.st_uid != self &&
+		    !(!file && outside_namespace(st.st_uid) &&
+		      !(st.st_mode & (S_IWGRP | S_IWOTH))))
 			return refuse(error, path,
 				      "%s belongs to uid %u, neither root nor "
 				      "the daemon's user: that user could "

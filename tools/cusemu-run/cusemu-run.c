@@ -205,6 +205,42 @@ static void make_dev(void)
 		    g_strerror(errno));
 }
 
+/*
+ * An ordinary user's plugins, copied into the namespace's own /dev. The
+ * daemon takes a plugin only from directories that root or its own user
+ * owns; in the namespace the host's root shows as the overflow id, so
+ * the user's plugin in /tmp or /home would be refused. The copy is read
+ * with the user's rights and belongs to the daemon's user, as the user's
+ * own file does outside. As root, ids keep their meaning: the daemon
+ * checks the user's path itself.
+ */
+static void copy_plugins(void)
+{
+	if (run.uid == 0)
+		return;
+	for (guint i = 0; opt.plugins && opt.plugins[i]; i++) {
+		g_autofree char *dir =
+			g_strdup_printf(RUN_DIR "/plugins/%u", i);
+		g_autofree char *base = g_path_get_basename(opt.plugins[i]);
+		g_autofree char *copy = g_build_filename(dir, base, NULL);
+		g_autofree char *image = NULL;
+		g_autoptr(GError) error = NULL;
+		gsize size;
+
+		if (g_mkdir_with_parents(dir, 0700))
+			die("cannot make %s: %s", dir, g_strerror(errno));
+		if (!g_file_get_contents(opt.plugins[i], &image, &size,
+					 &error) ||
+		    !g_file_set_contents_full(copy, image, (gssize)size,
+					      G_FILE_SET_CONTENTS_NONE,
+					      0644, &error))
+			die("cannot take the plugin %s: %s", opt.plugins[i],
+			    error->message);
+		g_free(opt.plugins[i]);
+		opt.plugins[i] = g_steal_pointer(&copy);
+	}
+}
+
 static char *daemon_program(void)
 {
 	const char *env = g_getenv("CUSEMU_DAEMON");
@@ -587,6 +623,7 @@ static int init_main(void)
 		die("cannot mount /proc for the namespace: %s",
 		    g_strerror(errno));
 	make_dev();
+	copy_plugins();
 	daemon = start_daemon();
 	bind_devices();
 	/* /sys and /run/udev as the kernel and udev would show the devices. */
