@@ -3,7 +3,10 @@
  * Client facts from /proc, read here or asked of the /proc helper: one
  * request and one answer per query on a SOCK_SEQPACKET socket pair, under
  * a lock, since worker threads ask at once. The helper only ever reads
- * /proc/PID/exe and /proc/PID/fd of the pid it is given.
+ * /proc/PID/exe and /proc/PID/fd of the pid it is given, and, where the
+ * daemon allowed it before its sandbox (a root daemon over FUSE), the
+ * memory of a process while one of its threads is blocked in an ioctl on
+ * the daemon's mount.
  *
  * Reading a client's /proc can block (its program on a stalled file
  * system: the helper waits in state D). So each question has a deadline;
@@ -25,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <glib.h>
@@ -36,26 +41,35 @@ enum proc_op {
 	PROC_SEAL,
 	PROC_ELF_CLASS,
 	PROC_FD_OF,
+	PROC_ALLOW_REACH,
+	PROC_VM_READ,
+	PROC_VM_WRITE,
 };
+
+/* The most of a caller's memory one query moves. */
+#define PROC_VM_CHUNK (16 * 1024)
 
 struct proc_request {
 	uint32_t op;
 	int32_t pid;
-	uint32_t arg;
+	uint32_t arg;		/* PROC_SEAL's; PROC_VM_*: the length */
 	uint32_t seq;		/* echoed in the answer */
+	uint64_t addr;		/* PROC_VM_*; PROC_ALLOW_REACH: the device */
 	/*
 	 * PROC_FD_OF: a node or a file of a FUSE mount, any path the kernel
-	 * gives; sent up to its NUL, the other ops without it.
+	 * gives; sent up to its NUL. PROC_VM_WRITE sends its arg bytes of
+	 * data here instead; the other ops send neither.
 	 */
 	char path[PATH_MAX];
 };
 
-/* The bytes of rq that are sent: the path only as long as it is. */
+/* The bytes of rq that are sent before the path or the data. */
 #define PROC_REQUEST_HEAD offsetof(struct proc_request, path)
 
 struct proc_answer {
 	uint32_t seq;
 	int32_t value;		/* the result, or -errno */
+	/* PROC_VM_READ, on success: the bytes read follow. */
 };
 
 /* How long a caller waits for the helper before "unknown". */
@@ -68,7 +82,15 @@ static struct {
 	GMutex lock;	/* guards the socket and the two below */
 	uint32_t seq;
 	bool stalled;	/* an answer is late: ask nothing now */
+	bool reaches;	/* PROC_ALLOW_REACH was granted */
 } helper = { .sock = -1 };
+
+/* The helper's own side: what the daemon let it reach before the seal. */
+static struct {
+	bool sealed;
+	bool allowed;
+	dev_t dev;
+} serving;
 
 static int read_elf_class(pid_t pid)
 {
@@ -125,9 +147,12 @@ static int read_fd_of(pid_t pid, const char *path)
  * answer to an earlier question is dropped. -ETIMEDOUT past the deadline,
  * -EIO when the helper is gone.
  */
-static int receive(uint32_t seq, gint64 deadline, int32_t *value)
+static int receive(uint32_t seq, gint64 deadline, int32_t *value,
+		   void *data, size_t len)
 {
 	struct proc_answer a;
+	struct iovec iov[2] = { { &a, sizeof(a) }, { data, len } };
+	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = data ? 2 : 1 };
 
 	for (;;) {
 		gint64 left = deadline - g_get_monotonic_time();
@@ -144,12 +169,16 @@ static int receive(uint32_t seq, gint64 deadline, int32_t *value)
 			return -EIO;
 		if (r == 0)
 			return -ETIMEDOUT;
-		n = recv(helper.sock, &a, sizeof(a), MSG_DONTWAIT);
+		n = recvmsg(helper.sock, &msg, MSG_DONTWAIT);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
-		if (n != (ssize_t)sizeof(a))
+		if (n < (ssize_t)sizeof(a))
 			return -EIO;
 		if (a.seq == seq) {
+			/* Data comes whole, with a success, or not at all. */
+			if (data && a.value == 0 &&
+			    n != (ssize_t)(sizeof(a) + len))
+				return -EIO;
 			*value = a.value;
 			return 0;
 		}
@@ -157,18 +186,29 @@ static int receive(uint32_t seq, gint64 deadline, int32_t *value)
 	}
 }
 
-/* One query to the helper; -EIO once it is gone (never /proc here). */
-static int ask(struct proc_request *rq, int deadline_ms)
+/*
+ * One query to the helper, with PROC_VM_WRITE's bytes from wdata, and
+ * PROC_VM_READ's from its answer into rdata; -EIO once it is gone (never
+ * /proc here).
+ */
+static int ask_data(struct proc_request *rq, int deadline_ms, void *rdata,
+		    const void *wdata)
 {
-	size_t len = PROC_REQUEST_HEAD +
-		     (rq->op == PROC_FD_OF ? strlen(rq->path) + 1 : 0);
+	struct iovec iov[2] = {
+		{ rq, PROC_REQUEST_HEAD +
+			      (rq->op == PROC_FD_OF ? strlen(rq->path) + 1 : 0) },
+		{ (void *)wdata, wdata ? rq->arg : 0 },
+	};
+	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
+	size_t len = iov[0].iov_len + iov[1].iov_len;
 	int32_t answer = -EIO;
 	int err;
 
 	g_mutex_lock(&helper.lock);
 	if (helper.stalled) {
 		/* The late answer may be in by now: then the helper is back. */
-		err = receive(helper.seq, g_get_monotonic_time(), &answer);
+		err = receive(helper.seq, g_get_monotonic_time(), &answer,
+			      NULL, 0);
 		if (err == -ETIMEDOUT) {
 			g_mutex_unlock(&helper.lock);
 			return -EAGAIN;
@@ -176,14 +216,14 @@ static int ask(struct proc_request *rq, int deadline_ms)
 		helper.stalled = false;
 	}
 	rq->seq = ++helper.seq;
-	if (send(helper.sock, rq, len, MSG_NOSIGNAL) != (ssize_t)len) {
+	if (sendmsg(helper.sock, &msg, MSG_NOSIGNAL) != (ssize_t)len) {
 		g_mutex_unlock(&helper.lock);
 		return -EIO;
 	}
 	err = receive(rq->seq, deadline_ms < 0 ? G_MAXINT64
 					      : g_get_monotonic_time() +
 						deadline_ms * G_TIME_SPAN_MILLISECOND,
-		      &answer);
+		      &answer, rdata, rdata ? rq->arg : 0);
 	if (err == -ETIMEDOUT) {
 		helper.stalled = true;
 		g_message("/proc helper: no answer about pid %d within %d ms "
@@ -192,6 +232,11 @@ static int ask(struct proc_request *rq, int deadline_ms)
 	}
 	g_mutex_unlock(&helper.lock);
 	return err ? err : answer;
+}
+
+static int ask(struct proc_request *rq, int deadline_ms)
+{
+	return ask_data(rq, deadline_ms, NULL, NULL);
 }
 
 int cusemu_proc_elf_class(pid_t pid)
@@ -274,37 +319,158 @@ int cusemu_proc_seal(uint32_t arg)
 	return ask(&rq, -1);
 }
 
+int cusemu_proc_allow_reach(dev_t dev)
+{
+	struct proc_request rq = { .op = PROC_ALLOW_REACH, .addr = dev };
+	int err;
+
+	if (helper.sock < 0)
+		return -ENOTCONN;
+	err = ask(&rq, -1);
+	helper.reaches = !err;
+	return err;
+}
+
+bool cusemu_proc_reaches(void)
+{
+	return helper.reaches;
+}
+
+int cusemu_proc_reach(pid_t tid, uint64_t addr, void *buf, size_t len,
+		      bool write)
+{
+	int err = 0;
+
+	if (!helper.reaches)
+		return -EPERM;
+	for (size_t done = 0; !err && done < len;) {
+		size_t n = MIN(len - done, (size_t)PROC_VM_CHUNK);
+		/* Only its head is sent: no path. */
+		struct proc_request *rq = &(struct proc_request){
+			.op = write ? PROC_VM_WRITE : PROC_VM_READ,
+			.pid = tid,
+			.arg = (uint32_t)n,
+			.addr = addr + done,
+		};
+		uint8_t *at = (uint8_t *)buf + done;
+
+		err = ask_data(rq, PROC_DEADLINE_MS, write ? NULL : at,
+			       write ? at : NULL);
+		done += n;
+	}
+	return err;
+}
+
+/*
+ * Whether thread tid is blocked in ioctl(2) (x86-64's 16, or i386's 54)
+ * on a file of the device the daemon named: its caller's call, pending
+ * on the daemon's mount. 0, or -EPERM.
+ */
+static int blocked_in_ioctl(pid_t tid)
+{
+	char path[64], text[256];
+	unsigned long fd;
+	struct stat st;
+	ssize_t n;
+	long nr;
+	int f;
+
+	if (tid <= 0)
+		return -EPERM;
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)tid);
+	f = open(path, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		return -EPERM;
+	n = read(f, text, sizeof(text) - 1);
+	close(f);
+	if (n <= 0)
+		return -EPERM;
+	text[n] = '\0';
+	/* "running" while it runs; "NR 0xFD 0xCMD ..." while blocked. */
+	if (sscanf(text, "%ld 0x%lx", &nr, &fd) != 2 || (nr != 16 && nr != 54))
+		return -EPERM;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%lu", (int)tid, fd);
+	if (stat(path, &st) || st.st_dev != serving.dev)
+		return -EPERM;
+	return 0;
+}
+
+/* The helper's side of PROC_VM_*: the caller's memory, into or from buf. */
+static int vm_access(const struct proc_request *rq, uint8_t *buf, bool write)
+{
+	struct iovec local = { buf, rq->arg };
+	struct iovec remote = { (void *)(uintptr_t)rq->addr, rq->arg };
+	ssize_t n;
+
+	if (!serving.allowed || rq->arg > PROC_VM_CHUNK)
+		return -EPERM;
+	if (blocked_in_ioctl(rq->pid))
+		return -EPERM;
+	n = write ? process_vm_writev(rq->pid, &local, 1, &remote, 1, 0)
+		  : process_vm_readv(rq->pid, &local, 1, &remote, 1, 0);
+	if (n == (ssize_t)rq->arg)
+		return 0;
+	return n < 0 && errno != EFAULT && errno != ENOMEM ? -errno : -EFAULT;
+}
+
 void cusemu_proc_serve(int sock, int (*seal)(uint32_t arg))
 {
-	struct proc_request rq;
+	/* A request, or a head and PROC_VM_WRITE's data. */
+	static union {
+		struct proc_request rq;
+		uint8_t raw[PROC_REQUEST_HEAD + PROC_VM_CHUNK];
+	} in;
+	struct proc_request *const rq = &in.rq;
+	uint8_t *const written = in.raw + PROC_REQUEST_HEAD;
+	static uint8_t data[PROC_VM_CHUNK];
 	struct proc_answer out;
+	struct iovec iov[2] = { { &out, sizeof(out) }, { data, 0 } };
+	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
 	int32_t answer;
 	ssize_t n;
 
 	for (;;) {
-		n = recv(sock, &rq, sizeof(rq), 0);
+		iov[1].iov_len = 0;
+		n = recv(sock, &in, sizeof(in), 0);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			_exit(0);	/* the daemon is gone */
 		if (n < (ssize_t)PROC_REQUEST_HEAD) {
 			answer = -EINVAL;
-		} else if (rq.op == PROC_SEAL) {
-			answer = seal(rq.arg);
-		} else if (rq.op == PROC_ELF_CLASS) {
-			answer = read_elf_class(rq.pid);
-		} else if (rq.op == PROC_FD_OF) {
+		} else if (rq->op == PROC_SEAL) {
+			answer = seal(rq->arg);
+			serving.sealed = serving.sealed || !answer;
+		} else if (rq->op == PROC_ALLOW_REACH) {
+			/* Only the daemon before its sandbox may say. */
+			answer = serving.sealed ? -EPERM : 0;
+			if (!answer) {
+				serving.allowed = true;
+				serving.dev = (dev_t)rq->addr;
+			}
+		} else if (rq->op == PROC_VM_READ) {
+			answer = vm_access(rq, data, false);
+			if (!answer)
+				iov[1].iov_len = rq->arg;
+		} else if (rq->op == PROC_VM_WRITE) {
+			answer = n == (ssize_t)(PROC_REQUEST_HEAD + rq->arg)
+					 ? vm_access(rq, written, true)
+					 : -EINVAL;
+		} else if (rq->op == PROC_ELF_CLASS) {
+			answer = read_elf_class(rq->pid);
+		} else if (rq->op == PROC_FD_OF) {
 			/* A path, NUL and all, or nothing. */
 			if (n == (ssize_t)PROC_REQUEST_HEAD ||
-			    rq.path[n - PROC_REQUEST_HEAD - 1] != '\0')
+			    n > (ssize_t)sizeof(*rq) ||
+			    rq->path[n - PROC_REQUEST_HEAD - 1] != '\0')
 				answer = -EINVAL;
 			else
-				answer = read_fd_of(rq.pid, rq.path);
+				answer = read_fd_of(rq->pid, rq->path);
 		} else {
 			answer = -EINVAL;
 		}
-		out = (struct proc_answer){ .seq = rq.seq, .value = answer };
-		if (send(sock, &out, sizeof(out), MSG_NOSIGNAL) < 0)
+		out = (struct proc_answer){ .seq = rq->seq, .value = answer };
+		if (sendmsg(sock, &msg, MSG_NOSIGNAL) < 0)
 			_exit(0);
 	}
 }

@@ -7,6 +7,8 @@
 #ifndef CUSEMU_PROC_H
 #define CUSEMU_PROC_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -44,5 +46,28 @@ __attribute__((noreturn)) void cusemu_proc_serve(int sock, int (*seal)(uint32_t 
 
 /* Have the helper run its seal function with arg; its result, or -errno. */
 int cusemu_proc_seal(uint32_t arg);
+
+/*
+ * Before cusemu_proc_seal() only: let the helper, which keeps
+ * CAP_SYS_PTRACE, read and write the memory of a process while one of its
+ * threads is blocked in ioctl(2) on a file of device dev (a FUSE mount's
+ * st_dev): what CUSE's retry lets a server do to its callers, and no more.
+ * For a root daemon over FUSE, which drops that capability itself. 0, or
+ * -errno (-EPERM once sealed).
+ */
+int cusemu_proc_allow_reach(dev_t dev);
+
+/* Whether cusemu_proc_allow_reach() was granted. */
+bool cusemu_proc_reaches(void);
+
+/*
+ * len bytes at addr in the process of thread tid, which is blocked in an
+ * ioctl on the mount: read into buf, or written from it, by the helper. 0;
+ * -EFAULT for memory the process does not have; -EPERM when the thread is
+ * not so blocked or the helper may not reach it; -EAGAIN or -ETIMEDOUT
+ * when the helper is late, -EIO when it is gone.
+ */
+int cusemu_proc_reach(pid_t tid, uint64_t addr, void *buf, size_t len,
+		      bool write);
 
 #endif

@@ -169,11 +169,11 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 			 "preempted meanwhile"),
 	/* Sockets */
 	ALLOW(accept4, "control socket connections"),
-	ALLOW(recvfrom, "control requests; the /proc helper's answers"),
+	ALLOW(recvfrom, "control requests"),
 	ALLOW(recvmsg, "control requests, with the files a client opened "
-		       "itself and hands over (SCM_RIGHTS)"),
-	ALLOW(sendto, "control answers and trace lines; syslog; queries to "
-		      "the /proc helper"),
+		       "itself and hands over (SCM_RIGHTS); the /proc "
+		       "helper's answers"),
+	ALLOW(sendto, "control answers and trace lines; syslog"),
 	ALLOW(shutdown, "the end of a control answer"),
 	ALLOW(getsockopt, "who is on the control socket (SO_PEERCRED, "
 			  "SO_PEERGROUPS)"),
@@ -185,7 +185,8 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 					   "and the control socket of a host "
 					   "started for a reload"),
 	ALLOW(sendmsg, "a model host gets its channels, the launcher a "
-		       "host's sockets (SCM_RIGHTS)"),
+		       "host's sockets (SCM_RIGHTS); queries to the /proc "
+		       "helper"),
 	ALLOW(pidfd_send_signal, "a stuck or faulted model host is ended, "
 				 "named by its pidfd"),
 	{ NULL },
@@ -222,15 +223,23 @@ const struct cusemu_syscall_rule cusemu_sandbox_reach_rules[] = {
 
 /*
  * What the /proc helper does once sealed: answer the daemon's queries on
- * its socket by reading /proc/PID/exe and /proc/PID/fd; exit.
+ * its socket by reading /proc/PID/exe and /proc/PID/fd, and for a root
+ * daemon over FUSE, a caller's memory while it waits in an ioctl on the
+ * mount (/proc/TID/syscall tells); exit.
  */
 const struct cusemu_syscall_rule cusemu_sandbox_helper_rules[] = {
 	ALLOW(recvfrom, "a query from the daemon"),
-	ALLOW(sendto, "its answer"),
-	ALLOW_READ_ONLY(openat, "/proc/PID/exe and /proc/PID/fd; never for "
-				"writing or creating"),
-	ALLOW(read, "the ELF header of /proc/PID/exe"),
-	ALLOW(newfstatat, "opendir checks that it opened a directory"),
+	ALLOW(sendmsg, "its answer, with the bytes read of a caller's "
+		       "memory"),
+	ALLOW_READ_ONLY(openat, "/proc/PID/exe, /proc/PID/fd and "
+				"/proc/TID/syscall; never for writing or "
+				"creating"),
+	ALLOW(process_vm_readv, "a root daemon's FUSE callers' memory, while "
+				"they wait in an ioctl on its mount"),
+	ALLOW(process_vm_writev, "the same, written back"),
+	ALLOW(read, "the ELF header of /proc/PID/exe; /proc/TID/syscall"),
+	ALLOW(newfstatat, "opendir checks that it opened a directory; the "
+			  "device of the file a caller's ioctl is on"),
 	ALLOW(getdents64, "the entries of /proc/PID/fd"),
 	ALLOW(readlinkat, "each entry's link"),
 	ALLOW(close, "each file it opened"),

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -205,6 +207,68 @@ static void test_helper_long_path(void)
 		close(fd);
 		remove_deep(path);
 	}
+	close(sock);
+	g_assert_cmpint(waitpid(helper, &status, 0), ==, helper);
+}
+
+/* A thread that waits in read() on a pipe until it is written. */
+static gpointer wait_in_read(gpointer data)
+{
+	int *fds = data;
+	char c;
+
+	fds[2] = (int)syscall(SYS_gettid);
+	return GINT_TO_POINTER(read(fds[0], &c, 1));
+}
+
+/*
+ * The helper reaches a process's memory only once the daemon allowed it
+ * before the seal, and then only while the thread named waits in an ioctl
+ * on the mount's device: not one that waits in read(), nor the asking
+ * thread itself; after the seal, the daemon may not allow it any more.
+ */
+static void test_helper_reach_rules(void)
+{
+	int fds[3] = { -1, -1, 0 };
+	uint64_t word = 42, got = 0;
+	struct stat st;
+	GThread *waiter;
+	int sock, status;
+	pid_t helper;
+
+	if (!g_test_subprocess()) {
+		g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+		g_test_trap_assert_passed();
+		return;
+	}
+	helper = fork_proc_helper(&sock);
+	g_assert_false(cusemu_proc_reaches());
+	g_assert_cmpint(cusemu_proc_reach((pid_t)syscall(SYS_gettid),
+					  (uintptr_t)&word, &got, sizeof(got),
+					  false), ==, -EPERM);
+
+	g_assert_cmpint(pipe(fds), ==, 0);
+	g_assert_cmpint(fstat(fds[0], &st), ==, 0);
+	g_assert_cmpint(cusemu_proc_allow_reach(st.st_dev), ==, 0);
+	g_assert_true(cusemu_proc_reaches());
+	waiter = g_thread_new("reader", wait_in_read, fds);
+	while (!g_atomic_int_get(&fds[2]))
+		g_usleep(1000);
+	g_usleep(50 * 1000);	/* in read() by now */
+	/* On the very device it was allowed, but in read(), not ioctl(). */
+	g_assert_cmpint(cusemu_proc_reach(fds[2], (uintptr_t)&word, &got,
+					  sizeof(got), false), ==, -EPERM);
+	g_assert_cmpint(cusemu_proc_reach((pid_t)syscall(SYS_gettid),
+					  (uintptr_t)&word, &got, sizeof(got),
+					  false), ==, -EPERM);
+	g_assert_cmpuint(got, ==, 0);
+	g_assert_cmpint(write(fds[1], "x", 1), ==, 1);
+	g_assert_cmpint(GPOINTER_TO_INT(g_thread_join(waiter)), ==, 1);
+
+	g_assert_cmpint(cusemu_proc_seal(0), ==, 0);
+	g_assert_cmpint(cusemu_proc_allow_reach(st.st_dev), ==, -EPERM);
+	close(fds[0]);
+	close(fds[1]);
 	close(sock);
 	g_assert_cmpint(waitpid(helper, &status, 0), ==, helper);
 }
@@ -641,6 +705,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/sandbox/seccomp-modes", test_seccomp_modes);
 	g_test_add_func("/sandbox/helper-deadline", test_helper_deadline);
 	g_test_add_func("/sandbox/helper-long-path", test_helper_long_path);
+	g_test_add_func("/sandbox/helper-reach-rules", test_helper_reach_rules);
 	g_test_add_func("/sandbox/rules", test_rules);
 	g_test_add_func("/sandbox/readme-table", test_readme_table);
 	g_test_add_func("/sandbox/caps-every-thread", test_caps_every_thread);

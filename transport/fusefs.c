@@ -48,6 +48,7 @@
 #include "dispatch.h"
 #include "node.h"
 #include "pool.h"
+#include "proc.h"
 #include "sandbox.h"
 #include "sysfs.h"
 #include "transport.h"
@@ -1063,7 +1064,9 @@ static int fuse_gaps(const struct cusemu_device_model *m, bool reach,
 static char *fusefs_fitness(const struct cusemu_device_model *m)
 {
 	g_autoptr(GString) names = g_string_new(NULL);
-	bool reach = cusemu_reaches_callers();
+	/* Root's daemon will, through its /proc helper (allow_reach()). */
+	bool reach = cusemu_reaches_callers() || cusemu_proc_reaches() ||
+		     geteuid() == 0;
 	int gaps = fuse_gaps(m, reach, names);
 
 	if (gaps < 0)
@@ -1153,6 +1156,27 @@ static gboolean announce_file(struct cusemu_mount *m,
 	return TRUE;
 }
 
+/*
+ * A root daemon drops CAP_SYS_PTRACE with the rest; its /proc helper
+ * keeps it, and may reach the memory of the mount's callers while they
+ * wait in an ioctl on it. In a user namespace of its own the daemon
+ * reaches them itself.
+ */
+static void allow_reach(const char *dir)
+{
+	struct stat st;
+	int err;
+
+	if (geteuid() != 0 || cusemu_reaches_callers())
+		return;
+	err = stat(dir, &st) ? -errno : cusemu_proc_allow_reach(st.st_dev);
+	if (err)
+		g_warning("the /proc helper may not reach callers' memory (%s): "
+			  "commands with pointers inside their payload get "
+			  "EOPNOTSUPP",
+			  g_strerror(-err));
+}
+
 /* One mount with a file per device. */
 static gboolean fusefs_start(const struct cusemu_transport_settings *settings,
 			     GPtrArray *devices, struct cusemu_transport **t,
@@ -1184,6 +1208,7 @@ static gboolean fusefs_start(const struct cusemu_transport_settings *settings,
 	for (guint i = 0; i < devices->len; i++)
 		if (!announce_file(m, devices->pdata[i], "", error))
 			return FALSE;
+	allow_reach(fs->dir);
 	return TRUE;
 }
 

@@ -32,6 +32,7 @@
 #include "oops.h"
 #include "op.h"
 #include "pool.h"
+#include "proc.h"
 #include "sandbox.h"
 #include "stats.h"
 
@@ -383,11 +384,11 @@ static void refuse_outside_payload(struct cusemu_node *n,
 		g_warning("%s: %s (%s%08x) needs memory outside the payload its "
 			  "_IOC bits describe (a pointer inside, or data the "
 			  "other way): files on a FUSE mount cannot fetch it, "
-			  "and the daemon may not reach the caller's memory "
-			  "itself (it runs as another user, without "
-			  "CAP_SYS_PTRACE), so the caller gets EOPNOTSUPP; "
-			  "serve this device over CUSE for it, or run the "
-			  "caller under cusemu-run",
+			  "and a daemon started by an ordinary user reaches "
+			  "no caller's memory itself, so the caller gets "
+			  "EOPNOTSUPP; serve this device over CUSE for it, "
+			  "start cusemud as root, or run the caller under "
+			  "cusemu-run",
 			  n->dev->name,
 			  call->stats.name ? call->stats.name : "the command",
 			  call->compat ? "32-bit, " : "", call->cmd);
@@ -592,12 +593,18 @@ static void run_ioctl(struct cusemu_node *n, struct open_file *of,
 /*
  * Over FUSE the kernel takes no retry: the memory a handler needs beyond
  * the _IOC payload is read and written here instead, in the caller's
- * process (process_vm_readv/writev), as the kernel would have copied it
- * on a retry. The daemon may when the caller runs as its own user and is
- * dumpable, or when it holds CAP_SYS_PTRACE over it: both are so under
- * cusemu-run. Up to REACH_LEVELS levels of pointers.
+ * process, as the kernel would have copied it on a retry. In a user
+ * namespace of its own (cusemu-run's) the daemon holds CAP_SYS_PTRACE
+ * over its callers and does it itself (process_vm_readv/writev); a root
+ * daemon asks its /proc helper, which checks that the caller waits in an
+ * ioctl on the mount. Up to REACH_LEVELS levels of pointers.
  */
 #define REACH_LEVELS 16
+
+static bool reaches_callers(void)
+{
+	return cusemu_reaches_callers() || cusemu_proc_reaches();
+}
 
 /* The caller's memory at set: into buf, or from it. 0, or -errno:
  * -EFAULT for memory the caller does not have. */
@@ -610,6 +617,20 @@ static int reach(pid_t pid, const struct cusemu_user_ranges *set,
 
 	if (!len)
 		return 0;
+	if (!cusemu_reaches_callers()) {
+		int err = 0;
+
+		/* The ranges in turn, as far as len goes. */
+		for (unsigned int i = 0; !err && len && i < set->count; i++) {
+			size_t part = MIN(len, (size_t)set->r[i].len);
+
+			err = cusemu_proc_reach(pid, set->r[i].addr, buf, part,
+						write);
+			buf += part;
+			len -= part;
+		}
+		return err;
+	}
 	to_iovec(remote, set);
 	n = write ? process_vm_writev(pid, &local, 1, remote, set->count, 0)
 		  : process_vm_readv(pid, &local, 1, remote, set->count, 0);
@@ -700,7 +721,7 @@ void cusemu_node_ioctl(struct cusemu_node *n, struct cusemu_req *req)
 	request_begin(n, req, &r, of, false, &call);
 	run_ioctl(n, of, &call, &result);
 	if (call.pending && n->ioctls == CUSEMU_NODE_FILE &&
-	    cusemu_reaches_callers())
+	    reaches_callers())
 		reached = reach_caller(n, req, of, &call, &result, out, &in);
 	request_end(req, &r);
 	reply = ioctl_reply_of(n, &call, &rec, &result);
