@@ -56,7 +56,15 @@
 #define ROOT_INO 1
 #define FIRST_FILE_INO 2
 #define TREE_NAME ".root"
-#define TREE_INO ((fuse_ino_t)1 << 32)
+/*
+ * Every inode number below 2^32: an i386 program built without large
+ * file support (i2c-tools' i2cdetect -l reading /sys) gets EOVERFLOW from
+ * stat() and readdir() for a larger one. Files count up from
+ * FIRST_FILE_INO (n_files, a gint, stays below 2^31); the tree's entries
+ * from TREE_INO, TREE_ENTRIES_MAX of them at most.
+ */
+#define TREE_INO ((fuse_ino_t)3 << 30)
+#define TREE_ENTRIES_MAX (1u << 30)
 /* What a file of the tree shows as its size: a page, as sysfs's do. */
 #define TREE_FILE_SIZE 4096
 /* The files never change: the kernel keeps what it learnt. */
@@ -180,7 +188,7 @@ static void pick_owner(struct cusemu_mount *m, struct file *f)
 static const struct cusemu_sysfs_entry *entry_of_ino(struct cusemu_mount *m,
 						     fuse_ino_t ino)
 {
-	if (ino < TREE_INO || ino - TREE_INO > G_MAXUINT)
+	if (ino < TREE_INO || ino - TREE_INO >= TREE_ENTRIES_MAX)
 		return NULL;
 	return cusemu_sysfs_entry(m->tree, (guint)(ino - TREE_INO));
 }
