@@ -8,7 +8,8 @@
  *
  * Three processes: this one (outside the PID namespace: it only waits
  * and passes signals on), the namespace's init (sets up /dev, starts the
- * daemon, binds its files, runs the command, reaps) and the command,
+ * daemon, binds its files, runs the command, answers its stat calls on
+ * the devices as for character devices (chardev.c), reaps) and the command,
  * which runs in a user namespace nested in the first, as the user who
  * started cusemu-run and without capabilities.
  */
@@ -28,12 +29,14 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <glib.h>
 
+#include "chardev.h"
 #include "self.h"
 
 /* In the namespace's own /dev: the daemon's mount, socket and log. */
@@ -354,21 +357,30 @@ static pid_t start_daemon(void)
 /*
  * Where the kernel puts the node of that name: the DEVNAME its uevent
  * file in /sys says (input/event0), from the class its model names; else
- * /dev/NAME.
+ * /dev/NAME. *number: its MAJOR and MINOR there, or 0 for a device of no
+ * class.
  */
-static char *kernel_path(const char *name)
+static char *kernel_path(const char *name, dev_t *number)
 {
 	g_autoptr(GDir) classes = g_dir_open(TREE_DIR "/sys/class", 0, NULL);
 	const char *class;
 
+	*number = 0;
 	while (classes && (class = g_dir_read_name(classes))) {
 		g_autofree char *uevent = g_strdup_printf(
 			TREE_DIR "/sys/class/%s/%s/uevent", class, name);
 		g_autofree char *text = NULL;
-		const char *at;
+		const char *at, *major, *minor;
 
 		if (!g_file_get_contents(uevent, &text, NULL, NULL))
 			continue;
+		major = strstr(text, "MAJOR=");
+		minor = strstr(text, "MINOR=");
+		if (major && minor)
+			*number = makedev(strtoul(major + strlen("MAJOR="),
+						  NULL, 10),
+					  strtoul(minor + strlen("MINOR="),
+						  NULL, 10));
 		at = strstr(text, "DEVNAME=");
 		if (at) {
 			at += strlen("DEVNAME=");
@@ -390,12 +402,18 @@ static void bind_devices(void)
 		die("cannot list the daemon's files: %s", g_strerror(errno));
 	while ((e = readdir(dir))) {
 		g_autofree char *src = NULL, *path = NULL, *parent = NULL;
+		struct stat st;
+		dev_t number;
 		int err;
 
 		if (e->d_name[0] == '.')
 			continue;
 		src = g_strconcat(MOUNT_DIR "/", e->d_name, NULL);
-		path = kernel_path(e->d_name);
+		path = kernel_path(e->d_name, &number);
+		/* A device of a class is a character device to the command. */
+		if (number && !stat(src, &st))
+			cusemu_run_chardev_add(st.st_dev, st.st_ino,
+					       major(number), minor(number));
 		parent = g_path_get_dirname(path);
 		if (g_mkdir_with_parents(parent, 0755))
 			die("cannot make %s: %s", parent, g_strerror(errno));
@@ -540,20 +558,83 @@ static void merge(const char *src, const char *dst)
 	}
 }
 
+/* The command's side: its stat calls go to the filter's descriptor,
+ * sent to the first process; without a filter they stay its own. */
+static void send_stat_calls(int sv[2])
+{
+	int listener = cusemu_run_chardev_filter();
+	char cmsg_buf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { &listener, sizeof(listener) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cmsg;
+
+	close(sv[0]);
+	if (listener >= 0) {
+		msg.msg_control = cmsg_buf;
+		msg.msg_controllen = sizeof(cmsg_buf);
+		cmsg = CMSG_FIRSTHDR(&msg);
+		cmsg->cmsg_level = SOL_SOCKET;
+		cmsg->cmsg_type = SCM_RIGHTS;
+		cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cmsg), &listener, sizeof(int));
+	}
+	/* Nothing here may stat before the answers are served. */
+	if (sendmsg(sv[1], &msg, 0) < 0)
+		_exit(EXIT_SETUP);
+	if (listener >= 0)
+		close(listener);
+	close(sv[1]);
+}
+
+/* The first process's side: serve them, or say why they stay files. */
+static void serve_stat_calls(int sv[2])
+{
+	char cmsg_buf[CMSG_SPACE(sizeof(int))];
+	int got = -1, listener = -1;
+	struct iovec iov = { &got, sizeof(got) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = cmsg_buf,
+			      .msg_controllen = sizeof(cmsg_buf) };
+	struct cmsghdr *cmsg;
+	int err;
+
+	close(sv[1]);
+	if (recvmsg(sv[0], &msg, MSG_CMSG_CLOEXEC) > 0 &&
+	    (cmsg = CMSG_FIRSTHDR(&msg)) && cmsg->cmsg_type == SCM_RIGHTS)
+		memcpy(&listener, CMSG_DATA(cmsg), sizeof(int));
+	close(sv[0]);
+	err = listener < 0 ? (got < 0 ? got : -EIO)
+			   : cusemu_run_chardev_serve(listener);
+	if (err)
+		fprintf(stderr, "cusemu-run: the devices stay regular files "
+				"to the command (no seccomp notification: %s)\n",
+			g_strerror(-err));
+}
+
 /*
  * The command, in a user namespace nested in the first: the user's own
  * ids again, and no capability once it runs.
  */
 static pid_t start_command(void)
 {
-	pid_t pid = fork();
+	int sv[2] = { -1, -1 };
+	pid_t pid;
 	int err;
 
+	if (cusemu_run_chardev_wanted() &&
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+		die("cannot make a socket pair: %s", g_strerror(errno));
+	pid = fork();
 	if (pid < 0)
 		die("cannot start %s: %s", opt.command[0], g_strerror(errno));
-	if (pid)
+	if (pid) {
+		if (sv[0] >= 0)
+			serve_stat_calls(sv);
 		return pid;
+	}
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (sv[1] >= 0)
+		send_stat_calls(sv);
 	/*
 	 * Root's too: the daemon, which holds no capability, may reach the
 	 * memory of a process with capabilities in a namespace its own user
@@ -632,6 +713,7 @@ static int init_main(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	cusemu_run_chardev_ids(run.uid, run.gid);
 	run.command = start_command();
 	for (;;) {
 		int st;
