@@ -94,6 +94,31 @@ static pid_t fork_proc_helper(int *sock)
 }
 
 /*
+ * The parent: runs the test in a subprocess and checks that it passed;
+ * false. The subprocess: a /proc helper forked and asked from now on;
+ * true, its pid and socket set.
+ */
+static bool with_proc_helper(pid_t *helper, int *sock)
+{
+	if (!g_test_subprocess()) {
+		g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+		g_test_trap_assert_passed();
+		return false;
+	}
+	*helper = fork_proc_helper(sock);
+	return true;
+}
+
+/* The helper ends once its socket closes. */
+static void end_proc_helper(pid_t helper, int sock)
+{
+	int status;
+
+	close(sock);
+	g_assert_cmpint(waitpid(helper, &status, 0), ==, helper);
+}
+
+/*
  * A helper that stops answering, as one stuck reading the program of a
  * client on a stalled file system (here stopped with SIGSTOP): the
  * question waits out the deadline and is unknown, the next ones are
@@ -102,17 +127,13 @@ static pid_t fork_proc_helper(int *sock)
  */
 static void test_helper_deadline(void)
 {
-	int sock, status;
+	int sock;
 	pid_t helper;
 	gint64 t;
 	int got;
 
-	if (!g_test_subprocess()) {
-		g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
-		g_test_trap_assert_passed();
+	if (!with_proc_helper(&helper, &sock))
 		return;
-	}
-	helper = fork_proc_helper(&sock);
 	g_assert_cmpint(cusemu_proc_elf_class(getpid()), ==,
 			sizeof(long) == 8 ? ELFCLASS64 : ELFCLASS32);
 
@@ -135,8 +156,7 @@ static void test_helper_deadline(void)
 		g_usleep(20 * 1000);
 	}
 	g_assert_cmpint(got, ==, sizeof(long) == 8 ? ELFCLASS64 : ELFCLASS32);
-	close(sock);
-	g_assert_cmpint(waitpid(helper, &status, 0), ==, helper);
+	end_proc_helper(helper, sock);
 }
 
 /*
@@ -186,15 +206,11 @@ static void remove_deep(char *path)
 static void test_helper_long_path(void)
 {
 	static const size_t lengths[] = { 63, 64, 300, PATH_MAX - 1 };
-	int sock, status;
+	int sock;
 	pid_t helper;
 
-	if (!g_test_subprocess()) {
-		g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
-		g_test_trap_assert_passed();
+	if (!with_proc_helper(&helper, &sock))
 		return;
-	}
-	helper = fork_proc_helper(&sock);
 	for (unsigned int i = 0; i < G_N_ELEMENTS(lengths); i++) {
 		g_autofree char *path = NULL;
 		int fd;
@@ -207,8 +223,7 @@ static void test_helper_long_path(void)
 		close(fd);
 		remove_deep(path);
 	}
-	close(sock);
-	g_assert_cmpint(waitpid(helper, &status, 0), ==, helper);
+	end_proc_helper(helper, sock);
 }
 
 /* A thread that waits in read() on a pipe until it is written. */
@@ -233,15 +248,11 @@ static void test_helper_reach_rules(void)
 	uint64_t word = 42, got = 0;
 	struct stat st;
 	GThread *waiter;
-	int sock, status;
+	int sock;
 	pid_t helper;
 
-	if (!g_test_subprocess()) {
-		g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
-		g_test_trap_assert_passed();
+	if (!with_proc_helper(&helper, &sock))
 		return;
-	}
-	helper = fork_proc_helper(&sock);
 	g_assert_false(cusemu_proc_reaches());
 	g_assert_cmpint(cusemu_proc_reach((pid_t)syscall(SYS_gettid),
 					  (uintptr_t)&word, &got, sizeof(got),
@@ -269,8 +280,7 @@ static void test_helper_reach_rules(void)
 	g_assert_cmpint(cusemu_proc_allow_reach(st.st_dev), ==, -EPERM);
 	close(fds[0]);
 	close(fds[1]);
-	close(sock);
-	g_assert_cmpint(waitpid(helper, &status, 0), ==, helper);
+	end_proc_helper(helper, sock);
 }
 
 static void test_seccomp_modes(void)

@@ -335,6 +335,9 @@ static void serve_one(int fd, const struct seccomp_notif *req,
 		return;
 	if (c.path && !(path = read_path(req->pid, c.path)))
 		return;		/* the kernel says EFAULT */
+	/* A descriptor is the file itself, not the link /proc shows. */
+	if (!path || !*path)
+		c.flags &= ~AT_SYMLINK_NOFOLLOW;
 	where = resolve(req->pid, &c, path);
 	if (!where || fstatat(AT_FDCWD, where, &st,
 			      c.flags & AT_SYMLINK_NOFOLLOW) ||
