@@ -46,22 +46,34 @@ enum proc_op {
 	PROC_VM_WRITE,
 };
 
-/* The most of a caller's memory one query moves. */
+/* The most of a caller's memory one query moves, in how many ranges. */
 #define PROC_VM_CHUNK (16 * 1024)
+#define PROC_VM_RANGES 64
+
+/* One range of a caller's memory. */
+struct proc_range {
+	uint64_t addr;
+	uint64_t len;
+};
 
 struct proc_request {
 	uint32_t op;
 	int32_t pid;
-	uint32_t arg;		/* PROC_SEAL's; PROC_VM_*: the length */
+	uint32_t arg;		/* PROC_SEAL's; PROC_VM_*: the bytes in all */
 	uint32_t seq;		/* echoed in the answer */
-	uint64_t addr;		/* PROC_VM_*; PROC_ALLOW_REACH: the device */
+	uint64_t addr;		/* PROC_ALLOW_REACH: the device */
+	uint32_t ranges;	/* PROC_VM_*: how many */
+	uint32_t unused;
 	/*
 	 * PROC_FD_OF: a node or a file of a FUSE mount, any path the kernel
-	 * gives; sent up to its NUL. PROC_VM_WRITE sends its arg bytes of
-	 * data here instead; the other ops send neither.
+	 * gives; sent up to its NUL. PROC_VM_*: the ranges (struct
+	 * proc_range), and for PROC_VM_WRITE arg bytes of data after them.
+	 * The other ops send neither.
 	 */
 	char path[PATH_MAX];
 };
+
+G_STATIC_ASSERT(PROC_VM_RANGES * sizeof(struct proc_range) <= PATH_MAX);
 
 /* The bytes of rq that are sent before the path or the data. */
 #define PROC_REQUEST_HEAD offsetof(struct proc_request, path)
@@ -196,7 +208,9 @@ static int ask_data(struct proc_request *rq, int deadline_ms, void *rdata,
 {
 	struct iovec iov[2] = {
 		{ rq, PROC_REQUEST_HEAD +
-			      (rq->op == PROC_FD_OF ? strlen(rq->path) + 1 : 0) },
+			      (rq->op == PROC_FD_OF
+				       ? strlen(rq->path) + 1
+				       : rq->ranges * sizeof(struct proc_range)) },
 		{ (void *)wdata, wdata ? rq->arg : 0 },
 	};
 	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
@@ -336,28 +350,52 @@ bool cusemu_proc_reaches(void)
 	return helper.reaches;
 }
 
-int cusemu_proc_reach(pid_t tid, uint64_t addr, void *buf, size_t len,
-		      bool write)
+int cusemu_proc_reach(pid_t tid, const struct iovec *remote,
+		      unsigned int count, void *buf, size_t len, bool write)
 {
+	struct proc_request *rq;
+	unsigned int i = 0;
+	size_t off = 0;		/* into remote[i] */
 	int err = 0;
 
 	if (!helper.reaches)
 		return -EPERM;
+	rq = g_new(struct proc_request, 1);
+	/* As many ranges, or parts of one, as a query takes, in turn. */
 	for (size_t done = 0; !err && done < len;) {
-		size_t n = MIN(len - done, (size_t)PROC_VM_CHUNK);
-		/* Only its head is sent: no path. */
-		struct proc_request *rq = &(struct proc_request){
+		struct proc_range *r = (struct proc_range *)rq->path;
+		uint8_t *at = (uint8_t *)buf + done;
+		size_t n = 0;
+
+		*rq = (struct proc_request){
 			.op = write ? PROC_VM_WRITE : PROC_VM_READ,
 			.pid = tid,
-			.arg = (uint32_t)n,
-			.addr = addr + done,
 		};
-		uint8_t *at = (uint8_t *)buf + done;
+		while (done + n < len && n < PROC_VM_CHUNK && i < count &&
+		       rq->ranges < PROC_VM_RANGES) {
+			size_t part = MIN(MIN(remote[i].iov_len - off,
+					      PROC_VM_CHUNK - n),
+					  len - done - n);
 
+			r[rq->ranges++] = (struct proc_range){
+				(uint64_t)(uintptr_t)remote[i].iov_base + off,
+				part
+			};
+			n += part;
+			off += part;
+			if (off == remote[i].iov_len) {
+				i++;
+				off = 0;
+			}
+		}
+		if (!n)
+			break;	/* the ranges hold less than len */
+		rq->arg = (uint32_t)n;
 		err = ask_data(rq, PROC_DEADLINE_MS, write ? NULL : at,
 			       write ? at : NULL);
 		done += n;
 	}
+	g_free(rq);
 	return err;
 }
 
@@ -395,19 +433,30 @@ static int blocked_in_ioctl(pid_t tid)
 	return 0;
 }
 
-/* The helper's side of PROC_VM_*: the caller's memory, into or from buf. */
+/* The helper's side of PROC_VM_*: the caller's memory at the request's
+ * ranges, into or from buf. */
 static int vm_access(const struct proc_request *rq, uint8_t *buf, bool write)
 {
+	const struct proc_range *r = (const struct proc_range *)rq->path;
+	struct iovec remote[PROC_VM_RANGES];
 	struct iovec local = { buf, rq->arg };
-	struct iovec remote = { (void *)(uintptr_t)rq->addr, rq->arg };
+	uint64_t total = 0;
 	ssize_t n;
 
-	if (!serving.allowed || rq->arg > PROC_VM_CHUNK)
+	if (!serving.allowed || rq->ranges > PROC_VM_RANGES ||
+	    rq->arg > PROC_VM_CHUNK)
 		return -EPERM;
+	for (uint32_t i = 0; i < rq->ranges; i++) {
+		remote[i] = (struct iovec){ (void *)(uintptr_t)r[i].addr,
+					    r[i].len };
+		total += r[i].len;
+	}
+	if (total != rq->arg)
+		return -EINVAL;
 	if (blocked_in_ioctl(rq->pid))
 		return -EPERM;
-	n = write ? process_vm_writev(rq->pid, &local, 1, &remote, 1, 0)
-		  : process_vm_readv(rq->pid, &local, 1, &remote, 1, 0);
+	n = write ? process_vm_writev(rq->pid, &local, 1, remote, rq->ranges, 0)
+		  : process_vm_readv(rq->pid, &local, 1, remote, rq->ranges, 0);
 	if (n == (ssize_t)rq->arg)
 		return 0;
 	return n < 0 && errno != EFAULT && errno != ENOMEM ? -errno : -EFAULT;
@@ -418,10 +467,11 @@ void cusemu_proc_serve(int sock, int (*seal)(uint32_t arg))
 	/* A request, or a head and PROC_VM_WRITE's data. */
 	static union {
 		struct proc_request rq;
-		uint8_t raw[PROC_REQUEST_HEAD + PROC_VM_CHUNK];
+		uint8_t raw[PROC_REQUEST_HEAD +
+			    PROC_VM_RANGES * sizeof(struct proc_range) +
+			    PROC_VM_CHUNK];
 	} in;
 	struct proc_request *const rq = &in.rq;
-	uint8_t *const written = in.raw + PROC_REQUEST_HEAD;
 	static uint8_t data[PROC_VM_CHUNK];
 	struct proc_answer out;
 	struct iovec iov[2] = { { &out, sizeof(out) }, { data, 0 } };
@@ -449,12 +499,21 @@ void cusemu_proc_serve(int sock, int (*seal)(uint32_t arg))
 				serving.dev = (dev_t)rq->addr;
 			}
 		} else if (rq->op == PROC_VM_READ) {
-			answer = vm_access(rq, data, false);
+			answer = n == (ssize_t)(PROC_REQUEST_HEAD +
+						MIN(rq->ranges,
+						    (uint32_t)PROC_VM_RANGES) *
+							sizeof(struct proc_range))
+					 ? vm_access(rq, data, false)
+					 : -EINVAL;
 			if (!answer)
 				iov[1].iov_len = rq->arg;
 		} else if (rq->op == PROC_VM_WRITE) {
-			answer = n == (ssize_t)(PROC_REQUEST_HEAD + rq->arg)
-					 ? vm_access(rq, written, true)
+			size_t head = PROC_REQUEST_HEAD +
+				      MIN(rq->ranges, (uint32_t)PROC_VM_RANGES) *
+					      sizeof(struct proc_range);
+
+			answer = n == (ssize_t)(head + rq->arg)
+					 ? vm_access(rq, in.raw + head, true)
 					 : -EINVAL;
 		} else if (rq->op == PROC_ELF_CLASS) {
 			answer = read_elf_class(rq->pid);

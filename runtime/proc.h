@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 /* ELFCLASS32 or ELFCLASS64 of /proc/PID/exe, or -errno. */
 int cusemu_proc_elf_class(pid_t pid);
@@ -61,13 +62,14 @@ int cusemu_proc_allow_reach(dev_t dev);
 bool cusemu_proc_reaches(void);
 
 /*
- * len bytes at addr in the process of thread tid, which is blocked in an
- * ioctl on the mount: read into buf, or written from it, by the helper. 0;
- * -EFAULT for memory the process does not have; -EPERM when the thread is
- * not so blocked or the helper may not reach it; -EAGAIN or -ETIMEDOUT
- * when the helper is late, -EIO when it is gone.
+ * len bytes of the process of thread tid, which is blocked in an ioctl on
+ * the mount, at the count ranges of remote in turn: read into buf, or
+ * written from it, by the helper (as many ranges as fit in one query
+ * each). 0; -EFAULT for memory the process does not have; -EPERM when the
+ * thread is not so blocked or the helper may not reach it; -EAGAIN or
+ * -ETIMEDOUT when the helper is late, -EIO when it is gone.
  */
-int cusemu_proc_reach(pid_t tid, uint64_t addr, void *buf, size_t len,
-		      bool write);
+int cusemu_proc_reach(pid_t tid, const struct iovec *remote,
+		      unsigned int count, void *buf, size_t len, bool write);
 
 #endif

@@ -246,6 +246,7 @@ static void test_helper_reach_rules(void)
 {
 	int fds[3] = { -1, -1, 0 };
 	uint64_t word = 42, got = 0;
+	const struct iovec at = { &word, sizeof(word) };
 	struct stat st;
 	GThread *waiter;
 	int sock;
@@ -254,9 +255,9 @@ static void test_helper_reach_rules(void)
 	if (!with_proc_helper(&helper, &sock))
 		return;
 	g_assert_false(cusemu_proc_reaches());
-	g_assert_cmpint(cusemu_proc_reach((pid_t)syscall(SYS_gettid),
-					  (uintptr_t)&word, &got, sizeof(got),
-					  false), ==, -EPERM);
+	g_assert_cmpint(cusemu_proc_reach((pid_t)syscall(SYS_gettid), &at, 1,
+					  &got, sizeof(got), false), ==,
+			-EPERM);
 
 	g_assert_cmpint(pipe(fds), ==, 0);
 	g_assert_cmpint(fstat(fds[0], &st), ==, 0);
@@ -267,11 +268,11 @@ static void test_helper_reach_rules(void)
 		g_usleep(1000);
 	g_usleep(50 * 1000);	/* in read() by now */
 	/* On the very device it was allowed, but in read(), not ioctl(). */
-	g_assert_cmpint(cusemu_proc_reach(fds[2], (uintptr_t)&word, &got,
-					  sizeof(got), false), ==, -EPERM);
-	g_assert_cmpint(cusemu_proc_reach((pid_t)syscall(SYS_gettid),
-					  (uintptr_t)&word, &got, sizeof(got),
+	g_assert_cmpint(cusemu_proc_reach(fds[2], &at, 1, &got, sizeof(got),
 					  false), ==, -EPERM);
+	g_assert_cmpint(cusemu_proc_reach((pid_t)syscall(SYS_gettid), &at, 1,
+					  &got, sizeof(got), false), ==,
+			-EPERM);
 	g_assert_cmpuint(got, ==, 0);
 	g_assert_cmpint(write(fds[1], "x", 1), ==, 1);
 	g_assert_cmpint(GPOINTER_TO_INT(g_thread_join(waiter)), ==, 1);

@@ -617,21 +617,10 @@ static int reach(pid_t pid, const struct cusemu_user_ranges *set,
 
 	if (!len)
 		return 0;
-	if (!cusemu_reaches_callers()) {
-		int err = 0;
-
-		/* The ranges in turn, as far as len goes. */
-		for (unsigned int i = 0; !err && len && i < set->count; i++) {
-			size_t part = MIN(len, (size_t)set->r[i].len);
-
-			err = cusemu_proc_reach(pid, set->r[i].addr, buf, part,
-						write);
-			buf += part;
-			len -= part;
-		}
-		return err;
-	}
 	to_iovec(remote, set);
+	if (!cusemu_reaches_callers())
+		return cusemu_proc_reach(pid, remote, set->count, buf, len,
+					 write);
 	n = write ? process_vm_writev(pid, &local, 1, remote, set->count, 0)
 		  : process_vm_readv(pid, &local, 1, remote, set->count, 0);
 	if (n == (ssize_t)len)
