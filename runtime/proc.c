@@ -30,6 +30,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <glib.h>
@@ -400,6 +401,36 @@ int cusemu_proc_reach(pid_t tid, const struct iovec *remote,
 }
 
 /*
+ * /proc/TID/syscall into text: "NR 0xARG..." while the thread waits in a
+ * system call. Right after its request reaches the daemon the caller may
+ * not have gone to sleep yet ("running"): asked again, every 50 us, for
+ * up to 20 ms. Its length, or -1.
+ */
+static ssize_t read_syscall(pid_t tid, char *text, size_t size)
+{
+	const struct timespec pause = { .tv_nsec = 50 * 1000 };
+	char path[64];
+	ssize_t n = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)tid);
+	for (int tries = 0; tries < 400; tries++) {
+		int f = open(path, O_RDONLY | O_CLOEXEC);
+
+		if (f < 0)
+			return -1;
+		n = read(f, text, size - 1);
+		close(f);
+		if (n <= 0)
+			return -1;
+		text[n] = '\0';
+		if (strncmp(text, "running", strlen("running")))
+			return n;
+		clock_nanosleep(CLOCK_MONOTONIC, 0, &pause, NULL);
+	}
+	return n;
+}
+
+/*
  * Whether thread tid is blocked in ioctl(2) (x86-64's 16, or i386's 54)
  * on a file of the device the daemon named: its caller's call, pending
  * on the daemon's mount. 0, or -EPERM.
@@ -409,22 +440,10 @@ static int blocked_in_ioctl(pid_t tid)
 	char path[64], text[256];
 	unsigned long fd;
 	struct stat st;
-	ssize_t n;
 	long nr;
-	int f;
 
-	if (tid <= 0)
+	if (tid <= 0 || read_syscall(tid, text, sizeof(text)) <= 0)
 		return -EPERM;
-	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)tid);
-	f = open(path, O_RDONLY | O_CLOEXEC);
-	if (f < 0)
-		return -EPERM;
-	n = read(f, text, sizeof(text) - 1);
-	close(f);
-	if (n <= 0)
-		return -EPERM;
-	text[n] = '\0';
-	/* "running" while it runs; "NR 0xFD 0xCMD ..." while blocked. */
 	if (sscanf(text, "%ld 0x%lx", &nr, &fd) != 2 || (nr != 16 && nr != 54))
 		return -EPERM;
 	snprintf(path, sizeof(path), "/proc/%d/fd/%lu", (int)tid, fd);
