@@ -2,10 +2,12 @@
 /*
  * The tree of sysfs.h. Every device of a class lives where the kernel puts
  * a device without a parent bus: sys/devices/virtual/CLASS/NAME, linked
- * from sys/class/CLASS/NAME and sys/dev/char/MAJOR:MINOR. A model that
+ * from sys/class/CLASS/NAME and sys/dev/char/MAJOR:MINOR; under the
+ * parent its model names, where the kernel puts the child of one. A model that
  * names no major gets one of the dynamic range, as a driver that asks the
  * kernel for one: 254 for the first class, 253 for the next...
  */
+#include <stdbool.h>
 #include <string.h>
 
 #include "device.h"
@@ -133,39 +135,121 @@ static struct cusemu_sysfs_entry *add_in(struct cusemu_sysfs *fs,
 	return add_text(fs, path, kind, text);
 }
 
+/* The way up from a directory place levels under sys/ to sys/ itself. */
+static char *up_from(const char *place)
+{
+	GString *up = g_string_new(NULL);
+
+	for (const char *c = place; c; c = strchr(c + 1, '/'))
+		g_string_append(up, "../");
+	return g_string_free(up, FALSE);
+}
+
+/* An entry under sys/ that links to place (both paths from sys/ on). */
+static void add_link(struct cusemu_sysfs *fs, const char *dir,
+		     const char *name, const char *place)
+{
+	g_autofree char *at = g_strconcat("sys/", dir, NULL);
+	g_autofree char *up = up_from(dir);
+
+	add_in(fs, at, name, CUSEMU_SYSFS_LINK, g_strconcat(up, place, NULL));
+}
+
+/*
+ * The parent the model names, for the node numbered number: its place
+ * under sys/ (devices/virtual/CLASS/P, or devices/P on a bus), with its
+ * subsystem link and the link of its class or bus. NULL: no parent.
+ */
+static char *add_parent(struct cusemu_sysfs *fs,
+			const struct cusemu_device_model *m,
+			unsigned int number)
+{
+	g_autofree char *name = NULL;
+	g_autofree char *home = NULL;
+	char *place;
+
+	if (!m->sysfs_parent)
+		return NULL;
+	/* The format is the model's own, a constant of its source. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	name = g_strdup_printf(m->sysfs_parent, number);
+#pragma GCC diagnostic pop
+	place = m->sysfs_bus ? g_strconcat("devices/", name, NULL)
+			     : g_strdup_printf("devices/virtual/%s/%s",
+					       m->sysfs_class, name);
+	home = g_strconcat("sys/", place, NULL);
+	add(fs, home, CUSEMU_SYSFS_DIR);
+	add_in(fs, home, "uevent", CUSEMU_SYSFS_TEXT, g_strdup(""));
+	if (m->sysfs_bus) {
+		g_autofree char *bus = g_strdup_printf("bus/%s/devices",
+						       m->sysfs_bus);
+		g_autofree char *up = up_from(place);
+
+		add_in(fs, home, "subsystem", CUSEMU_SYSFS_LINK,
+		       g_strconcat(up, "bus/", m->sysfs_bus, NULL));
+		add_link(fs, bus, name, place);
+	} else {
+		g_autofree char *class = g_strconcat("class/", m->sysfs_class,
+						     NULL);
+		g_autofree char *up = up_from(place);
+
+		add_in(fs, home, "subsystem", CUSEMU_SYSFS_LINK,
+		       g_strconcat(up, class, NULL));
+		add_link(fs, class, name, place);
+	}
+	return place;
+}
+
 static void add_device(struct cusemu_sysfs *fs, struct cusemu_device *dev,
 		       guint index, GHashTable *dynamic)
 {
 	const struct cusemu_device_model *m = dev->model;
 	unsigned int major = major_of(m, dynamic);
-	unsigned int minor = m->minor_base + node_number(dev->name);
+	unsigned int number = node_number(dev->name);
+	unsigned int minor = m->minor_base + number;
 	g_autofree char *node = devnode(dev);
-	/* Its directory under sys/, which the links of sys/class/CLASS and
-	 * sys/dev/char reach from two levels down. */
-	g_autofree char *place = g_strdup_printf("devices/virtual/%s/%s",
-						 m->sysfs_class, dev->name);
+	g_autofree char *parent = add_parent(fs, m, number);
+	/*
+	 * Its directory under sys/: devices/virtual/CLASS/NAME; under a
+	 * parent of its class, PARENT/NAME; under one on a bus, in the
+	 * class's directory there, PARENT/CLASS/NAME, as the kernel has them.
+	 */
+	g_autofree char *place =
+		!parent		  ? g_strdup_printf("devices/virtual/%s/%s",
+						    m->sysfs_class, dev->name)
+		: !m->sysfs_bus ? g_strconcat(parent, "/", dev->name, NULL)
+				  : g_strconcat(parent, "/", m->sysfs_class, "/",
+						dev->name, NULL);
 	g_autofree char *home = g_strconcat("sys/", place, NULL);
-	g_autofree char *number = g_strdup_printf("%u:%u", major, minor);
-	g_autofree char *class = g_strconcat("sys/class/", m->sysfs_class,
-					     NULL);
+	g_autofree char *up = up_from(place);
+	g_autofree char *number_text = g_strdup_printf("%u:%u", major, minor);
+	g_autofree char *class = g_strconcat("class/", m->sysfs_class, NULL);
 	/* udev's name of its entry: c for a character device. */
-	g_autofree char *db = g_strconcat("c", number, NULL);
+	g_autofree char *db = g_strconcat("c", number_text, NULL);
 
 	add(fs, home, CUSEMU_SYSFS_DIR);
 	add_in(fs, home, "dev", CUSEMU_SYSFS_TEXT,
-	       g_strconcat(number, "\n", NULL));
+	       g_strconcat(number_text, "\n", NULL));
 	add_in(fs, home, "uevent", CUSEMU_SYSFS_TEXT,
 	       g_strdup_printf("MAJOR=%u\nMINOR=%u\nDEVNAME=%s\n", major,
 			       minor, node));
 	add_in(fs, home, "subsystem", CUSEMU_SYSFS_LINK,
-	       g_strconcat("../../../../class/", m->sysfs_class, NULL));
-	for (const struct cusemu_attr *a = m->attrs; a && a->path; a++)
-		add_in(fs, home, a->path, CUSEMU_SYSFS_ATTR, g_strdup(a->path))
+	       g_strconcat(up, class, NULL));
+	if (parent)
+		add_in(fs, home, "device", CUSEMU_SYSFS_LINK,
+		       g_strconcat(up, parent, NULL));
+	for (const struct cusemu_attr *a = m->attrs; a && a->path; a++) {
+		bool theirs = parent && g_str_has_prefix(a->path, "device/");
+		g_autofree char *in = g_strconcat("sys/", parent, NULL);
+
+		add_in(fs, theirs ? in : home,
+		       theirs ? a->path + strlen("device/") : a->path,
+		       CUSEMU_SYSFS_ATTR, g_strdup(a->path))
 			->device = index;
-	add_in(fs, class, dev->name, CUSEMU_SYSFS_LINK,
-	       g_strconcat("../../", place, NULL));
-	add_in(fs, "sys/dev/char", number, CUSEMU_SYSFS_LINK,
-	       g_strconcat("../../", place, NULL));
+	}
+	add_link(fs, class, dev->name, place);
+	add_link(fs, "dev/char", number_text, place);
 	add_in(fs, "run/udev/data", db, CUSEMU_SYSFS_TEXT, udev_entry(dev));
 }
 

@@ -56,11 +56,25 @@ static const struct cusemu_device_model plain = {
 	.name = "plain", .node_prefix = "plain",
 };
 
+/* A node under a parent of its class (evdev's event0 under input0), and
+ * one under a parent on a bus (i2c-dev's i2c-0 under adapter i2c-0). */
+static const struct cusemu_device_model knob_model = {
+	.name = "knob", .node_prefix = "knob", .sysfs_class = "knob",
+	.major = 50, .attrs = gadget_attrs, .sysfs_parent = "panel%u",
+};
+static const struct cusemu_device_model port_model = {
+	.name = "port", .node_prefix = "port", .sysfs_class = "port-dev",
+	.major = 51, .attrs = gadget_attrs, .sysfs_parent = "port-%u",
+	.sysfs_bus = "portbus",
+};
+
 static struct cusemu_device devices[] = {
 	{ .model = &gadget, .name = "gadget3" },
 	{ .model = &plain, .name = "plain0" },
 	{ .model = &clock_model, .name = "clock1" },
 	{ .model = &dog_model, .name = "dog" },
+	{ .model = &knob_model, .name = "knob2" },
+	{ .model = &port_model, .name = "port1" },
 };
 
 static const struct cusemu_sysfs_entry *at(const struct cusemu_sysfs *fs,
@@ -162,6 +176,64 @@ static void test_no_class(void)
 	cusemu_sysfs_free(fs);
 }
 
+/*
+ * Under a parent of its class: the node's directory is the parent's
+ * child, with a device link to it; the parent has the "device/" files,
+ * its own subsystem and class link.
+ */
+static void test_parent_of_class(void)
+{
+	struct cusemu_sysfs *fs = tree();
+
+	assert_text(fs, "sys/devices/virtual/knob/panel2/knob2/dev",
+		    CUSEMU_SYSFS_TEXT, "50:2\n");
+	assert_text(fs, "sys/devices/virtual/knob/panel2/knob2/device",
+		    CUSEMU_SYSFS_LINK,
+		    "../../../../../devices/virtual/knob/panel2");
+	assert_text(fs, "sys/devices/virtual/knob/panel2/knob2/subsystem",
+		    CUSEMU_SYSFS_LINK, "../../../../../class/knob");
+	assert_text(fs, "sys/devices/virtual/knob/panel2/knob2/level",
+		    CUSEMU_SYSFS_ATTR, "level");
+	assert_text(fs, "sys/devices/virtual/knob/panel2/id/vendor",
+		    CUSEMU_SYSFS_ATTR, "device/id/vendor");
+	g_assert_null(g_hash_table_lookup(
+		fs->by_path, "sys/devices/virtual/knob/panel2/knob2/device/id"));
+	assert_text(fs, "sys/devices/virtual/knob/panel2/subsystem",
+		    CUSEMU_SYSFS_LINK, "../../../../class/knob");
+	assert_text(fs, "sys/class/knob/panel2", CUSEMU_SYSFS_LINK,
+		    "../../devices/virtual/knob/panel2");
+	assert_text(fs, "sys/class/knob/knob2", CUSEMU_SYSFS_LINK,
+		    "../../devices/virtual/knob/panel2/knob2");
+	assert_text(fs, "sys/dev/char/50:2", CUSEMU_SYSFS_LINK,
+		    "../../devices/virtual/knob/panel2/knob2");
+	cusemu_sysfs_free(fs);
+}
+
+/* Under a parent on a bus: sys/devices/PARENT, the class's directory in
+ * it, and the bus's list of devices. */
+static void test_parent_on_bus(void)
+{
+	struct cusemu_sysfs *fs = tree();
+
+	assert_text(fs, "sys/devices/port-1/port-dev/port1/dev",
+		    CUSEMU_SYSFS_TEXT, "51:1\n");
+	assert_text(fs, "sys/devices/port-1/port-dev/port1/device",
+		    CUSEMU_SYSFS_LINK, "../../../../devices/port-1");
+	assert_text(fs, "sys/devices/port-1/port-dev/port1/subsystem",
+		    CUSEMU_SYSFS_LINK, "../../../../class/port-dev");
+	assert_text(fs, "sys/devices/port-1/subsystem", CUSEMU_SYSFS_LINK,
+		    "../../bus/portbus");
+	assert_text(fs, "sys/devices/port-1/id/vendor", CUSEMU_SYSFS_ATTR,
+		    "device/id/vendor");
+	assert_text(fs, "sys/bus/portbus/devices/port-1", CUSEMU_SYSFS_LINK,
+		    "../../../devices/port-1");
+	assert_text(fs, "sys/class/port-dev/port1", CUSEMU_SYSFS_LINK,
+		    "../../devices/port-1/port-dev/port1");
+	g_assert_null(g_hash_table_lookup(fs->by_path,
+					  "sys/class/port-dev/port-1"));
+	cusemu_sysfs_free(fs);
+}
+
 /* Lookup by directory and name, as a file system walks it. */
 static void test_lookup(void)
 {
@@ -194,6 +266,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/sysfs/links-and-udev", test_links_and_udev);
 	g_test_add_func("/sysfs/dynamic-majors", test_dynamic_majors);
 	g_test_add_func("/sysfs/no-class", test_no_class);
+	g_test_add_func("/sysfs/parent-of-class", test_parent_of_class);
+	g_test_add_func("/sysfs/parent-on-bus", test_parent_on_bus);
 	g_test_add_func("/sysfs/lookup", test_lookup);
 	return g_test_run();
 }

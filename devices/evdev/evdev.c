@@ -1791,4 +1791,7 @@ const struct cusemu_device_model cusemu_model_evdev = {
 	.minor_base = 64,
 	.attrs = evdev_attrs,
 	.udev_props = evdev_udev_props,
+	/* evdev's node belongs to the input device it reads, as in the
+	 * kernel: input0/event0. */
+	.sysfs_parent = "input%u",
 };

@@ -972,6 +972,7 @@ static ssize_t i2c_show_name(struct cusemu_device *dev, char *buf,
 
 static const struct cusemu_attr i2c_attrs[] = {
 	{ "name", i2c_show_name },
+	{ "device/name", i2c_show_name },
 	CUSEMU_ATTR_END
 };
 
@@ -995,4 +996,8 @@ const struct cusemu_device_model cusemu_model_i2c = {
 	/* i2c-dev's major; its minor is the bus number. */
 	.major = 89,
 	.attrs = i2c_attrs,
+	/* i2c-dev's node belongs to its adapter, a device of the i2c bus:
+	 * /sys/devices/i2c-0/i2c-dev/i2c-0, /sys/bus/i2c/devices/i2c-0. */
+	.sysfs_parent = "i2c-%u",
+	.sysfs_bus = "i2c",
 };

@@ -345,6 +345,23 @@ struct cusemu_device_model {
 	 * programs built on it (libinput, udevadm) read them. NULL: none.
 	 */
 	void (*udev_props)(struct cusemu_device *dev, GString *props);
+	/*
+	 * sysfs_parent: the device the node's device belongs to, as the
+	 * kernel's driver registers one first, its name a printf format of
+	 * the node's number N ("input%u": event0 belongs to input0, as evdev's
+	 * nodes to their input device; "i2c-%u": i2c-dev's i2c-0 to adapter
+	 * i2c-0). The node's directory is then the parent's child, its
+	 * "device" a link to the parent, and the attributes whose path starts
+	 * with "device/" are the parent's files. NULL: no parent.
+	 *
+	 * sysfs_bus: with sysfs_parent, the bus the parent is on ("i2c"): it
+	 * sits at /sys/devices/PARENT, with the class's directory of the node
+	 * in it, and /sys/bus/BUS/devices/PARENT links to it. NULL: the parent
+	 * is a device of the node's class (/sys/devices/virtual/CLASS/PARENT,
+	 * linked from /sys/class/CLASS/PARENT too).
+	 */
+	const char *sysfs_parent;
+	const char *sysfs_bus;
 };
 
 /*

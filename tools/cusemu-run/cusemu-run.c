@@ -505,13 +505,16 @@ static void shadow(const char *dst, GHashTable *skip)
 	}
 }
 
-/* The class directories of /sys hold the daemon's devices alone. */
+/* The class directories of /sys, and the device lists of its buses, hold
+ * the daemon's devices alone. */
 static bool replaced_whole(const char *dst)
 {
 	g_autofree char *parent = g_path_get_dirname(dst);
 
 	return !strcmp(parent, "/sys/class") ||
-	       !strcmp(parent, "/sys/devices/virtual");
+	       !strcmp(parent, "/sys/devices/virtual") ||
+	       (g_str_has_prefix(dst, "/sys/bus/") &&
+		g_str_has_suffix(dst, "/devices"));
 }
 
 /*
