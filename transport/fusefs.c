@@ -480,6 +480,8 @@ static void tree_read(fuse_req_t req, const struct cusemu_sysfs_entry *e,
 	fuse_reply_buf(req, text + off, MIN(size, (size_t)(len - off)));
 }
 
+/* libfuse's requests on a file, each turned into the node's (req.h) on
+ * the stack. */
 static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	const struct cusemu_sysfs_entry *e =

@@ -139,8 +139,6 @@ static bool replaced(struct cusemu_node *n, const struct open_file *of)
 	return of->file.dev != g_atomic_pointer_get(&n->dev);
 }
 
-/* A file, or an open under way, lets go of its instance; a replaced one
- * goes with the last. */
 /* The node's device now, which stays, reload or not, until
  * put_instance(). */
 static struct cusemu_device *get_instance(struct cusemu_node *n)
@@ -154,6 +152,8 @@ static struct cusemu_device *get_instance(struct cusemu_node *n)
 	return dev;
 }
 
+/* A file, or an open under way, lets go of its instance; a replaced one
+ * goes with the last. */
 static void put_instance(struct cusemu_node *n, struct cusemu_device *dev)
 {
 	struct cusemu_instance *inst = cusemu_instance(dev);
