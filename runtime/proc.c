@@ -400,6 +400,21 @@ int cusemu_proc_reach(pid_t tid, const struct iovec *remote,
 	return err;
 }
 
+int cusemu_proc_vm(pid_t pid, void *buf, size_t len,
+		   const struct iovec *remote, unsigned int count, bool write)
+{
+	struct iovec local = { buf, len };
+	ssize_t n;
+
+	if (!len)
+		return 0;
+	n = write ? process_vm_writev(pid, &local, 1, remote, count, 0)
+		  : process_vm_readv(pid, &local, 1, remote, count, 0);
+	if (n == (ssize_t)len)
+		return 0;
+	return n < 0 && errno != EFAULT && errno != ENOMEM ? -errno : -EFAULT;
+}
+
 /*
  * /proc/TID/syscall into text: "NR 0xARG..." while the thread waits in a
  * system call. Right after its request reaches the daemon the caller may
@@ -458,9 +473,7 @@ static int vm_access(const struct proc_request *rq, uint8_t *buf, bool write)
 {
 	const struct proc_range *r = (const struct proc_range *)rq->path;
 	struct iovec remote[PROC_VM_RANGES];
-	struct iovec local = { buf, rq->arg };
 	uint64_t total = 0;
-	ssize_t n;
 
 	if (!serving.allowed || rq->ranges > PROC_VM_RANGES ||
 	    rq->arg > PROC_VM_CHUNK)
@@ -474,11 +487,7 @@ static int vm_access(const struct proc_request *rq, uint8_t *buf, bool write)
 		return -EINVAL;
 	if (blocked_in_ioctl(rq->pid))
 		return -EPERM;
-	n = write ? process_vm_writev(rq->pid, &local, 1, remote, rq->ranges, 0)
-		  : process_vm_readv(rq->pid, &local, 1, remote, rq->ranges, 0);
-	if (n == (ssize_t)rq->arg)
-		return 0;
-	return n < 0 && errno != EFAULT && errno != ENOMEM ? -errno : -EFAULT;
+	return cusemu_proc_vm(rq->pid, buf, rq->arg, remote, rq->ranges, write);
 }
 
 void cusemu_proc_serve(int sock, int (*seal)(uint32_t arg))
@@ -517,23 +526,19 @@ void cusemu_proc_serve(int sock, int (*seal)(uint32_t arg))
 				serving.allowed = true;
 				serving.dev = (dev_t)rq->addr;
 			}
-		} else if (rq->op == PROC_VM_READ) {
-			answer = n == (ssize_t)(PROC_REQUEST_HEAD +
-						MIN(rq->ranges,
-						    (uint32_t)PROC_VM_RANGES) *
-							sizeof(struct proc_range))
-					 ? vm_access(rq, data, false)
-					 : -EINVAL;
-			if (!answer)
-				iov[1].iov_len = rq->arg;
-		} else if (rq->op == PROC_VM_WRITE) {
+		} else if (rq->op == PROC_VM_READ || rq->op == PROC_VM_WRITE) {
+			bool write = rq->op == PROC_VM_WRITE;
+			/* The ranges, then what is written. */
 			size_t head = PROC_REQUEST_HEAD +
 				      MIN(rq->ranges, (uint32_t)PROC_VM_RANGES) *
 					      sizeof(struct proc_range);
 
-			answer = n == (ssize_t)(head + rq->arg)
-					 ? vm_access(rq, in.raw + head, true)
+			answer = n == (ssize_t)(head + (write ? rq->arg : 0))
+					 ? vm_access(rq, write ? in.raw + head : data,
+						     write)
 					 : -EINVAL;
+			if (!answer && !write)
+				iov[1].iov_len = rq->arg;
 		} else if (rq->op == PROC_ELF_CLASS) {
 			answer = read_elf_class(rq->pid);
 		} else if (rq->op == PROC_FD_OF) {

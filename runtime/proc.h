@@ -62,6 +62,15 @@ int cusemu_proc_allow_reach(dev_t dev);
 bool cusemu_proc_reaches(void);
 
 /*
+ * len bytes of process pid at the count ranges of remote, read into buf or
+ * written from it by this process itself (process_vm_readv/writev): 0;
+ * -EFAULT for memory the process does not have; -errno when this process
+ * may not reach it (EPERM, ESRCH).
+ */
+int cusemu_proc_vm(pid_t pid, void *buf, size_t len,
+		   const struct iovec *remote, unsigned int count, bool write);
+
+/*
  * len bytes of the process of thread tid, which is blocked in an ioctl on
  * the mount, at the count ranges of remote in turn: read into buf, or
  * written from it, by the helper (as many ranges as fit in one query

@@ -611,9 +611,7 @@ static bool reaches_callers(void)
 static int reach(pid_t pid, const struct cusemu_user_ranges *set,
 		 uint8_t *buf, size_t len, bool write)
 {
-	struct iovec local = { buf, len };
 	struct iovec remote[CUSEMU_USER_MAX_RANGES];
-	ssize_t n;
 
 	if (!len)
 		return 0;
@@ -621,11 +619,7 @@ static int reach(pid_t pid, const struct cusemu_user_ranges *set,
 	if (!cusemu_reaches_callers())
 		return cusemu_proc_reach(pid, remote, set->count, buf, len,
 					 write);
-	n = write ? process_vm_writev(pid, &local, 1, remote, set->count, 0)
-		  : process_vm_readv(pid, &local, 1, remote, set->count, 0);
-	if (n == (ssize_t)len)
-		return 0;
-	return n < 0 && errno != EFAULT && errno != ENOMEM ? -errno : -EFAULT;
+	return cusemu_proc_vm(pid, buf, len, remote, set->count, write);
 }
 
 /*
