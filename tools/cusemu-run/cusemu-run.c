@@ -561,20 +561,26 @@ static void merge(const char *src, const char *dst)
 	}
 }
 
+/* Room for one descriptor passed with SCM_RIGHTS, aligned as a cmsghdr. */
+union control {
+	char buf[CMSG_SPACE(sizeof(int))];
+	struct cmsghdr align;
+};
+
 /* The command's side: its stat calls go to the filter's descriptor,
  * sent to the first process; without a filter they stay its own. */
 static void send_stat_calls(int sv[2])
 {
 	int listener = cusemu_run_chardev_filter();
-	char cmsg_buf[CMSG_SPACE(sizeof(int))] = { 0 };
+	union control control = { 0 };
 	struct iovec iov = { &listener, sizeof(listener) };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
 	struct cmsghdr *cmsg;
 
 	close(sv[0]);
 	if (listener >= 0) {
-		msg.msg_control = cmsg_buf;
-		msg.msg_controllen = sizeof(cmsg_buf);
+		msg.msg_control = control.buf;
+		msg.msg_controllen = sizeof(control.buf);
 		cmsg = CMSG_FIRSTHDR(&msg);
 		cmsg->cmsg_level = SOL_SOCKET;
 		cmsg->cmsg_type = SCM_RIGHTS;
@@ -592,12 +598,12 @@ static void send_stat_calls(int sv[2])
 /* The first process's side: serve them, or say why they stay files. */
 static void serve_stat_calls(int sv[2])
 {
-	char cmsg_buf[CMSG_SPACE(sizeof(int))];
+	union control control;
 	int got = -1, listener = -1;
 	struct iovec iov = { &got, sizeof(got) };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
-			      .msg_control = cmsg_buf,
-			      .msg_controllen = sizeof(cmsg_buf) };
+			      .msg_control = control.buf,
+			      .msg_controllen = sizeof(control.buf) };
 	struct cmsghdr *cmsg;
 	int err;
 
