@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -43,9 +44,10 @@ struct chardev {
 
 /* Filled before the command starts, read by the answering thread only. */
 static GArray *chardevs;
-/* The ids the command's namespace shows for this one's root. */
-static uid_t command_uid;
-static gid_t command_gid;
+/* The ids the command's namespace shows for this one's root, and for
+ * any id it does not map. */
+static uid_t command_uid, overflow_uid = 65534;
+static gid_t command_gid, overflow_gid = 65534;
 
 /* The stat calls the filter sends here, by name: both ABIs' spellings. */
 static const char *const stat_calls[] = {
@@ -105,20 +107,28 @@ void cusemu_run_chardev_add(dev_t fs, ino_t ino, unsigned int major,
 
 void cusemu_run_chardev_ids(uid_t uid, gid_t gid)
 {
+	g_autofree char *u = NULL, *g = NULL;
+
 	command_uid = uid;
 	command_gid = gid;
+	if (g_file_get_contents("/proc/sys/kernel/overflowuid", &u, NULL,
+				NULL))
+		overflow_uid = (uid_t)strtoul(u, NULL, 10);
+	if (g_file_get_contents("/proc/sys/kernel/overflowgid", &g, NULL,
+				NULL))
+		overflow_gid = (gid_t)strtoul(g, NULL, 10);
 }
 
 /* An owner as the command's namespace shows it: this namespace's root
  * is the user there, any other id one it does not map. */
 static uint32_t shown_uid(uid_t id)
 {
-	return id == 0 ? command_uid : 65534;
+	return id == 0 ? command_uid : overflow_uid;
 }
 
 static uint32_t shown_gid(gid_t id)
 {
-	return id == 0 ? command_gid : 65534;
+	return id == 0 ? command_gid : overflow_gid;
 }
 
 bool cusemu_run_chardev_wanted(void)
@@ -257,14 +267,14 @@ static uint32_t encode_dev(unsigned int major, unsigned int minor)
 
 /*
  * The call's answer in its layout, as the kernel would give it for a
- * character device of that number, into out; its size, or -errno.
+ * character device of that number, into out; its size, or -errno. st is
+ * the file's stat already taken; statx asks for its own fields.
  */
 static ssize_t answer(const struct call *c, const char *where,
-		      const struct chardev *d, void *out)
+		      const struct chardev *d, struct stat st, void *out)
 {
 	int follow = c->flags & AT_SYMLINK_NOFOLLOW;
 	struct statx *sx = out;
-	struct stat st;
 
 	if (c->layout == LAYOUT_STATX) {
 		if (statx(AT_FDCWD, where, follow | (c->flags & AT_STATX_SYNC_TYPE),
@@ -280,8 +290,6 @@ static ssize_t answer(const struct call *c, const char *where,
 		sx->stx_gid = shown_gid(sx->stx_gid);
 		return sizeof(*sx);
 	}
-	if (fstatat(AT_FDCWD, where, &st, follow))
-		return -errno;
 	st.st_mode = (st.st_mode & ~S_IFMT) | S_IFCHR;
 	st.st_rdev = makedev(d->major, d->minor);
 	st.st_size = 0;
@@ -343,7 +351,7 @@ static void serve_one(int fd, const struct seccomp_notif *req,
 			      c.flags & AT_SYMLINK_NOFOLLOW) ||
 	    !(d = find(st.st_dev, st.st_ino)))
 		return;
-	n = answer(&c, where, d, &out);
+	n = answer(&c, where, d, st, &out);
 	/* The caller may have gone, and its pid be another's by now. */
 	if (ioctl(fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id))
 		return;
