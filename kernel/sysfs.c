@@ -145,7 +145,8 @@ static char *up_from(const char *place)
 	return g_string_free(up, FALSE);
 }
 
-/* An entry under sys/ that links to place (both paths from sys/ on). */
+/* An entry dir/name under sys/ that links to place (both paths from sys/
+ * on). */
 static void add_link(struct cusemu_sysfs *fs, const char *dir,
 		     const char *name, const char *place)
 {
@@ -164,8 +165,8 @@ static char *add_parent(struct cusemu_sysfs *fs,
 			const struct cusemu_device_model *m,
 			unsigned int number)
 {
-	g_autofree char *name = NULL;
-	g_autofree char *home = NULL;
+	g_autofree char *name = NULL, *home = NULL;
+	g_autofree char *subsystem = NULL, *list = NULL;
 	char *place;
 
 	if (!m->sysfs_parent)
@@ -179,25 +180,15 @@ static char *add_parent(struct cusemu_sysfs *fs,
 			     : g_strdup_printf("devices/virtual/%s/%s",
 					       m->sysfs_class, name);
 	home = g_strconcat("sys/", place, NULL);
+	/* Its subsystem is its bus or its class, and lists it. */
+	subsystem = m->sysfs_bus ? g_strconcat("bus/", m->sysfs_bus, NULL)
+				 : g_strconcat("class/", m->sysfs_class, NULL);
+	list = m->sysfs_bus ? g_strconcat(subsystem, "/devices", NULL)
+			    : g_strdup(subsystem);
 	add(fs, home, CUSEMU_SYSFS_DIR);
 	add_in(fs, home, "uevent", CUSEMU_SYSFS_TEXT, g_strdup(""));
-	if (m->sysfs_bus) {
-		g_autofree char *bus = g_strdup_printf("bus/%s/devices",
-						       m->sysfs_bus);
-		g_autofree char *up = up_from(place);
-
-		add_in(fs, home, "subsystem", CUSEMU_SYSFS_LINK,
-		       g_strconcat(up, "bus/", m->sysfs_bus, NULL));
-		add_link(fs, bus, name, place);
-	} else {
-		g_autofree char *class = g_strconcat("class/", m->sysfs_class,
-						     NULL);
-		g_autofree char *up = up_from(place);
-
-		add_in(fs, home, "subsystem", CUSEMU_SYSFS_LINK,
-		       g_strconcat(up, class, NULL));
-		add_link(fs, class, name, place);
-	}
+	add_link(fs, place, "subsystem", subsystem);
+	add_link(fs, list, name, place);
 	return place;
 }
 
@@ -222,7 +213,7 @@ static void add_device(struct cusemu_sysfs *fs, struct cusemu_device *dev,
 				  : g_strconcat(parent, "/", m->sysfs_class, "/",
 						dev->name, NULL);
 	g_autofree char *home = g_strconcat("sys/", place, NULL);
-	g_autofree char *up = up_from(place);
+	g_autofree char *parent_home = g_strconcat("sys/", parent, NULL);
 	g_autofree char *number_text = g_strdup_printf("%u:%u", major, minor);
 	g_autofree char *class = g_strconcat("class/", m->sysfs_class, NULL);
 	/* udev's name of its entry: c for a character device. */
@@ -234,16 +225,13 @@ static void add_device(struct cusemu_sysfs *fs, struct cusemu_device *dev,
 	add_in(fs, home, "uevent", CUSEMU_SYSFS_TEXT,
 	       g_strdup_printf("MAJOR=%u\nMINOR=%u\nDEVNAME=%s\n", major,
 			       minor, node));
-	add_in(fs, home, "subsystem", CUSEMU_SYSFS_LINK,
-	       g_strconcat(up, class, NULL));
+	add_link(fs, place, "subsystem", class);
 	if (parent)
-		add_in(fs, home, "device", CUSEMU_SYSFS_LINK,
-		       g_strconcat(up, parent, NULL));
+		add_link(fs, place, "device", parent);
 	for (const struct cusemu_attr *a = m->attrs; a && a->path; a++) {
 		bool theirs = parent && g_str_has_prefix(a->path, "device/");
-		g_autofree char *in = g_strconcat("sys/", parent, NULL);
 
-		add_in(fs, theirs ? in : home,
+		add_in(fs, theirs ? parent_home : home,
 		       theirs ? a->path + strlen("device/") : a->path,
 		       CUSEMU_SYSFS_ATTR, g_strdup(a->path))
 			->device = index;
