@@ -5,8 +5,8 @@
  * go while its holder sleeps in the helpers of <cusemu/sched.h>. Their cost
  * is added to the statistics of the call being served.
  */
-#ifndef CUSEMU_LOCK_H
-#define CUSEMU_LOCK_H
+#ifndef CUSEMU_RUNTIME_LOCK_H
+#define CUSEMU_RUNTIME_LOCK_H
 
 #include <stdbool.h>
 

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sensorhub: the model of a sensor hub (sensorhub.h), built out of cusemu's
- * tree against its SDK and loaded with cusemud --plugin. A timer thread
- * scans every channel at the configured rate into a bounded queue; ioctls
- * read the queue, the rate and the hub's identity; poll reports samples.
+ * tree against its SDK and loaded with cusemud --plugin. A timer scans
+ * every channel at the configured rate into a bounded queue; ioctls read
+ * the queue, the rate and the hub's identity; poll reports samples.
+ *
+ * It uses the SDK's portable surface alone (the headers of <cusemu/...>, and of libc the
+ * string functions the kernel has too), so the same file builds as a
+ * kernel module with cusemu-kmod: no glib, no threads of its own.
  *
  * Compatibility, in the kernel's terms: struct sensorhub_info holds a
  * __u64 after a __u32, so i386 lays it out in 36 bytes against 40 and
@@ -12,16 +16,14 @@
  * generates from the header at build time. Every other payload has one layout on both ABIs (the
  * samples pointer travels as a __u64), so compat_ptr_ioctl serves them.
  */
-#define G_LOG_DOMAIN "sensorhub"
-
 #include <poll.h>
 #include <string.h>
-#include <time.h>
-
-#include <glib.h>
 
 #include <cusemu/device.h>
+#include <cusemu/lock.h>
+#include <cusemu/memory.h>
 #include <cusemu/plugin.h>
+#include <cusemu/sched.h>
 #include <cusemu/uaccess.h>
 
 #include "sensorhub.h"
@@ -29,6 +31,7 @@
 /* The hub's serial number, as SENSORHUB_IOC_INFO reports it. */
 #define SENSORHUB_SERIAL 0x5e45012345678901ull
 #define QUEUE_LEN 1024		/* samples kept; the oldest go first */
+#define NS_PER_S 1000000000ull
 
 /* From cusemu-abicheck --emit-compat: struct compat_sensorhub_info, the
  * i386 layout, SENSORHUB_IOC_INFO32 and the conversions. */
@@ -36,10 +39,9 @@
 
 struct hub {
 	struct cusemu_device *dev;
-	GMutex lock;			/* everything below */
-	GCond changed;			/* the rate changed, or quit */
-	GThread *timer;
-	bool quit;
+	struct cusemu_timer *timer;	/* the next scan */
+	struct cusemu_mutex lock;	/* everything below */
+	uint64_t next_ns;		/* when the next scan is due */
 	unsigned int channels;
 	unsigned int rate_hz, default_rate;
 	unsigned int opened;		/* open files */
@@ -48,19 +50,9 @@ struct hub {
 	uint64_t scans;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* One scan: a sawtooth per channel, each a quarter period apart. */
-static void hub_scan(struct hub *h)
+static void hub_scan(struct hub *h, uint64_t t)
 {
-	uint64_t t = now_ns();
-
 	for (unsigned int c = 0; c < h->channels; c++) {
 		struct sensorhub_sample *s;
 
@@ -78,28 +70,21 @@ static void hub_scan(struct hub *h)
 	h->scans++;
 }
 
-static gpointer hub_timer(gpointer data)
+/* The timer's function: a scan, and the next one due a period after this
+ * one was (or now, when the scans fell behind), at the rate of now. */
+static void hub_tick(void *data)
 {
 	struct hub *h = data;
-	gint64 next = g_get_monotonic_time();
+	uint64_t now = cusemu_time_ns();
 
-	g_mutex_lock(&h->lock);
-	while (!h->quit) {
-		gint64 now = g_get_monotonic_time();
-
-		if (now < next) {
-			/* Woken early by a new rate or the end: look again. */
-			g_cond_wait_until(&h->changed, &h->lock, next);
-			continue;
-		}
-		hub_scan(h);
-		next = MAX(next + G_TIME_SPAN_SECOND / h->rate_hz, now);
-		g_mutex_unlock(&h->lock);
-		cusemu_device_wake_up(h->dev);
-		g_mutex_lock(&h->lock);
-	}
-	g_mutex_unlock(&h->lock);
-	return NULL;
+	cusemu_mutex_lock(&h->lock);
+	hub_scan(h, now);
+	h->next_ns += NS_PER_S / h->rate_hz;
+	if (h->next_ns < now)
+		h->next_ns = now;
+	cusemu_mutex_unlock(&h->lock);
+	cusemu_device_wake_up(h->dev);
+	cusemu_timer_start(h->timer, h->next_ns - now);
 }
 
 static void info_fill(struct hub *h, struct sensorhub_info *info)
@@ -107,11 +92,11 @@ static void info_fill(struct hub *h, struct sensorhub_info *info)
 	memset(info, 0, sizeof(*info));
 	info->version = SENSORHUB_VERSION;
 	info->serial = SENSORHUB_SERIAL;
-	g_mutex_lock(&h->lock);
+	cusemu_mutex_lock(&h->lock);
 	info->channels = h->channels;
 	info->rate_hz = h->rate_hz;
-	g_mutex_unlock(&h->lock);
-	g_strlcpy(info->name, "sensorhub", sizeof(info->name));
+	cusemu_mutex_unlock(&h->lock);
+	cusemu_strscpy(info->name, "sensorhub", sizeof(info->name));
 }
 
 static long hub_info(struct cusemu_device *dev, struct cusemu_file *file,
@@ -154,30 +139,40 @@ static int hub_read_fetch(struct cusemu_device *dev, struct cusemu_file *file,
 				  r.count * sizeof(struct sensorhub_sample));
 }
 
-/* Runs once, with the samples' room fetched: the queue moves out. */
+/*
+ * Runs once, with the samples' room fetched: the queue moves out, copied
+ * straight from it (at most two stretches, where it wraps), so that no
+ * copy of 4 KiB sits on the stack, which a kernel's is too small for. The
+ * samples leave the queue only once they reached the caller.
+ */
 static long hub_read(struct cusemu_device *dev, struct cusemu_file *file,
 		     unsigned int cmd, unsigned long arg)
 {
 	struct hub *h = dev->priv;
-	struct sensorhub_sample out[SENSORHUB_READ_MAX];
+	const size_t size = sizeof(struct sensorhub_sample);
 	struct sensorhub_read r;
-	unsigned int n;
+	unsigned int n, first;
 
 	if (cusemu_copy_from_user(&r, arg, sizeof(r)))
 		return -EFAULT;
-	g_mutex_lock(&h->lock);
-	/* The fetch step refused more; out[] depends on it, so say it twice. */
-	n = MIN(MIN(r.count, h->len), SENSORHUB_READ_MAX);
-	for (unsigned int i = 0; i < n; i++)
-		out[i] = h->queue[(h->head + i) % QUEUE_LEN];
+	cusemu_mutex_lock(&h->lock);
+	/* The fetch step refused more; say it twice, as it bounds the copy. */
+	n = r.count < h->len ? r.count : h->len;
+	if (n > SENSORHUB_READ_MAX)
+		n = SENSORHUB_READ_MAX;
+	first = QUEUE_LEN - h->head < n ? QUEUE_LEN - h->head : n;
+	if ((first && cusemu_copy_to_user(r.samples, &h->queue[h->head],
+					  first * size)) ||
+	    (n > first && cusemu_copy_to_user(r.samples + first * size,
+					      h->queue, (n - first) * size))) {
+		cusemu_mutex_unlock(&h->lock);
+		return -EFAULT;
+	}
 	h->head = (h->head + n) % QUEUE_LEN;
 	h->len -= n;
-	g_mutex_unlock(&h->lock);
+	cusemu_mutex_unlock(&h->lock);
 	r.returned = n;
-	if ((n && cusemu_copy_to_user(r.samples, out, n * sizeof(out[0]))) ||
-	    cusemu_copy_to_user(arg, &r, sizeof(r)))
-		return -EFAULT;
-	return 0;
+	return cusemu_copy_to_user(arg, &r, sizeof(r)) ? -EFAULT : 0;
 }
 
 static long hub_set_rate(struct cusemu_device *dev, struct cusemu_file *file,
@@ -190,10 +185,9 @@ static long hub_set_rate(struct cusemu_device *dev, struct cusemu_file *file,
 		return -EFAULT;
 	if (rate < SENSORHUB_RATE_MIN || rate > SENSORHUB_RATE_MAX)
 		return -EINVAL;
-	g_mutex_lock(&h->lock);
+	cusemu_mutex_lock(&h->lock);
 	h->rate_hz = rate;
-	g_cond_signal(&h->changed);
-	g_mutex_unlock(&h->lock);
+	cusemu_mutex_unlock(&h->lock);
 	return 0;
 }
 
@@ -203,9 +197,9 @@ static long hub_get_rate(struct cusemu_device *dev, struct cusemu_file *file,
 	struct hub *h = dev->priv;
 	__u32 rate;
 
-	g_mutex_lock(&h->lock);
+	cusemu_mutex_lock(&h->lock);
 	rate = h->rate_hz;
-	g_mutex_unlock(&h->lock);
+	cusemu_mutex_unlock(&h->lock);
 	return cusemu_put_user(rate, arg);
 }
 
@@ -215,9 +209,9 @@ static unsigned int hub_poll(struct cusemu_device *dev,
 	struct hub *h = dev->priv;
 	unsigned int ready;
 
-	g_mutex_lock(&h->lock);
+	cusemu_mutex_lock(&h->lock);
 	ready = h->len ? POLLIN | POLLRDNORM : 0;
-	g_mutex_unlock(&h->lock);
+	cusemu_mutex_unlock(&h->lock);
 	return ready;
 }
 
@@ -225,9 +219,9 @@ static int hub_open(struct cusemu_device *dev, struct cusemu_file *file)
 {
 	struct hub *h = dev->priv;
 
-	g_mutex_lock(&h->lock);
+	cusemu_mutex_lock(&h->lock);
 	h->opened++;
-	g_mutex_unlock(&h->lock);
+	cusemu_mutex_unlock(&h->lock);
 	return 0;
 }
 
@@ -236,26 +230,31 @@ static void hub_release(struct cusemu_device *dev, struct cusemu_file *file)
 {
 	struct hub *h = dev->priv;
 
-	g_mutex_lock(&h->lock);
-	if (!--h->opened && h->rate_hz != h->default_rate) {
+	cusemu_mutex_lock(&h->lock);
+	if (!--h->opened)
 		h->rate_hz = h->default_rate;
-		g_cond_signal(&h->changed);
-	}
-	g_mutex_unlock(&h->lock);
+	cusemu_mutex_unlock(&h->lock);
 }
 
 static int hub_probe(struct cusemu_device *dev, char **why)
 {
-	struct hub *h = g_new0(struct hub, 1);
+	struct hub *h = cusemu_new0(struct hub);
 
+	if (!h)
+		return -ENOMEM;
+	h->timer = cusemu_timer_new(hub_tick, h);
+	if (!h->timer) {
+		cusemu_free(h);
+		return -ENOMEM;
+	}
 	h->dev = dev;
-	g_mutex_init(&h->lock);
-	g_cond_init(&h->changed);
+	cusemu_mutex_init(&h->lock);
 	h->channels = (unsigned int)cusemu_device_param_u64(dev, "channels");
 	h->default_rate = (unsigned int)cusemu_device_param_u64(dev, "rate");
 	h->rate_hz = h->default_rate;
 	dev->priv = h;
-	h->timer = g_thread_new("sensorhub", hub_timer, h);
+	h->next_ns = cusemu_time_ns();
+	cusemu_timer_start(h->timer, 0);
 	return 0;
 }
 
@@ -263,14 +262,9 @@ static void hub_remove(struct cusemu_device *dev)
 {
 	struct hub *h = dev->priv;
 
-	g_mutex_lock(&h->lock);
-	h->quit = true;
-	g_cond_signal(&h->changed);
-	g_mutex_unlock(&h->lock);
-	g_thread_join(h->timer);
-	g_cond_clear(&h->changed);
-	g_mutex_clear(&h->lock);
-	g_free(h);
+	cusemu_timer_free(h->timer);
+	cusemu_mutex_destroy(&h->lock);
+	cusemu_free(h);
 }
 
 static const struct cusemu_ioctl hub_native[] = {

@@ -8,6 +8,15 @@
 #ifndef CUSEMU_DEVICE_H
 #define CUSEMU_DEVICE_H
 
+#ifdef __KERNEL__
+/* In a module that cusemu-kmod(1) builds: the kernel's own types. */
+#include <linux/compiler.h>
+#include <linux/errno.h>
+#include <linux/types.h>
+
+typedef struct _GString GString;	/* ->control: a module has no cusemuctl */
+#define CUSEMU_PRINTF(format_arg, first_arg) __printf(format_arg, first_arg)
+#else
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -15,6 +24,10 @@
 #include <sys/types.h>
 
 #include <glib.h>
+
+/* printf-style arguments, checked by the compiler. */
+#define CUSEMU_PRINTF(format_arg, first_arg) G_GNUC_PRINTF(format_arg, first_arg)
+#endif
 
 /*
  * "Not mine": a method returns it for a command it does not know, and the
@@ -447,7 +460,7 @@ void cusemu_device_count_event(struct cusemu_device *dev, const char *event);
  * included.
  */
 void cusemu_device_lost(struct cusemu_device *dev, const char *format, ...)
-	G_GNUC_PRINTF(2, 3);
+	CUSEMU_PRINTF(2, 3);
 
 /* Room for the note of cusemu_device_ratelimit(). */
 #define CUSEMU_RATELIMIT_NOTE 64

@@ -11,10 +11,15 @@
 #ifndef CUSEMU_UACCESS_H
 #define CUSEMU_UACCESS_H
 
+#ifdef __KERNEL__
+#include <linux/errno.h>
+#include <linux/types.h>
+#else
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#endif
 
 /* An address in the calling process. */
 typedef uint64_t cusemu_uptr_t;
