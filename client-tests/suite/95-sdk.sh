@@ -124,3 +124,73 @@ check "the refusal names the file and what to do" \
 	grep -q "refused: $sdk_dir/sensorhub.so is writable by anyone (mode 0666); make it writable by its owner alone" "$work/sdk-bad.log"
 check "no node was created" test ! -e /dev/hub1
 rm -rf "$sdk_dir"
+
+# The same model as a kernel module (sdk-example built sensorhub.ko with
+# the SDK's cusemu-kmod, against this kernel's headers): its clients pass
+# against the module's node as against cusemud's, every answer the same
+# (the "# = ..." lines: each call's result, errno and values), and rmmod
+# leaves nothing. Then docs/kernel-module.md's loop, as written there.
+ko=$sdk/sensorhub.ko
+check "sdk-example built sensorhub.ko" test -f "$ko"
+check "no node named hub0 is left before the module's" wait_for 10 is_gone /dev/hub0
+dmesg_before=$(dmesg | wc -l)
+if insmod "$ko" channels=3 2>"$work/insmod.err" && wait_for 10 is_char_node /dev/hub0; then
+	ok "insmod sensorhub.ko channels=3: the module serves /dev/hub0"
+	check "... a misc device (major 10)" sh -c "[ \"\$(stat -c %t /dev/hub0)\" = a ]"
+	for abi in 64 32; do
+		"$sdk/sensorhub-client-$abi" /dev/hub0 >"$work/kmod-$abi.out" 2>&1
+		status=$?
+		while IFS= read -r line; do
+			case $line in
+			"ok "*) ok "module: sensorhub-client-$abi: ${line#ok * - }" ;;
+			"not ok "*) not_ok "module: sensorhub-client-$abi: ${line#not ok * - }" ;;
+			esac
+		done <"$work/kmod-$abi.out"
+		check "module: sensorhub-client-$abi exits 0 (got $status)" test "$status" = 0
+		[ "$status" = 0 ] || diag <"$work/kmod-$abi.out"
+		# The answers: the same lines from cusemud, above, and the module.
+		answers() { grep -E '^(ok|not ok|# =) ' "$1"; }
+		if [ -s "$work/hub-$abi.out" ] &&
+			diff <(answers "$work/hub-$abi.out") <(answers "$work/kmod-$abi.out") \
+				>"$work/kmod-$abi.diff"; then
+			ok "module and cusemud (modern) give sensorhub-client-$abi the same $(answers "$work/kmod-$abi.out" | grep -c '^# =') answers"
+		else
+			not_ok "module and cusemud (modern) give sensorhub-client-$abi the same answers (< cusemud, > module)"
+			diag <"$work/kmod-$abi.diff"
+		fi
+	done
+	check "rmmod sensorhub" rmmod sensorhub
+	check "... removes /dev/hub0" wait_for 10 is_gone /dev/hub0
+	check "... and the module" sh -c "! grep -q '^sensorhub ' /proc/modules"
+	check "a value out of a key's range fails the load, said in the kernel's log: channels=9" \
+		sh -c "! insmod '$ko' channels=9 2>/dev/null && dmesg | grep -q 'hub0: channels=9: must be 1 to 8' &&
+			! grep -q '^sensorhub ' /proc/modules && [ ! -e /dev/hub0 ]"
+else
+	not_ok "insmod sensorhub.ko channels=3: the module serves /dev/hub0"
+	diag <"$work/insmod.err"
+	dmesg | tail -n 20 | diag
+fi
+dmesg | tail -n +"$((dmesg_before + 1))" >"$work/kmod-dmesg.txt"
+check "the kernel's log since insmod: no warning, oops or leak, only the taint of an out-of-tree module" \
+	sh -c "! grep -vE 'loading out-of-tree module taints kernel|module verification failed|model sensorhub serves /dev/hub0|channels=9: must be 1 to 8|sensorhub: probe|insmod' '$work/kmod-dmesg.txt' | grep -q ."
+[ -s "$work/kmod-dmesg.txt" ] && diag <"$work/kmod-dmesg.txt"
+
+# docs/kernel-module.md's loop, its lines as written, in a shell that
+# stops at the first that fails: the SDK where pkg-config finds it, and a
+# home of its own.
+loop=$(sed -n '/^<!-- kernel-module: the loop/,/^```$/p' "$here/../docs/kernel-module.md" |
+	sed '1,2d;$d')
+check "docs/kernel-module.md has the loop, from cp to rmmod" \
+	sh -c "printf '%s\n' \"\$1\" | head -n 1 | grep -q '^cp -r examples/sensorhub ' &&
+		printf '%s\n' \"\$1\" | tail -n 1 | grep -q '^rmmod sensorhub$'" _ "$loop"
+loop_home=$(mktemp -d /root/kmod-loop.XXXXXX)
+(cd "$here/.." && HOME=$loop_home \
+	PKG_CONFIG_PATH=$(dirname "$(find "$build/sdk-example/root" -name cusemu-1.pc -print -quit)") \
+	PATH=$build/sdk-example/root/usr/local/bin:$PATH bash -e -c "$loop") >"$work/kmod-loop.out" 2>&1
+status=$?
+check "the loop runs as written: meson builds sensorhub.ko, insmod, both clients pass, rmmod (exit $status)" \
+	test "$status" = 0
+check "... and no client printed 'not ok'" sh -c "! grep -q '^not ok' '$work/kmod-loop.out'"
+[ "$status" = 0 ] || tail -n 30 "$work/kmod-loop.out" | diag
+rmmod sensorhub 2>/dev/null
+rm -rf "$loop_home"

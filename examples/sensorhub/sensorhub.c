@@ -123,7 +123,12 @@ static long hub_info32(struct cusemu_device *dev, struct cusemu_file *file,
 
 /*
  * The fetch step of SENSORHUB_IOC_READ: the argument (named by its _IOC
- * bits), then the samples it points to, in the next round trip.
+ * bits), then the samples it points to, in the next round trip. Their
+ * room is named for reading too, though the handler only writes it: a
+ * range named for writing alone is reached after the handler returns, so
+ * a bad pointer would fail the call only once the samples had left the
+ * queue. Read first, it fails the call before, as the kernel's copy fails
+ * in the handler before the queue moves.
  */
 static int hub_read_fetch(struct cusemu_device *dev, struct cusemu_file *file,
 			  unsigned int cmd, unsigned long arg)
@@ -135,7 +140,8 @@ static int hub_read_fetch(struct cusemu_device *dev, struct cusemu_file *file,
 		return err ? err : -EFAULT;
 	if (r.count > SENSORHUB_READ_MAX)
 		return -EINVAL;
-	return cusemu_fetch_range(r.samples, 0,
+	return cusemu_fetch_range(r.samples,
+				  r.count * sizeof(struct sensorhub_sample),
 				  r.count * sizeof(struct sensorhub_sample));
 }
 

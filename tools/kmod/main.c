@@ -1,0 +1,562 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cusemu-kmod: a device model's sources, the ones its plugin builds from,
+ * as a kernel module. It reads the models, their names and parameters from
+ * the plugin (loaded as cusemud loads it), writes a kbuild tree around the
+ * sources with the SDK's frame (kmod/cusemu-kmod.c) and runs kbuild on it.
+ * A call outside the portable surface is named with its file and line and
+ * what to use instead.
+ */
+#define G_LOG_DOMAIN "cusemu-kmod"
+
+#include <errno.h>
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <glib.h>
+#include <glib/gstdio.h>
+
+#include "device.h"
+#include "plugin.h"
+
+enum {
+	EXIT_BUILT = 0,
+	EXIT_NOT_PORTABLE = 1,	/* the model calls outside the surface */
+	EXIT_ERROR = 2,
+};
+
+static char *model_arg, *output_dir, *kernel_dir, *module_copy, *name_arg;
+static char **include_dirs;
+static gboolean no_build, version;
+
+static const GOptionEntry entries[] = {
+	{ "model", 'm', 0, G_OPTION_ARG_FILENAME, &model_arg,
+	  "The plugin the SOURCEs build to: its models, their node names "
+	  "and parameters (required)", "FILE.so" },
+	{ "output", 'o', 0, G_OPTION_ARG_FILENAME, &output_dir,
+	  "Write the module's tree to DIR (default: NAME-kmod)", "DIR" },
+	{ "name", 'n', 0, G_OPTION_ARG_STRING, &name_arg,
+	  "The module's name (default: the plugin's, without .so)", "NAME" },
+	{ "include", 'I', 0, G_OPTION_ARG_FILENAME_ARRAY, &include_dirs,
+	  "Add DIR to the include path of the SOURCEs, as their build does "
+	  "(where the generated compat header is, say)", "DIR" },
+	{ "kernel", 'k', 0, G_OPTION_ARG_FILENAME, &kernel_dir,
+	  "The kernel's build directory (default: /lib/modules/$(uname -r)"
+	  "/build, which Debian's linux-headers package makes)", "DIR" },
+	{ "copy", 'c', 0, G_OPTION_ARG_FILENAME, &module_copy,
+	  "Copy the built module to FILE too", "FILE" },
+	{ "no-build", 0, 0, G_OPTION_ARG_NONE, &no_build,
+	  "Write the tree, do not run kbuild on it", NULL },
+	{ "version", 'V', 0, G_OPTION_ARG_NONE, &version,
+	  "Print the version and exit", NULL },
+	G_OPTION_ENTRY_NULL
+};
+
+#define DESCRIPTION                                                       \
+	"The tree holds a Kbuild and a Makefile (make -C KDIR M=DIR), the\n"  \
+	"SDK's frame, a module parameter per key of the models' parameters\n" \
+	"(key=value at insmod; with several models MODEL_KEY), and a file\n"  \
+	"per SOURCE that includes it where it is. The module serves each\n"   \
+	"model of the plugin at /dev/PREFIX0, as cusemud's modern kernel\n"   \
+	"model dispatches: unlocked_ioctl and compat_ioctl by the tables.\n"  \
+	"\n"                                                                  \
+	"Exit status: 0 built (or written, with --no-build), 1 the model\n"  \
+	"calls outside the portable surface (each call named with its file\n" \
+	"and line), 2 any other error. See cusemu-kmod(1).\n"
+
+static G_GNUC_PRINTF(1, 2) void say(const char *format, ...)
+{
+	va_list ap;
+
+	fputs("cusemu-kmod: ", stderr);
+	va_start(ap, format);
+	vfprintf(stderr, format, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/*
+ * Where the SDK's kernel files are: beside the installed program
+ * (BINDIR/../share/cusemu/kmod, as meson installs them), else the source
+ * tree this program was built from.
+ */
+static char *sdk_path(const char *installed, const char *in_tree)
+{
+	g_autofree char *exe = g_file_read_link("/proc/self/exe", NULL);
+	g_autofree char *bindir = exe ? g_path_get_dirname(exe) : NULL;
+	g_autofree char *path = bindir ? g_build_filename(bindir, "..", installed,
+							  NULL) : NULL;
+
+	if (path && g_file_test(path, G_FILE_TEST_IS_DIR))
+		return g_canonicalize_filename(path, NULL);
+	return g_strdup(in_tree);
+}
+
+static char *c_name(const char *s)
+{
+	char *n = g_strdup(s);
+
+	for (char *c = n; *c; c++)
+		if (!g_ascii_isalnum(*c))
+			*c = '_';
+	return n;
+}
+
+/* A C string literal of s. */
+static char *c_string(const char *s)
+{
+	GString *out = g_string_new("\"");
+
+	for (; s && *s; s++) {
+		if (*s == '"' || *s == '\\')
+			g_string_append_c(out, '\\');
+		if (*s == '\n')
+			g_string_append(out, "\\n");
+		else
+			g_string_append_c(out, *s);
+	}
+	g_string_append_c(out, '"');
+	return g_string_free(out, FALSE);
+}
+
+/* What a module cannot serve of a model: an error, or a warning when the
+ * module can do without it. */
+static bool model_portable(const struct cusemu_device_model *m)
+{
+	bool ok = true;
+
+	if (m->ioctl) {
+		say("model %s: ->ioctl runs under the big lock, which kernels "
+		    "have not had since 2.6.39: give the model tables, or "
+		    "->unlocked_ioctl", m->name);
+		ok = false;
+	}
+	if (m->ioctl_native || m->ioctl_compat) {
+		say("model %s: ->ioctl_native and ->ioctl_compat are the split "
+		    "proposal of 2004, which no kernel took: give the model "
+		    "tables, or ->unlocked_ioctl and ->compat_ioctl", m->name);
+		ok = false;
+	}
+	if (!m->node_prefix || !*m->node_prefix) {
+		say("model %s: no node_prefix to name its node by", m->name);
+		ok = false;
+	}
+	if (m->control)
+		say("warning: model %s: ->control (cusemuctl device) has no "
+		    "counterpart in a module: left out", m->name);
+	if (m->sandboxed)
+		say("warning: model %s: ->sandboxed is the daemon's: a module "
+		    "does not call it", m->name);
+	return ok;
+}
+
+static char *params_header(const struct cusemu_device_model **models,
+			   guint n, const char *module)
+{
+	GString *h = g_string_new(NULL);
+	GString *table = g_string_new(NULL);
+	unsigned int k = 0;
+
+	g_string_append_printf(h,
+		"/* Written by cusemu-kmod for the module %s: a module\n"
+		" * parameter per key of the models' parameters. */\n", module);
+	for (guint i = 0; i < n; i++) {
+		const struct cusemu_device_model *m = models[i];
+
+		for (const struct cusemu_param *p = m->params; p && p->key; p++, k++) {
+			g_autofree char *name = n > 1 ?
+				c_name(g_strdup_printf("%s_%s", m->name, p->key)) :
+				c_name(p->key);
+			g_autofree char *key = c_string(p->key);
+			g_autofree char *desc = NULL;
+			g_autofree char *lit = NULL;
+			GString *d = g_string_new(p->help ? p->help : p->key);
+
+			if (p->min || p->max)
+				g_string_append_printf(d, ", %" G_GUINT64_FORMAT
+						       " to %" G_GUINT64_FORMAT,
+						       p->min, p->max);
+			if (p->default_value)
+				g_string_append_printf(d, " (default %s)",
+						       p->default_value);
+			desc = g_string_free(d, FALSE);
+			lit = c_string(desc);
+			g_string_append_printf(h,
+				"static char *kmod_value_%u;\n"
+				"module_param_named(%s, kmod_value_%u, charp, 0444);\n"
+				"MODULE_PARM_DESC(%s, %s);\n",
+				k, name, k, name, lit);
+			g_string_append_printf(table, "\t{ %u, %s, &kmod_value_%u },\n",
+					       i, key, k);
+		}
+	}
+	g_string_append_printf(h,
+		"\nstatic struct kmod_param kmod_module_params[] = {\n%s"
+		"\t{ 0, NULL, NULL }\n};\n", table->str);
+	g_string_free(table, TRUE);
+	if (n && models[0]->summary) {
+		g_autofree char *lit = c_string(models[0]->summary);
+
+		g_string_append_printf(h, "MODULE_DESCRIPTION(%s);\n", lit);
+	}
+	return g_string_free(h, FALSE);
+}
+
+static bool write_file(const char *dir, const char *name, const char *text)
+{
+	g_autofree char *path = g_build_filename(dir, name, NULL);
+	g_autoptr(GError) error = NULL;
+
+	if (!g_file_set_contents(path, text, -1, &error)) {
+		say("%s", error->message);
+		return false;
+	}
+	return true;
+}
+
+static bool copy_file(const char *from, const char *to)
+{
+	g_autofree char *text = NULL;
+	gsize len;
+	g_autoptr(GError) error = NULL;
+
+	if (!g_file_get_contents(from, &text, &len, &error) ||
+	    !g_file_set_contents(to, text, (gssize)len, &error)) {
+		say("%s", error->message);
+		return false;
+	}
+	return true;
+}
+
+/* The frame's libc stand-ins, include/ and include/sys/ of the SDK. */
+static bool copy_tree(const char *from, const char *to)
+{
+	g_autoptr(GDir) d = g_dir_open(from, 0, NULL);
+	const char *e;
+
+	if (!d || g_mkdir_with_parents(to, 0755)) {
+		say("cannot copy %s to %s: %s", from, to, g_strerror(errno));
+		return false;
+	}
+	while ((e = g_dir_read_name(d))) {
+		g_autofree char *src = g_build_filename(from, e, NULL);
+		g_autofree char *dst = g_build_filename(to, e, NULL);
+
+		if (g_file_test(src, G_FILE_TEST_IS_DIR) ? !copy_tree(src, dst)
+							 : !copy_file(src, dst))
+			return false;
+	}
+	return true;
+}
+
+struct replacement {
+	const char *prefix;	/* of a function's name */
+	const char *use;
+};
+
+/* What to call instead, for the calls a user-space model makes most. */
+static const struct replacement replacements[] = {
+	{ "g_mutex_", "struct cusemu_mutex and cusemu_mutex_lock() of <cusemu/lock.h>" },
+	{ "g_cond_", "struct cusemu_waitq and cusemu_wait_timeout() of <cusemu/sched.h>" },
+	{ "g_thread_", "a timer, cusemu_timer_new() of <cusemu/sched.h>" },
+	{ "pthread_", "a timer (cusemu_timer_new()) or a wait queue of <cusemu/sched.h>" },
+	{ "g_usleep", "cusemu_usleep() of <cusemu/sched.h>" },
+	{ "usleep", "cusemu_usleep() of <cusemu/sched.h>" },
+	{ "nanosleep", "cusemu_usleep() of <cusemu/sched.h>" },
+	{ "sleep", "cusemu_msleep() of <cusemu/sched.h>" },
+	{ "g_get_monotonic_time", "cusemu_time_ns() of <cusemu/sched.h>" },
+	{ "clock_gettime", "cusemu_time_ns() of <cusemu/sched.h>" },
+	{ "g_new", "cusemu_new0() of <cusemu/memory.h>" },
+	{ "g_malloc", "cusemu_zalloc() of <cusemu/memory.h>" },
+	{ "g_free", "cusemu_free() of <cusemu/memory.h>" },
+	{ "malloc", "cusemu_zalloc() of <cusemu/memory.h>" },
+	{ "calloc", "cusemu_zalloc() of <cusemu/memory.h>" },
+	{ "free", "cusemu_free() of <cusemu/memory.h>" },
+	{ "g_strlcpy", "cusemu_strscpy() of <cusemu/memory.h>" },
+	{ "strncpy", "cusemu_strscpy() of <cusemu/memory.h>" },
+	{ "g_message", "cusemu_dev_info() of <cusemu/log.h>" },
+	{ "g_warning", "cusemu_dev_warn() of <cusemu/log.h>" },
+	{ "g_critical", "cusemu_dev_err() of <cusemu/log.h>" },
+	{ "printf", "cusemu_dev_info() of <cusemu/log.h>" },
+	{ "fprintf", "cusemu_dev_err() of <cusemu/log.h>" },
+	{ "cusemu_lock_kernel", "a struct cusemu_mutex of the model's: kernels have had no big lock since 2.6.39" },
+	{ "cusemu_unlock_kernel", "a struct cusemu_mutex of the model's: kernels have had no big lock since 2.6.39" },
+	{ "cusemu_cond_wait_until", "cusemu_wait_timeout() of <cusemu/sched.h>" },
+};
+
+static const char *replacement_for(const char *fn)
+{
+	for (guint i = 0; i < G_N_ELEMENTS(replacements); i++) {
+		size_t len = strlen(replacements[i].prefix);
+		bool prefix = replacements[i].prefix[len - 1] == '_';
+
+		if (prefix ? !strncmp(fn, replacements[i].prefix, len)
+			   : !strcmp(fn, replacements[i].prefix))
+			return replacements[i].use;
+	}
+	if (g_str_has_prefix(fn, "g_"))
+		return "the SDK's portable calls (cusemu-model(7), THE PORTABLE "
+		       "SURFACE): a module has no glib";
+	return "the SDK's portable calls (cusemu-model(7), THE PORTABLE "
+	       "SURFACE), or the kernel's own under #ifdef __KERNEL__";
+}
+
+/*
+ * The compiler's complaints that mean "outside the portable surface", in
+ * the words of this tool: a call to an undeclared function, and a header
+ * the frame stands in for with an error. Returns how many it found.
+ */
+static unsigned int name_outside_calls(const char *log)
+{
+	g_auto(GStrv) lines = g_strsplit(log, "\n", -1);
+	g_autoptr(GRegex) implicit = g_regex_new(
+		"^(.+?):([0-9]+):[0-9]+: error: implicit declaration of "
+		"function ['‘]([A-Za-z_0-9]+)['’]", 0, 0, NULL);
+	g_autoptr(GRegex) included = g_regex_new(
+		"^In file included from (.+?):([0-9]+)[:,]", 0, 0, NULL);
+	g_autoptr(GRegex) poisoned = g_regex_new(
+		"error: #error \"(<[^>]+> is outside [^\"]*)\"", 0, 0, NULL);
+	g_autofree char *from = NULL;
+	unsigned int found = 0;
+
+	for (char **l = lines; *l; l++) {
+		g_autoptr(GMatchInfo) mi = NULL;
+		g_autoptr(GMatchInfo) mp = NULL;
+
+		/* The first line of an include chain names the file that
+		 * included the header: the model's. */
+		if (g_regex_match(included, *l, 0, &mi)) {
+			g_autofree char *file = g_match_info_fetch(mi, 1);
+			g_autofree char *line = g_match_info_fetch(mi, 2);
+
+			g_free(from);
+			from = g_strdup_printf("%s:%s", file, line);
+			continue;
+		}
+		if (g_regex_match_simple("^\\s+from ", *l, 0, 0))
+			continue;
+		g_clear_pointer(&mi, g_match_info_free);
+		if (g_regex_match(implicit, *l, 0, &mi)) {
+			g_autofree char *file = g_match_info_fetch(mi, 1);
+			g_autofree char *line = g_match_info_fetch(mi, 2);
+			g_autofree char *fn = g_match_info_fetch(mi, 3);
+
+			fprintf(stderr, "%s:%s: %s() is outside cusemu's portable "
+				"surface: use %s\n", file, line, fn,
+				replacement_for(fn));
+			found++;
+		} else if (g_regex_match(poisoned, *l, 0, &mp)) {
+			g_autofree char *what = g_match_info_fetch(mp, 1);
+
+			fprintf(stderr, "%s: %s\n", from ? from : "?", what);
+			found++;
+		}
+		g_clear_pointer(&from, g_free);
+	}
+	return found;
+}
+
+int main(int argc, char **argv)
+{
+	g_autoptr(GOptionContext) ctx = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autofree const struct cusemu_device_model **models = NULL;
+	g_autofree char *module = NULL, *dir = NULL, *kdir = NULL;
+	g_autofree char *frame_dir = NULL, *sdk_include = NULL;
+	g_autofree char *header = NULL, *out = NULL, *err = NULL;
+	GString *kbuild, *objs;
+	guint n;
+	int status;
+	bool portable = true;
+
+	setlocale(LC_ALL, "");
+	ctx = g_option_context_new("SOURCE.c...");
+	g_option_context_set_summary(ctx,
+		"Build a device model's sources, unchanged, as a Linux kernel\n"
+		"module: the model's native and compat tables behind a misc\n"
+		"device, served as the modern kernel model serves them, on the\n"
+		"kernel's own calls for the SDK's portable surface.");
+	g_option_context_set_description(ctx, DESCRIPTION);
+	g_option_context_add_main_entries(ctx, entries, NULL);
+	if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
+		say("%s (see --help)", error->message);
+		return EXIT_ERROR;
+	}
+	if (version) {
+		printf("cusemu-kmod %s\n", CUSEMU_VERSION);
+		return EXIT_BUILT;
+	}
+	if (!model_arg) {
+		say("no --model: give the plugin the sources build to, such as "
+		    "build/sensorhub.so (see --help)");
+		return EXIT_ERROR;
+	}
+	if (argc < 2) {
+		say("no SOURCE: give the model's .c files (see --help)");
+		return EXIT_ERROR;
+	}
+	if (!cusemu_plugin_load(model_arg, &error)) {
+		say("%s", error->message);
+		return EXIT_ERROR;
+	}
+	n = cusemu_plugin_models(&models);
+	if (!n) {
+		say("%s has no models", model_arg);
+		return EXIT_ERROR;
+	}
+	for (guint i = 0; i < n; i++)
+		portable = model_portable(models[i]) && portable;
+	if (!portable)
+		return EXIT_NOT_PORTABLE;
+
+	if (name_arg) {
+		module = c_name(name_arg);
+	} else {
+		g_autofree char *base = g_path_get_basename(model_arg);
+
+		if (g_str_has_suffix(base, ".so"))
+			base[strlen(base) - 3] = '\0';
+		module = c_name(base);
+	}
+	dir = g_canonicalize_filename(output_dir ? output_dir : "", NULL);
+	if (!output_dir) {
+		g_free(dir);
+		dir = g_strdup_printf("%s/%s-kmod", g_get_current_dir(), module);
+	}
+	frame_dir = sdk_path("share/cusemu/kmod", CUSEMU_SOURCE_ROOT "/kmod");
+	sdk_include = sdk_path("include/cusemu-1", CUSEMU_SOURCE_ROOT "/include");
+	if (g_mkdir_with_parents(dir, 0755)) {
+		say("cannot create %s: %s", dir, g_strerror(errno));
+		return EXIT_ERROR;
+	}
+	{
+		g_autofree char *frame = g_build_filename(frame_dir, "cusemu-kmod.c", NULL);
+		g_autofree char *to = g_build_filename(dir, "cusemu-kmod.c", NULL);
+		g_autofree char *inc = g_build_filename(frame_dir, "include", NULL);
+		g_autofree char *inc_to = g_build_filename(dir, "include", NULL);
+
+		if (!copy_file(frame, to) || !copy_tree(inc, inc_to))
+			return EXIT_ERROR;
+	}
+	header = params_header(models, n, module);
+	if (!write_file(dir, "cusemu-kmod-params.h", header))
+		return EXIT_ERROR;
+
+	/* A file per source that includes it where it is: its own includes
+	 * resolve there, and the compiler names its lines. */
+	objs = g_string_new("cusemu-kmod.o");
+	kbuild = g_string_new(NULL);
+	for (int i = 1; i < argc; i++) {
+		g_autofree char *src = g_canonicalize_filename(argv[i], NULL);
+		g_autofree char *base = g_path_get_basename(src);
+		g_autofree char *stem = NULL;
+		g_autofree char *file = NULL, *text = NULL;
+
+		if (!g_file_test(src, G_FILE_TEST_IS_REGULAR)) {
+			say("%s: no such source file", argv[i]);
+			return EXIT_ERROR;
+		}
+		if (g_str_has_suffix(base, ".c"))
+			base[strlen(base) - 2] = '\0';
+		stem = c_name(base);
+		file = g_strdup_printf("model-%d-%s.c", i, stem);
+		text = g_strdup_printf("/* Written by cusemu-kmod: the model's "
+				       "source, where it is. */\n#include \"%s\"\n",
+				       src);
+		if (!write_file(dir, file, text))
+			return EXIT_ERROR;
+		file[strlen(file) - 1] = 'o';
+		g_string_append_printf(objs, " %s", file);
+		g_string_append_printf(kbuild, " -I%s", g_path_get_dirname(src));
+	}
+	for (char **d = include_dirs; d && *d; d++) {
+		g_autofree char *abs = g_canonicalize_filename(*d, NULL);
+
+		g_string_append_printf(kbuild, " -I%s", abs);
+	}
+	{
+		g_autofree char *text = g_strdup_printf(
+			"# Written by cusemu-kmod from %s: the module %s, the\n"
+			"# model's sources and the frame of cusemu's SDK.\n"
+			"obj-m := %s.o\n"
+			"%s-y := %s\n"
+			"ccflags-y := -I$(src)/include -I%s -I$(src)%s\n",
+			model_arg, module, module, module, objs->str,
+			sdk_include, kbuild->str);
+
+		g_string_free(objs, TRUE);
+		g_string_free(kbuild, TRUE);
+		if (!write_file(dir, "Kbuild", text))
+			return EXIT_ERROR;
+	}
+	if (!write_file(dir, "Makefile",
+			"# make [KDIR=DIR]: the module, against the running "
+			"kernel's headers or KDIR's.\n"
+			"KDIR ?= /lib/modules/$(shell uname -r)/build\n\n"
+			"modules clean:\n"
+			"\t$(MAKE) -C $(KDIR) M=$(CURDIR) $@\n"))
+		return EXIT_ERROR;
+	if (no_build) {
+		printf("%s\n", dir);
+		return EXIT_BUILT;
+	}
+
+	if (kernel_dir) {
+		kdir = g_strdup(kernel_dir);
+	} else {
+		struct utsname u;
+
+		uname(&u);
+		kdir = g_strdup_printf("/lib/modules/%s/build", u.release);
+	}
+	if (!g_file_test(kdir, G_FILE_TEST_IS_DIR)) {
+		say("no kernel build directory %s: install the kernel's headers "
+		    "(on Debian: apt-get install linux-headers-$(uname -r)), or "
+		    "give another with --kernel", kdir);
+		return EXIT_ERROR;
+	}
+	{
+		g_autofree char *m = g_strdup_printf("M=%s", dir);
+		const char *make[] = { "make", "-C", kdir, m, "modules", NULL };
+
+		if (!g_spawn_sync(NULL, (char **)make, NULL, G_SPAWN_SEARCH_PATH,
+				  NULL, NULL, &out, &err, &status, &error)) {
+			say("cannot run make: %s", error->message);
+			return EXIT_ERROR;
+		}
+	}
+	{
+		g_autofree char *log = g_strconcat(out, err, NULL);
+		g_autofree char *log_path = g_build_filename(dir, "build.log", NULL);
+
+		g_file_set_contents(log_path, log, -1, NULL);
+		if (!g_spawn_check_wait_status(status, NULL)) {
+			unsigned int outside = name_outside_calls(err);
+
+			if (outside) {
+				say("%s: %u use%s of what is outside the portable surface; "
+				    "kbuild's own words in %s", module, outside,
+				    outside == 1 ? "" : "s", log_path);
+				return EXIT_NOT_PORTABLE;
+			}
+			fputs(err, stderr);
+			say("kbuild failed on %s: its log is %s", dir, log_path);
+			return EXIT_ERROR;
+		}
+		/* Warnings are kbuild's to show. */
+		if (err && *err)
+			fputs(err, stderr);
+	}
+	{
+		g_autofree char *ko = g_strdup_printf("%s/%s.ko", dir, module);
+
+		if (module_copy && !copy_file(ko, module_copy))
+			return EXIT_ERROR;
+		printf("%s\n", ko);
+	}
+	return EXIT_BUILT;
+}
