@@ -49,13 +49,29 @@ const char *show_ret(long ret, int err)
 	return buf;
 }
 
+/*
+ * With CUSEMU_TAP_ANSWERS set, a passing check's line is followed by
+ * "# = " and its why, which says what was expected and what came: the
+ * answer it judged. Two servers answered a client alike when those lines
+ * are the same (suite/10-fioc.sh compares cusemud and a kernel module).
+ */
 bool report(bool ok, const char *desc, const char *why, ...)
 {
+	static int answers = -1;
 	va_list ap;
 
+	if (answers < 0)
+		answers = getenv("CUSEMU_TAP_ANSWERS") != NULL;
 	ntests++;
 	if (ok) {
 		printf("ok %d - %s\n", ntests, desc);
+		if (answers && why && *why) {
+			fputs("# = ", stdout);
+			va_start(ap, why);
+			vprintf(why, ap);
+			va_end(ap);
+			putchar('\n');
+		}
 		return true;
 	}
 	nfailed++;

@@ -16,7 +16,8 @@ const char *errno_name(int err);
 /* A call's result as the reader needs it: "-1 (EFAULT/Bad address)". */
 const char *show_ret(long ret, int err);
 
-/* One check; why (printf-style) says what went wrong when !ok. */
+/* One check; why (printf-style) says what went wrong when !ok, and with
+ * CUSEMU_TAP_ANSWERS in the environment what was judged when ok too. */
 __attribute__((format(printf, 3, 4)))
 bool report(bool ok, const char *desc, const char *why, ...);
 

@@ -59,7 +59,8 @@ struct kmod_param {
 /* The models the module serves, from the model's own CUSEMU_PLUGIN(). */
 extern const struct cusemu_plugin cusemu_plugin;
 
-/* A read or write moves at most this much per call, as over CUSE. */
+/* A read or write reaches the model in pieces of at most this much, as
+ * over CUSE. */
 #define KMOD_IO_MAX CUSEMU_USER_MAX_BYTES
 #define KMOD_NAME_MAX 64
 
@@ -505,44 +506,69 @@ static int kmod_release(struct inode *inode, struct file *filp)
 	return 0;
 }
 
+/*
+ * read(2) and write(2) in pieces of KMOD_IO_MAX, as the kernel's FUSE
+ * hands a CUSE server a large one: the model sees each piece, the caller
+ * the bytes of every piece up to a short one or an error (the error itself
+ * when it came first).
+ */
 static ssize_t kmod_read(struct file *filp, char __user *ubuf, size_t size,
 			 loff_t *pos)
 {
 	struct cusemu_file *f = kmod_file(filp);
+	size_t done = 0, piece = min_t(size_t, size, KMOD_IO_MAX);
 	char *buf;
-	ssize_t n;
+	ssize_t n = 0;
 
 	if (!f->dev->model->read)
 		return -EINVAL;
-	size = min_t(size_t, size, KMOD_IO_MAX);
-	buf = kvmalloc(size ? size : 1, GFP_KERNEL);
+	if (!size)
+		return 0;	/* FUSE asks the server nothing */
+	buf = kvmalloc(piece, GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
-	n = f->dev->model->read(f->dev, f, buf, size);
-	if (n > (ssize_t)size)
-		n = -EIO;
-	if (n > 0 && copy_to_user(ubuf, buf, n))
-		n = -EFAULT;
+	do {
+		piece = min_t(size_t, size - done, KMOD_IO_MAX);
+		n = f->dev->model->read(f->dev, f, buf, piece);
+		if (n > (ssize_t)piece)
+			n = -EIO;
+		if (n > 0 && copy_to_user(ubuf + done, buf, n))
+			n = -EFAULT;
+		if (n > 0)
+			done += n;
+	} while (n == (ssize_t)piece && n > 0 && done < size);
 	kvfree(buf);
-	return n;
+	return done ? (ssize_t)done : n;
 }
 
 static ssize_t kmod_write(struct file *filp, const char __user *ubuf,
 			  size_t size, loff_t *pos)
 {
 	struct cusemu_file *f = kmod_file(filp);
-	char *buf;
-	ssize_t n;
+	size_t done = 0, piece;
+	ssize_t n = 0;
 
 	if (!f->dev->model->write)
 		return -EINVAL;
-	size = min_t(size_t, size, KMOD_IO_MAX);
-	buf = vmemdup_user(ubuf, size);
-	if (IS_ERR(buf))
-		return PTR_ERR(buf);
-	n = f->dev->model->write(f->dev, f, buf, size);
-	kvfree(buf);
-	return n;
+	if (!size)
+		return 0;
+	do {
+		char *buf;
+
+		piece = min_t(size_t, size - done, KMOD_IO_MAX);
+		buf = vmemdup_user(ubuf + done, piece);
+		if (IS_ERR(buf)) {
+			n = PTR_ERR(buf);
+			break;
+		}
+		n = f->dev->model->write(f->dev, f, buf, piece);
+		kvfree(buf);
+		if (n > (ssize_t)piece)
+			n = -EIO;
+		if (n > 0)
+			done += n;
+	} while (n == (ssize_t)piece && n > 0 && done < size);
+	return done ? (ssize_t)done : n;
 }
 
 static __poll_t kmod_poll(struct file *filp, poll_table *wait)

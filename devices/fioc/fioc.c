@@ -4,19 +4,20 @@
  * i386 callers. FIOC_READ/FIOC_WRITE carry a pointer inside their argument,
  * so they chase it themselves; GET/SET_SIZE are _IOC-encoded and differ in
  * number between the ABIs, since size_t does.
+ *
+ * It uses the SDK's portable surface alone: cusemu-kmod builds this file,
+ * unchanged, as a kernel module (docs/kernel-module.md).
  */
-#define G_LOG_DOMAIN "cusemu-fioc"
-
 #include <string.h>
-
-#include <glib.h>
 
 #include "cusemu/abi/fioc.h"
 #include "cusemu/device.h"
+#include "cusemu/lock.h"
+#include "cusemu/memory.h"
 #include "cusemu/uaccess.h"
 
 struct fioc {
-	GMutex lock;		/* no big lock under modern kernels */
+	struct cusemu_mutex lock;	/* no big lock under modern kernels */
 	uint8_t *buf;
 	size_t size;
 	size_t max_size;
@@ -32,15 +33,32 @@ struct fioc_rw {
 	size_t arg_size;	/* sizeof its struct fioc_rw_arg */
 };
 
+static size_t min_size(size_t a, size_t b)
+{
+	return a < b ? a : b;
+}
+
+static size_t max_size(size_t a, size_t b)
+{
+	return a > b ? a : b;
+}
+
+/* The new bytes are zero; -ENOMEM leaves the buffer as it was. */
 static int fioc_resize(struct fioc *f, size_t new_size)
 {
+	uint8_t *buf;
+
 	if (new_size > f->max_size)
 		return -EINVAL;
 	if (new_size == f->size)
 		return 0;
-	f->buf = g_realloc(f->buf, new_size);
-	if (new_size > f->size)
-		memset(f->buf + f->size, 0, new_size - f->size);
+	buf = cusemu_zalloc(new_size);
+	if (!buf)
+		return -ENOMEM;
+	if (f->size)
+		memcpy(buf, f->buf, min_size(f->size, new_size));
+	cusemu_free(f->buf);
+	f->buf = buf;
 	f->size = new_size;
 	return 0;
 }
@@ -51,9 +69,9 @@ static long fioc_get_size(struct cusemu_device *dev, struct cusemu_file *file,
 	struct fioc *f = dev->priv;
 	size_t size;
 
-	g_mutex_lock(&f->lock);
+	cusemu_mutex_lock(&f->lock);
 	size = f->size;
-	g_mutex_unlock(&f->lock);
+	cusemu_mutex_unlock(&f->lock);
 	return cusemu_put_user(size, arg);
 }
 
@@ -63,9 +81,9 @@ static long fioc_get_size32(struct cusemu_device *dev, struct cusemu_file *file,
 	struct fioc *f = dev->priv;
 	uint32_t size;
 
-	g_mutex_lock(&f->lock);
+	cusemu_mutex_lock(&f->lock);
 	size = (uint32_t)f->size;	/* max_size keeps it below 4 GiB */
-	g_mutex_unlock(&f->lock);
+	cusemu_mutex_unlock(&f->lock);
 	return cusemu_put_user(size, arg);
 }
 
@@ -73,9 +91,9 @@ static long fioc_set(struct fioc *f, size_t size)
 {
 	long ret;
 
-	g_mutex_lock(&f->lock);
+	cusemu_mutex_lock(&f->lock);
 	ret = fioc_resize(f, size);
-	g_mutex_unlock(&f->lock);
+	cusemu_mutex_unlock(&f->lock);
 	return ret;
 }
 
@@ -112,7 +130,7 @@ static size_t fioc_room(unsigned int cmd, const struct fioc_rw *rw)
 	size_t room = CUSEMU_USER_MAX_BYTES -
 		      (cmd == FIOC_READ ? 2 * rw->width : rw->arg_size);
 
-	return MIN(rw->size, room);
+	return min_size(rw->size, room);
 }
 
 /*
@@ -148,16 +166,16 @@ static long fioc_do_read(struct fioc *f, const struct fioc_rw *rw)
 	size_t n = 0;
 	long ret;
 
-	g_mutex_lock(&f->lock);
+	cusemu_mutex_lock(&f->lock);
 	if ((uint64_t)rw->offset < f->size)
-		n = MIN(fioc_room(FIOC_READ, rw), f->size - rw->offset);
+		n = min_size(fioc_room(FIOC_READ, rw), f->size - rw->offset);
 	if (put_size(rw->prev_size_at, f->size, rw->width) ||
 	    put_size(rw->new_size_at, f->size, rw->width) ||
 	    (n && cusemu_copy_to_user(rw->buf, f->buf + rw->offset, n)))
 		ret = -EFAULT;
 	else
 		ret = (long)n;
-	g_mutex_unlock(&f->lock);
+	cusemu_mutex_unlock(&f->lock);
 	return ret;
 }
 
@@ -167,15 +185,19 @@ static long fioc_do_write(struct fioc *f, const struct fioc_rw *rw)
 	size_t prev, next;
 	long ret;
 
-	g_mutex_lock(&f->lock);
+	cusemu_mutex_lock(&f->lock);
 	prev = f->size;
-	ret = fioc_resize(f, MAX(f->size, rw->offset + n));
-	/* The fetch step named the range: this copy cannot fail. Nothing to
-	 * copy may mean no buffer at all. */
-	if (!ret && n && cusemu_copy_from_user(f->buf + rw->offset, rw->buf, n))
+	ret = fioc_resize(f, max_size(f->size, rw->offset + n));
+	/* In cusemud the fetch step named the range and this copy cannot
+	 * fail; in a kernel module it fails on a bad pointer, and the buffer
+	 * goes back to its size, as in cusemud, where the call failed before.
+	 * Nothing to copy may mean no buffer at all. */
+	if (!ret && n && cusemu_copy_from_user(f->buf + rw->offset, rw->buf, n)) {
+		fioc_resize(f, prev);
 		ret = -EFAULT;
+	}
 	next = f->size;
-	g_mutex_unlock(&f->lock);
+	cusemu_mutex_unlock(&f->lock);
 	if (ret)
 		return ret;
 	if (put_size(rw->prev_size_at, prev, rw->width) ||
@@ -271,13 +293,13 @@ static ssize_t fioc_read(struct cusemu_device *dev, struct cusemu_file *file,
 	struct fioc *f = dev->priv;
 	size_t n = 0;
 
-	g_mutex_lock(&f->lock);
+	cusemu_mutex_lock(&f->lock);
 	if ((size_t)file->pos < f->size) {
-		n = MIN(size, f->size - file->pos);
+		n = min_size(size, f->size - file->pos);
 		memcpy(buf, f->buf + file->pos, n);
 		file->pos += n;
 	}
-	g_mutex_unlock(&f->lock);
+	cusemu_mutex_unlock(&f->lock);
 	return (ssize_t)n;
 }
 
@@ -287,24 +309,29 @@ static ssize_t fioc_write(struct cusemu_device *dev, struct cusemu_file *file,
 	struct fioc *f = dev->priv;
 	size_t n;
 
-	g_mutex_lock(&f->lock);
+	cusemu_mutex_lock(&f->lock);
 	if ((size_t)file->pos >= f->max_size) {
-		g_mutex_unlock(&f->lock);
+		cusemu_mutex_unlock(&f->lock);
 		return size ? -ENOSPC : 0;
 	}
-	n = MIN(size, f->max_size - file->pos);
-	fioc_resize(f, MAX(f->size, file->pos + n));
+	n = min_size(size, f->max_size - file->pos);
+	if (fioc_resize(f, max_size(f->size, file->pos + n))) {
+		cusemu_mutex_unlock(&f->lock);
+		return -ENOMEM;
+	}
 	memcpy(f->buf + file->pos, buf, n);
 	file->pos += n;
-	g_mutex_unlock(&f->lock);
+	cusemu_mutex_unlock(&f->lock);
 	return (ssize_t)n;
 }
 
 static int fioc_probe(struct cusemu_device *dev, char **why)
 {
-	struct fioc *f = g_new0(struct fioc, 1);
+	struct fioc *f = cusemu_new0(struct fioc);
 
-	g_mutex_init(&f->lock);
+	if (!f)
+		return -ENOMEM;
+	cusemu_mutex_init(&f->lock);
 	f->max_size = cusemu_device_param_u64(dev, "max_size");
 	dev->priv = f;
 	return 0;
@@ -314,9 +341,9 @@ static void fioc_remove(struct cusemu_device *dev)
 {
 	struct fioc *f = dev->priv;
 
-	g_mutex_clear(&f->lock);
-	g_free(f->buf);
-	g_free(f);
+	cusemu_mutex_destroy(&f->lock);
+	cusemu_free(f->buf);
+	cusemu_free(f);
 }
 
 static const struct cusemu_ioctl fioc_native[] = {

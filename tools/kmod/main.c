@@ -35,8 +35,9 @@ static gboolean no_build, version;
 
 static const GOptionEntry entries[] = {
 	{ "model", 'm', 0, G_OPTION_ARG_FILENAME, &model_arg,
-	  "The plugin the SOURCEs build to: its models, their node names "
-	  "and parameters (required)", "FILE.so" },
+	  "The plugin the SOURCEs build to, or the name of a model built "
+	  "into cusemud (its source in devices/): the models, their node "
+	  "names and parameters (required)", "FILE.so|NAME" },
 	{ "output", 'o', 0, G_OPTION_ARG_FILENAME, &output_dir,
 	  "Write the module's tree to DIR (default: NAME-kmod)", "DIR" },
 	{ "name", 'n', 0, G_OPTION_ARG_STRING, &name_arg,
@@ -270,8 +271,14 @@ static const struct replacement replacements[] = {
 	{ "sleep", "cusemu_msleep() of <cusemu/sched.h>" },
 	{ "g_get_monotonic_time", "cusemu_time_ns() of <cusemu/sched.h>" },
 	{ "clock_gettime", "cusemu_time_ns() of <cusemu/sched.h>" },
+	{ "g_new0", "cusemu_new0() of <cusemu/memory.h>" },
 	{ "g_new", "cusemu_new0() of <cusemu/memory.h>" },
 	{ "g_malloc", "cusemu_zalloc() of <cusemu/memory.h>" },
+	{ "g_malloc0", "cusemu_zalloc() of <cusemu/memory.h>" },
+	{ "g_realloc", "cusemu_zalloc(), a copy and cusemu_free() of <cusemu/memory.h>" },
+	{ "realloc", "cusemu_zalloc(), a copy and cusemu_free() of <cusemu/memory.h>" },
+	{ "MIN", "the comparison written out: glib's MIN() is not the kernel's min(), which checks types" },
+	{ "MAX", "the comparison written out: glib's MAX() is not the kernel's max(), which checks types" },
 	{ "g_free", "cusemu_free() of <cusemu/memory.h>" },
 	{ "malloc", "cusemu_zalloc() of <cusemu/memory.h>" },
 	{ "calloc", "cusemu_zalloc() of <cusemu/memory.h>" },
@@ -371,7 +378,7 @@ int main(int argc, char **argv)
 	GString *kbuild, *objs;
 	guint n;
 	int status;
-	bool portable = true;
+	bool portable = true, builtin;
 
 	setlocale(LC_ALL, "");
 	ctx = g_option_context_new("SOURCE.c...");
@@ -399,11 +406,25 @@ int main(int argc, char **argv)
 		say("no SOURCE: give the model's .c files (see --help)");
 		return EXIT_ERROR;
 	}
-	if (!cusemu_plugin_load(model_arg, &error)) {
+	builtin = !strchr(model_arg, '/') && !g_str_has_suffix(model_arg, ".so");
+	if (builtin) {
+		const struct cusemu_device_model *m =
+			cusemu_device_model_find(model_arg);
+
+		if (!m) {
+			say("--model %s: no model of that name is built into "
+			    "cusemud; give a plugin as a path", model_arg);
+			return EXIT_ERROR;
+		}
+		models = g_new0(const struct cusemu_device_model *, 2);
+		models[0] = m;
+		n = 1;
+	} else if (!cusemu_plugin_load(model_arg, &error)) {
 		say("%s", error->message);
 		return EXIT_ERROR;
+	} else {
+		n = cusemu_plugin_models(&models);
 	}
-	n = cusemu_plugin_models(&models);
 	if (!n) {
 		say("%s has no models", model_arg);
 		return EXIT_ERROR;
@@ -445,10 +466,25 @@ int main(int argc, char **argv)
 	header = params_header(models, n, module);
 	if (!write_file(dir, "cusemu-kmod-params.h", header))
 		return EXIT_ERROR;
+	/* A model built into cusemud is in its registry, not a plugin: the
+	 * module names it as a plugin would. */
+	objs = g_string_new("cusemu-kmod.o");
+	if (builtin) {
+		g_autofree char *text = g_strdup_printf(
+			"/* Written by cusemu-kmod: the model built into cusemud "
+			"that the module serves. */\n"
+			"#include \"cusemu/plugin.h\"\n\n"
+			"extern const struct cusemu_device_model cusemu_model_%s;\n"
+			"CUSEMU_PLUGIN(&cusemu_model_%s);\n",
+			models[0]->name, models[0]->name);
+
+		if (!write_file(dir, "cusemu-kmod-plugin.c", text))
+			return EXIT_ERROR;
+		g_string_append(objs, " cusemu-kmod-plugin.o");
+	}
 
 	/* A file per source that includes it where it is: its own includes
 	 * resolve there, and the compiler names its lines. */
-	objs = g_string_new("cusemu-kmod.o");
 	kbuild = g_string_new(NULL);
 	for (int i = 1; i < argc; i++) {
 		g_autofree char *src = g_canonicalize_filename(argv[i], NULL);
