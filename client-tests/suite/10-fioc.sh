@@ -232,14 +232,8 @@ for abi in 64 32; do
 	mv "$work/fioc-client-$abi.out" "$work/daemon-fioc-client-$abi.out"
 	"$clients/fioc-client-$abi" --max-size 262144 /dev/fioc0 >"$work/fioc-client-$abi.out" 2>&1
 	report_client "fioc-client-$abi" "$arch" $? "module: fioc-client-$abi"
-	answers() { grep -E '^(ok|not ok|# =) ' "$1"; }
-	if diff <(answers "$work/daemon-fioc-client-$abi.out") <(answers "$work/fioc-client-$abi.out") \
-		>"$work/kmod-fioc-$abi.diff"; then
-		ok "module and cusemud (modern) give fioc-client-$abi the same $(answers "$work/fioc-client-$abi.out" | grep -c '^# =') answers"
-	else
-		not_ok "module and cusemud (modern) give fioc-client-$abi the same answers (< cusemud, > module)"
-		diag <"$work/kmod-fioc-$abi.diff"
-	fi
+	same_answers "fioc-client-$abi from cusemud (modern) and from the module" \
+		"$work/daemon-fioc-client-$abi.out" "$work/fioc-client-$abi.out"
 	cc=$clients/cuse_client-$abi
 	check "module: cuse_client-$abi: set size 0" "$cc" /dev/fioc0 s 0
 	printf 'hello from %s\n' "$abi" >"$work/in"
