@@ -85,8 +85,11 @@ struct proc_answer {
 	/* PROC_VM_READ, on success: the bytes read follow. */
 };
 
-/* How long a caller waits for the helper before "unknown". */
-#define PROC_DEADLINE_MS 500
+/* How long a caller waits for the helper before "unknown": long enough
+ * for a helper that a loaded machine (a guest on TCG beside other work)
+ * runs late, short enough that a stalled file system costs one caller
+ * this once, not every caller (the next ones are "unknown" at once). */
+#define PROC_DEADLINE_MS 2000
 
 /* The /proc helper of this process, which every worker asks: one, as the
  * sandbox forks one before it closes /proc. */
