@@ -314,8 +314,13 @@ struct cusemu_timer *cusemu_timer_new(cusemu_timer_fn fn, void *data)
 
 	if (!t)
 		return NULL;
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+	hrtimer_setup(&t->hrtimer, kmod_timer_due, CLOCK_MONOTONIC,
+		      HRTIMER_MODE_REL);
+#else
 	hrtimer_init(&t->hrtimer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
 	t->hrtimer.function = kmod_timer_due;
+#endif
 	INIT_WORK(&t->work, kmod_timer_run);
 	t->fn = fn;
 	t->data = data;
@@ -681,7 +686,9 @@ static const struct file_operations kmod_fops = {
 #ifdef CONFIG_COMPAT
 	.compat_ioctl = kmod_compat_ioctl,
 #endif
-	.llseek = no_llseek,
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 12, 0)
+	.llseek = no_llseek,	/* stream_open() says it since */
+#endif
 };
 
 /* Module start and end. */
