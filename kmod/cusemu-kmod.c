@@ -14,8 +14,9 @@
  * wait is the task's own sleep, poll() a wait queue. docs/kernel-module.md
  * in cusemu's source says what else differs.
  *
- * Beside it cusemu-kmod writes cusemu-kmod-params.h: the module's name and
- * a module parameter for each key of the models' parameters.
+ * Beside it cusemu-kmod writes cusemu-kmod-params.h: a module parameter
+ * for each key of the models' parameters (kmod_module_params[]), and one
+ * for each model's node name (kmod_node_names[]).
  */
 #include <linux/compat.h>
 #include <linux/ctype.h>
@@ -64,14 +65,27 @@ extern const struct cusemu_plugin cusemu_plugin;
 #define KMOD_IO_MAX CUSEMU_USER_MAX_BYTES
 #define KMOD_NAME_MAX 64
 
+/* A file of the model's in the device's directory in /sys. */
+struct kmod_attr {
+	struct device_attribute attr;
+	const struct cusemu_attr *model_attr;
+	struct kmod_dev *k;
+};
+
 /* One model's device: what the daemon keeps beside struct cusemu_device. */
 struct kmod_dev {
 	struct cusemu_device dev;
 	struct miscdevice misc;
+	/* The model's attrs of its own directory, as the misc device's. */
+	struct kmod_attr *attrs;
+	struct attribute **attr_list;
+	struct attribute_group attr_group;
+	const struct attribute_group *attr_groups[2];
 	wait_queue_head_t pollers;	/* cusemu_device_wake_up() */
 	struct ratelimit_state ratelimit;
 	unsigned int methods;		/* cusemu_device_set_methods() */
 	bool probed, registered;
+	bool name_given;		/* name= at insmod */
 	char name[KMOD_NAME_MAX + 1];
 	/* The model's parameters, in the order of model->params. */
 	unsigned int n_params;
@@ -102,6 +116,28 @@ void cusemu_free(void *ptr)
 ssize_t cusemu_strscpy(char *dst, const char *src, size_t size)
 {
 	return strscpy(dst, src, size);
+}
+
+int cusemu_snprintf(char *buf, size_t size, const char *format, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, format);
+	n = vsnprintf(buf, size, format, ap);
+	va_end(ap);
+	return n;
+}
+
+char *cusemu_strdup_printf(const char *format, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, format);
+	s = kvasprintf(GFP_KERNEL, format, ap);
+	va_end(ap);
+	return s;
 }
 
 void cusemu_dev_log(const struct cusemu_device *dev,
@@ -393,7 +429,7 @@ int cusemu_device_default_name(struct cusemu_device *dev, const char *name)
 	for (const char *c = name; *c; c++)
 		if (!isalnum(*c) && !strchr("-_.", *c))
 			return -EINVAL;
-	if (!k->registered)
+	if (!k->registered && !k->name_given)
 		strscpy(k->name, name, sizeof(k->name));
 	return 0;
 }
@@ -760,12 +796,60 @@ static int kmod_params(struct kmod_dev *k, unsigned int model)
 	return 0;
 }
 
+static ssize_t kmod_attr_show(struct device *d, struct device_attribute *da,
+			      char *buf)
+{
+	struct kmod_attr *a = container_of(da, struct kmod_attr, attr);
+
+	return a->model_attr->show(&a->k->dev, buf, PAGE_SIZE);
+}
+
+/*
+ * The model's attrs (those of the device's own directory: a path with a
+ * '/' is of a parent the misc device does not have) as files of the misc
+ * device, read-only, there before the device is announced: wdctl and
+ * udev find them by the node's number, /sys/dev/char/10:MINOR.
+ */
+static int kmod_attrs(struct kmod_dev *k)
+{
+	const struct cusemu_attr *ma = k->dev.model->attrs;
+	unsigned int n = 0, i = 0;
+
+	while (ma && ma[n].path)
+		n++;
+	if (!n)
+		return 0;
+	k->attrs = kcalloc(n, sizeof(*k->attrs), GFP_KERNEL);
+	k->attr_list = kcalloc(n + 1, sizeof(*k->attr_list), GFP_KERNEL);
+	if (!k->attrs || !k->attr_list)
+		return -ENOMEM;
+	for (unsigned int j = 0; j < n; j++) {
+		struct kmod_attr *a = &k->attrs[i];
+
+		if (strchr(ma[j].path, '/'))
+			continue;
+		sysfs_attr_init(&a->attr.attr);
+		a->attr.attr.name = ma[j].path;
+		a->attr.attr.mode = 0444;
+		a->attr.show = kmod_attr_show;
+		a->model_attr = &ma[j];
+		a->k = k;
+		k->attr_list[i++] = &a->attr.attr;
+	}
+	k->attr_group.attrs = k->attr_list;
+	k->attr_groups[0] = &k->attr_group;
+	k->misc.groups = k->attr_groups;
+	return 0;
+}
+
 static void kmod_dev_free(struct kmod_dev *k)
 {
 	if (k->registered)
 		misc_deregister(&k->misc);
 	if (k->probed && k->dev.model->remove)
 		k->dev.model->remove(&k->dev);
+	kfree(k->attrs);
+	kfree(k->attr_list);
 	kfree(k->numbers);
 	kfree(k->strings);
 	kfree(k);
@@ -779,6 +863,17 @@ static int kmod_dev_start(struct kmod_dev *k, unsigned int model)
 
 	snprintf(k->name, sizeof(k->name), "%s0", m->node_prefix);
 	k->dev.name = k->name;
+	if (*kmod_node_names[model]) {
+		/* name= wins over the model's choice, as in cusemud. */
+		err = cusemu_device_default_name(&k->dev, *kmod_node_names[model]);
+		if (err) {
+			pr_err("%s: name=%s: not a node name (letters, digits, "
+			       "'-', '_' and '.', at most %d)\n", m->name,
+			       *kmod_node_names[model], KMOD_NAME_MAX);
+			return err;
+		}
+		k->name_given = true;
+	}
 	k->methods = CUSEMU_METHODS_ALL;
 	init_waitqueue_head(&k->pollers);
 	ratelimit_state_init(&k->ratelimit, 5 * HZ, 10);
@@ -790,11 +885,14 @@ static int kmod_dev_start(struct kmod_dev *k, unsigned int model)
 		if (err) {
 			pr_err("%s: model %s: probe failed (%d)%s%s\n", k->name,
 			       m->name, err, why ? ": " : "", why ? why : "");
-			kvfree(why);
+			kfree(why);	/* cusemu_strdup_printf()'s */
 			return err;
 		}
 	}
 	k->probed = true;
+	err = kmod_attrs(k);
+	if (err)
+		return err;
 	k->misc.minor = MISC_DYNAMIC_MINOR;
 	k->misc.name = k->name;
 	k->misc.fops = &kmod_fops;

@@ -180,6 +180,28 @@ ssize_t cusemu_strscpy(char *dst, const char *src, size_t size)
 	return (ssize_t)len;
 }
 
+int cusemu_snprintf(char *buf, size_t size, const char *format, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, format);
+	n = g_vsnprintf(buf, size, format, ap);
+	va_end(ap);
+	return n;
+}
+
+char *cusemu_strdup_printf(const char *format, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, format);
+	s = g_strdup_vprintf(format, ap);
+	va_end(ap);
+	return s;
+}
+
 void cusemu_dev_log(const struct cusemu_device *dev,
 		    enum cusemu_log_level level, const char *format, ...)
 {
@@ -189,12 +211,15 @@ void cusemu_dev_log(const struct cusemu_device *dev,
 		[CUSEMU_LOG_INFO] = G_LOG_LEVEL_MESSAGE,
 	};
 	g_autofree char *text = NULL;
+	char domain[80];
 	va_list ap;
 
 	va_start(ap, format);
 	text = g_strdup_vprintf(format, ap);
 	va_end(ap);
-	g_log(dev->model->name, level <= CUSEMU_LOG_INFO ? levels[level]
-							  : G_LOG_LEVEL_MESSAGE,
+	/* The domain a built-in model's own G_LOG_DOMAIN has. */
+	g_snprintf(domain, sizeof(domain), "cusemu-%s", dev->model->name);
+	g_log(domain, level <= CUSEMU_LOG_INFO ? levels[level]
+					       : G_LOG_LEVEL_MESSAGE,
 	      "%s: %s", dev->name, text);
 }

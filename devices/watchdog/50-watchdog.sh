@@ -27,6 +27,10 @@ wd_flag() {
 
 wd_logged() { grep -q "$1" "$wd_log"; }
 
+# Every check of wd-client prints the answer it judged ("# = ..."): the
+# module's at the end are compared with the daemon's.
+export CUSEMU_TAP_ANSWERS=1
+
 start_daemon "$wd_log" --control "$wd_ctl" \
 	--device "watchdog:name=watchdog-emu,timeout=30,identity=$wd_identity,firmware_version=0x2a" \
 	--device watchdog:name=wd-client64,temp=120 \
@@ -121,3 +125,59 @@ else
 		ok "the daemon logged no warning or error"
 	fi
 fi
+
+# --- the same model as a kernel module: cusemu_watchdog.ko, which sdk-example
+# built from devices/watchdog/watchdog.c with cusemu-kmod. wd-client in
+# each ABI on a module loaded afresh with its node's keys, every answer the
+# daemon's; wdctl of both ABIs reads the card through the ioctls and the
+# files of the misc device's directory, and closes with the magic 'V'.
+ko=$build/sdk-example/watchdog-kmod/cusemu_watchdog.ko
+check "sdk-example built cusemu_watchdog.ko" test -f "$ko"
+dmesg_before=$(dmesg | wc -l)
+# wd_module KEYS...: loaded afresh with KEYS, its node there.
+wd_module() {
+	rmmod cusemu_watchdog 2>/dev/null
+	insmod "$ko" name=wd-kmod "$@" 2>"$work/insmod.err" && wait_for 10 is_char_node /dev/wd-kmod
+}
+for abi in 64 32; do
+	if [ $abi = 64 ]; then arch=x86_64 keys=(temp=120) args=(--temp 120); else arch=i386 keys=() args=(); fi
+	if ! wd_module "${keys[@]}"; then
+		not_ok "insmod cusemu_watchdog.ko ${keys[*]} serves /dev/wd-kmod (for wd-client-$abi)"
+		diag <"$work/insmod.err"
+		continue
+	fi
+	ok "insmod cusemu_watchdog.ko ${keys[*]} serves /dev/wd-kmod (for wd-client-$abi)"
+	mv "$work/wd-client-$abi.out" "$work/daemon-wd-client-$abi.out"
+	"$clients/wd-client-$abi" "${args[@]}" /dev/wd-kmod >"$work/wd-client-$abi.out" 2>&1
+	report_client "wd-client-$abi" "$arch" $? "module: wd-client-$abi"
+	same_answers "wd-client-$abi from cusemud (modern) and from the module" \
+		"$work/daemon-wd-client-$abi.out" "$work/wd-client-$abi.out"
+done
+# (the kernel takes a value with spaces in double quotes)
+if wd_module "identity=\"$wd_identity\"" firmware_version=42 timeout=30; then
+	wdctl_mark=$(dmesg | wc -l)
+	for abi in 64 32; do
+		if [ $abi = 64 ]; then wdctl=(/usr/bin/wdctl); else wdctl=("$here/run-i386" usr/bin/wdctl); fi
+		"${wdctl[@]}" /dev/wd-kmod >"$work/kmod-wdctl-$abi.out" 2>&1
+		status=$?
+		check "module: wdctl ($abi) exits 0" test "$status" = 0
+		# What the daemon's node showed, but the node's path and the time left.
+		same_card() { grep -vE '^(Device|Timeleft):' "$1"; }
+		check "module: wdctl ($abi) shows the card as cusemud's node showed it" \
+			diff <(same_card "$work/wdctl.out") <(same_card "$work/kmod-wdctl-$abi.out")
+		check "module: wdctl ($abi) prints the time left, the whole timeout after its open" \
+			grep -qxE 'Timeleft: +(30|29|28) seconds' "$work/kmod-wdctl-$abi.out"
+		diag <"$work/kmod-wdctl-$abi.out"
+	done
+	check "module: wdctl's magic close stopped it: the kernel logs no 'did not stop'" \
+		sh -c "! dmesg | tail -n +$((wdctl_mark + 1)) | grep -q 'wd-kmod: watchdog did not stop'"
+	check "module: the card's files are in its directory (/sys/dev/char/MAJOR:MINOR/identity)" \
+		sh -c "test \"\$(cat /sys/dev/char/\$(stat -c %Hr:%Lr /dev/wd-kmod)/identity)\" = '$wd_identity'"
+else
+	not_ok "insmod cusemu_watchdog.ko identity=... firmware_version=42 timeout=30 serves /dev/wd-kmod"
+	diag <"$work/insmod.err"
+fi
+check "rmmod cusemu_watchdog removes /dev/wd-kmod and the module" \
+	sh -c 'rmmod cusemu_watchdog && ! grep -q "^cusemu_watchdog " /proc/modules && for i in $(seq 50); do [ -e /dev/wd-kmod ] || exit 0; sleep 0.1; done; exit 1'
+kmod_log_clean "$dmesg_before" \
+	'model watchdog serves /dev/wd-kmod|wd-kmod: (watchdog did not stop|timeout expired|pretimeout event|nowayout prevents)'

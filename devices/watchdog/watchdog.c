@@ -3,20 +3,27 @@
  * watchdog: the ABI of <linux/watchdog.h> with the semantics of the kernel's
  * drivers/watchdog/watchdog_dev.c. Nothing reboots: an expiry is an emulated
  * reset, kept in the boot status, the statistics and the log.
+ *
+ * It uses the SDK's portable surface alone: cusemu-kmod builds this file,
+ * unchanged, as a kernel module (docs/kernel-module.md).
  */
-#define G_LOG_DOMAIN "cusemu-watchdog"
-
-#include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 
-#include <glib.h>
 #include <linux/watchdog.h>
 
 #include "cusemu/device.h"
+#include "cusemu/lock.h"
+#include "cusemu/log.h"
+#include "cusemu/memory.h"
+#include "cusemu/sched.h"
 #include "cusemu/uaccess.h"
 
 /* The kernel refuses timeouts it cannot count in milliseconds. */
 #define WD_TIMEOUT_LIMIT (UINT32_MAX / 1000)
+
+#define USEC_PER_S 1000000
+#define WD_NEVER INT64_MAX
 
 /*
  * CARDRESET too: the emulated reset shows in the boot status, and wdctl
@@ -33,10 +40,9 @@
 	 WDIOF_POWEROVER)
 
 struct wd {
-	GMutex lock;
-	GCond changed;		/* wakes the timer thread */
-	GThread *timer;
-	bool quit;
+	struct cusemu_device *dev;
+	struct cusemu_mutex lock;
+	struct cusemu_timer *timer;	/* the next deadline */
 
 	/* From the configuration; a reset brings the timeouts back. */
 	struct watchdog_info info;
@@ -53,32 +59,40 @@ struct wd {
 	bool allow_release;	/* _WDOG_ALLOW_RELEASE: a 'V' was written */
 	bool keepalive;		/* _WDOG_KEEPALIVE: pinged since GETSTATUS */
 	bool pretimeout_done;	/* reported for this period already */
-	gint64 last_keepalive;	/* monotonic, microseconds */
+	int64_t last_keepalive;	/* monotonic, microseconds */
 	unsigned int resets;
 };
 
-static gint64 wd_expiry(const struct wd *w)
+/* Monotonic time in microseconds. */
+static int64_t wd_now(void)
 {
-	return w->last_keepalive + (gint64)w->timeout * G_USEC_PER_SEC;
+	return (int64_t)(cusemu_time_ns() / 1000);
+}
+
+static int64_t wd_expiry(const struct wd *w)
+{
+	return w->last_keepalive + (int64_t)w->timeout * USEC_PER_S;
 }
 
 /* The pretimeout point of this period, however it was reported. */
-static gint64 wd_pretimeout_point(const struct wd *w)
+static int64_t wd_pretimeout_point(const struct wd *w)
 {
 	if (!w->pretimeout)
-		return G_MAXINT64;
+		return WD_NEVER;
 	return w->last_keepalive +
-	       (gint64)(w->timeout - w->pretimeout) * G_USEC_PER_SEC;
+	       (int64_t)(w->timeout - w->pretimeout) * USEC_PER_S;
 }
 
-/* When the timer thread has something to do next; G_MAXINT64: never. */
-static gint64 wd_next_event(const struct wd *w)
+/* When the timer has something to do next; WD_NEVER: never. */
+static int64_t wd_next_event(const struct wd *w)
 {
+	int64_t expiry = wd_expiry(w), pre = wd_pretimeout_point(w);
+
 	if (!w->active)
-		return G_MAXINT64;
-	if (w->pretimeout_done)
-		return wd_expiry(w);
-	return MIN(wd_expiry(w), wd_pretimeout_point(w));
+		return WD_NEVER;
+	if (w->pretimeout_done || expiry < pre)
+		return expiry;
+	return pre;
 }
 
 /*
@@ -94,8 +108,8 @@ static void wd_reset(struct cusemu_device *dev, struct wd *w)
 	w->pretimeout = w->boot_pretimeout;
 	w->bootstatus |= WDIOF_CARDRESET;
 	w->resets++;
-	g_message("%s: timeout expired: emulated reset (%u so far), "
-		  "nothing reboots", dev->name, w->resets);
+	cusemu_dev_info(dev, "timeout expired: emulated reset (%u so far), "
+			"nothing reboots", w->resets);
 	cusemu_device_count_event(dev, "expired");
 }
 
@@ -103,14 +117,14 @@ static void wd_reset(struct cusemu_device *dev, struct wd *w)
  * Act on every deadline that has passed. Handlers call it too, so that what
  * a client sees does not depend on when the timer thread got to run.
  */
-static void wd_catch_up(struct cusemu_device *dev, struct wd *w, gint64 now)
+static void wd_catch_up(struct cusemu_device *dev, struct wd *w, int64_t now)
 {
 	if (!w->active)
 		return;
 	if (!w->pretimeout_done && now >= wd_pretimeout_point(w)) {
 		w->pretimeout_done = true;
 		/* What the kernel's noop pretimeout governor says. */
-		g_message("%s: pretimeout event", dev->name);
+		cusemu_dev_info(dev, "pretimeout event");
 		cusemu_device_count_event(dev, "pretimeout");
 	}
 	if (now >= wd_expiry(w))
@@ -118,26 +132,29 @@ static void wd_catch_up(struct cusemu_device *dev, struct wd *w, gint64 now)
 }
 
 /*
- * The device's own thread, not a handler: it holds no dispatcher lock, so
- * plain g_cond_wait_until() rather than cusemu_cond_wait_until().
+ * The timer at the next deadline, if any; w->lock held, so that the
+ * deadline set last is the one of the state as it is (the timer's
+ * function takes w->lock, never the other way round).
  */
-static gpointer wd_timer_main(gpointer data)
+static void wd_arm(struct wd *w, int64_t now)
 {
-	struct cusemu_device *dev = data;
-	struct wd *w = dev->priv;
-	gint64 next;
+	int64_t next = wd_next_event(w);
 
-	g_mutex_lock(&w->lock);
-	while (!w->quit) {
-		wd_catch_up(dev, w, g_get_monotonic_time());
-		next = wd_next_event(w);
-		if (next == G_MAXINT64)
-			g_cond_wait(&w->changed, &w->lock);
-		else
-			g_cond_wait_until(&w->changed, &w->lock, next);
-	}
-	g_mutex_unlock(&w->lock);
-	return NULL;
+	if (next != WD_NEVER)
+		cusemu_timer_start(w->timer,
+				   next > now ? (uint64_t)(next - now) * 1000 : 0);
+}
+
+/* The timer's function: the deadlines that passed, and the next one. */
+static void wd_tick(void *data)
+{
+	struct wd *w = data;
+	int64_t now = wd_now();
+
+	cusemu_mutex_lock(&w->lock);
+	wd_catch_up(w->dev, w, now);
+	wd_arm(w, now);
+	cusemu_mutex_unlock(&w->lock);
 }
 
 /* The device, locked, with the deadlines that passed acted on. */
@@ -145,21 +162,22 @@ static struct wd *wd_get(struct cusemu_device *dev)
 {
 	struct wd *w = dev->priv;
 
-	g_mutex_lock(&w->lock);
-	wd_catch_up(dev, w, g_get_monotonic_time());
+	cusemu_mutex_lock(&w->lock);
+	wd_catch_up(dev, w, wd_now());
 	return w;
 }
 
+/* Unlocked, the timer set for what changed. */
 static void wd_put(struct wd *w)
 {
-	g_cond_signal(&w->changed);
-	g_mutex_unlock(&w->lock);
+	wd_arm(w, wd_now());
+	cusemu_mutex_unlock(&w->lock);
 }
 
 static void wd_restart_period(struct wd *w)
 {
 	w->keepalive = true;
-	w->last_keepalive = g_get_monotonic_time();
+	w->last_keepalive = wd_now();
 	w->pretimeout_done = false;
 }
 
@@ -183,8 +201,7 @@ static long wd_stop(struct cusemu_device *dev, struct wd *w)
 	if (!w->active)
 		return 0;
 	if (w->nowayout) {
-		g_message("%s: nowayout prevents watchdog being stopped!",
-			  dev->name);
+		cusemu_dev_info(dev, "nowayout prevents watchdog being stopped!");
 		return -EBUSY;
 	}
 	w->active = false;
@@ -194,14 +211,14 @@ static long wd_stop(struct cusemu_device *dev, struct wd *w)
 /* Whole seconds to the expiry, rounded up: a fresh period shows all of it. */
 static unsigned int wd_timeleft(const struct wd *w)
 {
-	gint64 left;
+	int64_t left;
 
 	if (!w->active)
 		return 0;
-	left = wd_expiry(w) - g_get_monotonic_time();
+	left = wd_expiry(w) - wd_now();
 	if (left <= 0)
 		return 0;
-	return (unsigned int)((left + G_USEC_PER_SEC - 1) / G_USEC_PER_SEC);
+	return (unsigned int)((left + USEC_PER_S - 1) / USEC_PER_S);
 }
 
 static long wd_get_support(struct cusemu_device *dev, struct cusemu_file *file,
@@ -396,7 +413,7 @@ static long wd_set_pretimeout(struct cusemu_device *dev,
 		return -EINVAL;
 	}
 	w->pretimeout = val;
-	w->pretimeout_done = g_get_monotonic_time() >= wd_pretimeout_point(w);
+	w->pretimeout_done = wd_now() >= wd_pretimeout_point(w);
 	wd_put(w);
 	return 0;
 }
@@ -453,7 +470,7 @@ static void wd_release(struct cusemu_device *dev, struct cusemu_file *file)
 		w->allow_release = false;
 	}
 	if (err < 0) {
-		g_message("%s: watchdog did not stop!", dev->name);
+		cusemu_dev_info(dev, "watchdog did not stop!");
 		wd_ping(w);
 	}
 	w->dev_open = false;
@@ -484,37 +501,49 @@ static int wd_check_params(struct cusemu_device *dev, char **why)
 	uint64_t pre = cusemu_device_param_u64(dev, "pretimeout");
 
 	if (strlen(identity) >= sizeof(((struct watchdog_info *)0)->identity))
-		*why = g_strdup_printf("identity '%s' is longer than 31 "
-				       "characters", identity);
+		*why = cusemu_strdup_printf("identity '%s' is longer than 31 "
+					    "characters", identity);
 	else if (min > max)
-		*why = g_strdup_printf("min_timeout %" G_GUINT64_FORMAT
-				       " is above max_timeout %"
-				       G_GUINT64_FORMAT, min, max);
+		*why = cusemu_strdup_printf("min_timeout %llu is above "
+					    "max_timeout %llu",
+					    (unsigned long long)min,
+					    (unsigned long long)max);
 	else if (timeout < min || timeout > max)
-		*why = g_strdup_printf("timeout %" G_GUINT64_FORMAT
-				       " is outside min_timeout..max_timeout (%"
-				       G_GUINT64_FORMAT "..%" G_GUINT64_FORMAT
-				       ")", timeout, min, max);
+		*why = cusemu_strdup_printf("timeout %llu is outside "
+					    "min_timeout..max_timeout "
+					    "(%llu..%llu)",
+					    (unsigned long long)timeout,
+					    (unsigned long long)min,
+					    (unsigned long long)max);
 	else if (pre && pre >= timeout)
-		*why = g_strdup_printf("pretimeout %" G_GUINT64_FORMAT
-				       " is not below timeout %"
-				       G_GUINT64_FORMAT, pre, timeout);
-	return *why ? -EINVAL : 0;
+		*why = cusemu_strdup_printf("pretimeout %llu is not below "
+					    "timeout %llu",
+					    (unsigned long long)pre,
+					    (unsigned long long)timeout);
+	else
+		return 0;
+	return -EINVAL;
 }
 
 static int wd_probe(struct cusemu_device *dev, char **why)
 {
 	const char *identity = cusemu_device_param_str(dev, "identity");
-	g_autoptr(GError) error = NULL;
 	struct wd *w;
 	int ret;
 
 	ret = wd_check_params(dev, why);
 	if (ret)
 		return ret;
-	w = g_new0(struct wd, 1);
-	g_mutex_init(&w->lock);
-	g_cond_init(&w->changed);
+	w = cusemu_new0(struct wd);
+	if (!w)
+		return -ENOMEM;
+	w->timer = cusemu_timer_new(wd_tick, w);
+	if (!w->timer) {
+		cusemu_free(w);
+		return -ENOMEM;
+	}
+	w->dev = dev;
+	cusemu_mutex_init(&w->lock);
 	w->temp = cusemu_device_param_u64(dev, "temp");
 	w->info.options = WD_OPTIONS | (w->temp ? WDIOF_OVERHEAT : 0);
 	w->info.firmware_version =
@@ -528,17 +557,6 @@ static int wd_probe(struct cusemu_device *dev, char **why)
 	w->pretimeout = w->boot_pretimeout;
 	w->nowayout = cusemu_device_param_bool(dev, "nowayout");
 	dev->priv = w;
-
-	w->timer = g_thread_try_new("watchdog", wd_timer_main, dev, &error);
-	if (!w->timer) {
-		*why = g_strdup_printf("cannot start the timer thread: %s",
-				       error->message);
-		dev->priv = NULL;
-		g_cond_clear(&w->changed);
-		g_mutex_clear(&w->lock);
-		g_free(w);
-		return -EAGAIN;
-	}
 	return 0;
 }
 
@@ -546,14 +564,9 @@ static void wd_remove(struct cusemu_device *dev)
 {
 	struct wd *w = dev->priv;
 
-	g_mutex_lock(&w->lock);
-	w->quit = true;
-	g_cond_signal(&w->changed);
-	g_mutex_unlock(&w->lock);
-	g_thread_join(w->timer);
-	g_cond_clear(&w->changed);
-	g_mutex_clear(&w->lock);
-	g_free(w);
+	cusemu_timer_free(w->timer);
+	cusemu_mutex_destroy(&w->lock);
+	cusemu_free(w);
 }
 
 static const struct cusemu_ioctl wd_native[] = {
@@ -668,11 +681,11 @@ static ssize_t wd_show(struct cusemu_device *dev, enum wd_attr which,
 		break;
 	}
 	if (text)
-		n = snprintf(buf, size, "%s\n", text);
+		n = cusemu_snprintf(buf, size, "%s\n", text);
 	else if (hex)
-		n = snprintf(buf, size, "0x%llx\n", v);
+		n = cusemu_snprintf(buf, size, "0x%llx\n", v);
 	else
-		n = snprintf(buf, size, "%lld\n", v);
+		n = cusemu_snprintf(buf, size, "%lld\n", v);
 	wd_put(w);
 	return n;
 }

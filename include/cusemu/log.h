@@ -2,8 +2,9 @@
 /*
  * A model's lines in the log, as the kernel's dev_err(), dev_warn() and
  * dev_info(): each starts with the device's node name. cusemud writes them
- * to its log (journal or standard error) in the model's G_LOG_DOMAIN, a
- * module that cusemu-kmod(1) builds to the kernel's (dmesg). Part of the
+ * to its log (journal or standard error) in the log domain cusemu-MODEL
+ * (cusemu-watchdog), a module that cusemu-kmod(1) builds to the kernel's
+ * (dmesg). Part of the
  * portable surface. A line a client can cause on every call goes through
  * cusemu_device_ratelimit() of <cusemu/device.h> first.
  */

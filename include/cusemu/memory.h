@@ -37,4 +37,20 @@ void cusemu_free(void *ptr);
  */
 ssize_t cusemu_strscpy(char *dst, const char *src, size_t size);
 
+/*
+ * snprintf(): at most size bytes into buf, NUL-terminated; returns the
+ * length the whole text has (the kernel's printf format; its %p
+ * extensions are not portable).
+ */
+int cusemu_snprintf(char *buf, size_t size, const char *format, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
+ * A new string, formatted; NULL when out of memory. For a message in
+ * ->probe's *why, which the daemon (or the module) frees; anything else
+ * frees it with cusemu_free().
+ */
+char *cusemu_strdup_printf(const char *format, ...)
+	__attribute__((format(printf, 1, 2)));
+
 #endif

@@ -41,7 +41,8 @@ static const GOptionEntry entries[] = {
 	{ "output", 'o', 0, G_OPTION_ARG_FILENAME, &output_dir,
 	  "Write the module's tree to DIR (default: NAME-kmod)", "DIR" },
 	{ "name", 'n', 0, G_OPTION_ARG_STRING, &name_arg,
-	  "The module's name (default: the plugin's, without .so)", "NAME" },
+	  "The module's name (default: the plugin's, without .so; for a "
+	  "built-in model cusemu_MODEL)", "NAME" },
 	{ "include", 'I', 0, G_OPTION_ARG_FILENAME_ARRAY, &include_dirs,
 	  "Add DIR to the include path of the SOURCEs, as their build does "
 	  "(where the generated compat header is, say)", "DIR" },
@@ -60,7 +61,8 @@ static const GOptionEntry entries[] = {
 #define DESCRIPTION                                                       \
 	"The tree holds a Kbuild and a Makefile (make -C KDIR M=DIR), the\n"  \
 	"SDK's frame, a module parameter per key of the models' parameters\n" \
-	"(key=value at insmod; with several models MODEL_KEY), and a file\n"  \
+	"(key=value at insmod; with several models MODEL_KEY) and name=,\n"  \
+	"the node's name, as cusemud's device key; and a file\n"             \
 	"per SOURCE that includes it where it is. The module serves each\n"   \
 	"model of the plugin at /dev/PREFIX0, as cusemud's modern kernel\n"   \
 	"model dispatches: unlocked_ioctl and compat_ioctl by the tables.\n"  \
@@ -152,6 +154,10 @@ static bool model_portable(const struct cusemu_device_model *m)
 	if (m->sandboxed)
 		say("warning: model %s: ->sandboxed is the daemon's: a module "
 		    "does not call it", m->name);
+	if (m->sysfs_parent || m->udev_props)
+		say("warning: model %s: ->sysfs_parent and ->udev_props are "
+		    "cusemu-run's: a module's device has no parent, and udev "
+		    "makes its own properties", m->name);
 	return ok;
 }
 
@@ -198,6 +204,24 @@ static char *params_header(const struct cusemu_device_model **models,
 	g_string_append_printf(h,
 		"\nstatic struct kmod_param kmod_module_params[] = {\n%s"
 		"\t{ 0, NULL, NULL }\n};\n", table->str);
+	/* name=, as cusemud's common key: the node's name under /dev. */
+	g_string_truncate(table, 0);
+	for (guint i = 0; i < n; i++) {
+		g_autofree char *name = n > 1 ?
+			c_name(g_strdup_printf("%s_name", models[i]->name)) :
+			g_strdup("name");
+
+		g_string_append_printf(h,
+			"static char *kmod_node_name_%u;\n"
+			"module_param_named(%s, kmod_node_name_%u, charp, 0444);\n"
+			"MODULE_PARM_DESC(%s, \"the node's name under /dev "
+			"(default %s0)\");\n",
+			i, name, i, name, models[i]->node_prefix);
+		g_string_append_printf(table, "\t&kmod_node_name_%u,\n", i);
+	}
+	g_string_append_printf(h,
+		"\nstatic char **kmod_node_names[] = {\n%s\tNULL\n};\n",
+		table->str);
 	g_string_free(table, TRUE);
 	if (n && models[0]->summary) {
 		g_autofree char *lit = c_string(models[0]->summary);
@@ -436,6 +460,11 @@ int main(int argc, char **argv)
 
 	if (name_arg) {
 		module = c_name(name_arg);
+	} else if (builtin) {
+		/* The kernel has modules of those names: watchdog, evdev. */
+		g_autofree char *prefixed = g_strconcat("cusemu_", models[0]->name, NULL);
+
+		module = c_name(prefixed);
 	} else {
 		g_autofree char *base = g_path_get_basename(model_arg);
 
