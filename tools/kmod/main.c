@@ -517,6 +517,7 @@ int main(int argc, char **argv)
 	kbuild = g_string_new(NULL);
 	for (int i = 1; i < argc; i++) {
 		g_autofree char *src = g_canonicalize_filename(argv[i], NULL);
+		g_autofree char *srcdir = g_path_get_dirname(src);
 		g_autofree char *base = g_path_get_basename(src);
 		g_autofree char *stem = NULL;
 		g_autofree char *file = NULL, *text = NULL;
@@ -536,7 +537,7 @@ int main(int argc, char **argv)
 			return EXIT_ERROR;
 		file[strlen(file) - 1] = 'o';
 		g_string_append_printf(objs, " %s", file);
-		g_string_append_printf(kbuild, " -I%s", g_path_get_dirname(src));
+		g_string_append_printf(kbuild, " -I%s", srcdir);
 	}
 	for (char **d = include_dirs; d && *d; d++) {
 		g_autofree char *abs = g_canonicalize_filename(*d, NULL);
@@ -587,8 +588,11 @@ int main(int argc, char **argv)
 	{
 		g_autofree char *m = g_strdup_printf("M=%s", dir);
 		const char *make[] = { "make", "-C", kdir, m, "modules", NULL };
+		/* The compiler's words untranslated: they are read below. */
+		g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "LC_ALL",
+						     "C", TRUE);
 
-		if (!g_spawn_sync(NULL, (char **)make, NULL, G_SPAWN_SEARCH_PATH,
+		if (!g_spawn_sync(NULL, (char **)make, env, G_SPAWN_SEARCH_PATH,
 				  NULL, NULL, &out, &err, &status, &error)) {
 			say("cannot run make: %s", error->message);
 			return EXIT_ERROR;
