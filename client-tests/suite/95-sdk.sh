@@ -166,14 +166,20 @@ loop=$(sed -n '/^<!-- kernel-module: the loop/,/^```$/p' "$here/../docs/kernel-m
 check "docs/kernel-module.md has the loop, from cp to rmmod" \
 	sh -c "printf '%s\n' \"\$1\" | head -n 1 | grep -q '^cp -r examples/sensorhub ' &&
 		printf '%s\n' \"\$1\" | tail -n 1 | grep -q '^rmmod sensorhub$'" _ "$loop"
-loop_home=$(mktemp -d /root/kmod-loop.XXXXXX)
-(cd "$here/.." && HOME=$loop_home \
-	PKG_CONFIG_PATH=$(dirname "$(find "$build/sdk-example/root" -name cusemu-1.pc -print -quit)") \
-	PATH=$build/sdk-example/root/usr/local/bin:$PATH bash -e -c "$loop") >"$work/kmod-loop.out" 2>&1
-status=$?
-check "the loop runs as written: meson builds sensorhub.ko, insmod, both clients pass, rmmod (exit $status)" \
-	test "$status" = 0
-check "... and no client printed 'not ok'" sh -c "! grep -q '^not ok' '$work/kmod-loop.out'"
-[ "$status" = 0 ] || tail -n 30 "$work/kmod-loop.out" | diag
-rmmod sensorhub 2>/dev/null
-rm -rf "$loop_home"
+# The sanitizers' run builds nothing here that the plain run does not: the
+# loop is meson and kbuild in the VM, and its daemon-free clients.
+if [ -n "${ASAN_OPTIONS:-}" ]; then
+	ok "the loop runs as written # SKIP run in the build without AddressSanitizer"
+else
+	loop_home=$(mktemp -d /root/kmod-loop.XXXXXX)
+	(cd "$here/.." && HOME=$loop_home \
+		PKG_CONFIG_PATH=$(dirname "$(find "$build/sdk-example/root" -name cusemu-1.pc -print -quit)") \
+		PATH=$build/sdk-example/root/usr/local/bin:$PATH bash -e -c "$loop") >"$work/kmod-loop.out" 2>&1
+	status=$?
+	check "the loop runs as written: meson builds sensorhub.ko, insmod, both clients pass, rmmod (exit $status)" \
+		test "$status" = 0
+	check "... and no client printed 'not ok'" sh -c "! grep -q '^not ok' '$work/kmod-loop.out'"
+	[ "$status" = 0 ] || tail -n 30 "$work/kmod-loop.out" | diag
+	rmmod sensorhub 2>/dev/null
+	rm -rf "$loop_home"
+fi
