@@ -257,22 +257,93 @@ static bool copy_file(const char *from, const char *to)
 	return true;
 }
 
-/* The frame's libc stand-ins, include/ and include/sys/ of the SDK. */
-static bool copy_tree(const char *from, const char *to)
-{
-	g_autoptr(GDir) d = g_dir_open(from, 0, NULL);
-	const char *e;
+/*
+ * What stands in for libc's headers in the module's tree (include/, first
+ * on its include path): the headers whose calls the kernel has too map to
+ * the kernel's own; the others stop the build where the model includes
+ * them, saying what to use instead.
+ */
+struct libc_header {
+	const char *name;
+	const char *what;	/* what it gives, or what to use instead */
+	const char *body;	/* the kernel's includes; NULL: an #error */
+};
 
-	if (!d || g_mkdir_with_parents(to, 0755)) {
-		say("cannot copy %s to %s: %s", from, to, g_strerror(errno));
+static const struct libc_header libc_headers[] = {
+	{ "string.h", "memcpy, memset, strcmp, strlen and the rest the kernel has",
+	  "#include <linux/string.h>\n" },
+	{ "stddef.h", "size_t, NULL, offsetof",
+	  "#include <linux/stddef.h>\n#include <linux/types.h>\n" },
+	{ "stdbool.h", "bool, true, false",
+	  "#include <linux/stddef.h>\n#include <linux/types.h>\n" },
+	{ "stdint.h", "uint8_t to uint64_t, int8_t to int64_t and their limits",
+	  "#include <linux/limits.h>\n#include <linux/types.h>\n\n"
+	  "#define INT8_MIN S8_MIN\n#define INT8_MAX S8_MAX\n"
+	  "#define UINT8_MAX U8_MAX\n#define INT16_MIN S16_MIN\n"
+	  "#define INT16_MAX S16_MAX\n#define UINT16_MAX U16_MAX\n"
+	  "#define INT32_MIN S32_MIN\n#define INT32_MAX S32_MAX\n"
+	  "#define UINT32_MAX U32_MAX\n#define INT64_MIN S64_MIN\n"
+	  "#define INT64_MAX S64_MAX\n#define UINT64_MAX U64_MAX\n" },
+	{ "errno.h", "the error numbers (no errno: calls return -errno)",
+	  "#include <linux/errno.h>\n" },
+	{ "poll.h", "POLLIN, POLLOUT and the rest, for ->poll",
+	  "#include <linux/poll.h>\n" },
+	{ "limits.h", "INT_MAX and the rest", "#include <linux/limits.h>\n" },
+	{ "sys/types.h", "ssize_t, off_t, pid_t", "#include <linux/types.h>\n" },
+	{ "sys/ioctl.h", "_IO, _IOR, _IOW, _IOWR and _IOC_*",
+	  "#include <linux/ioctl.h>\n" },
+	/* A uapi header's struct timeval changed with the y2038 work: the
+	 * kernel's time types, without it. */
+	{ "sys/time.h", "the kernel's time types", "#include <linux/time.h>\n" },
+	{ "glib.h", "glib: use <cusemu/lock.h> (struct cusemu_mutex), "
+		    "<cusemu/sched.h> (cusemu_timer, cusemu_waitq, cusemu_time_ns), "
+		    "<cusemu/memory.h> (cusemu_zalloc, cusemu_strscpy) and "
+		    "<cusemu/log.h>", NULL },
+	{ "stdlib.h", "malloc and free: use cusemu_zalloc() and cusemu_free() "
+		      "of <cusemu/memory.h>", NULL },
+	{ "stdio.h", "stdio: format with cusemu_snprintf() of <cusemu/memory.h>, "
+		     "log with cusemu_dev_info() and the rest of <cusemu/log.h>",
+	  NULL },
+	{ "time.h", "clock_gettime and nanosleep: use cusemu_time_ns() and "
+		    "cusemu_usleep() of <cusemu/sched.h>", NULL },
+	{ "unistd.h", "unistd: sleep with cusemu_usleep() of <cusemu/sched.h>; "
+		      "a module has no files of its own", NULL },
+	{ "pthread.h", "threads: use a timer (cusemu_timer) or a wait queue "
+		       "(cusemu_waitq) of <cusemu/sched.h>, and struct "
+		       "cusemu_mutex of <cusemu/lock.h>", NULL },
+	{ "fcntl.h", "files: a module has no files of its own to open", NULL },
+};
+
+static bool write_libc_headers(const char *dir)
+{
+	g_autofree char *sys = g_build_filename(dir, "include", "sys", NULL);
+
+	if (g_mkdir_with_parents(sys, 0755)) {
+		say("cannot create %s: %s", sys, g_strerror(errno));
 		return false;
 	}
-	while ((e = g_dir_read_name(d))) {
-		g_autofree char *src = g_build_filename(from, e, NULL);
-		g_autofree char *dst = g_build_filename(to, e, NULL);
+	for (guint i = 0; i < G_N_ELEMENTS(libc_headers); i++) {
+		const struct libc_header *h = &libc_headers[i];
+		g_autofree char *name = g_build_filename("include", h->name, NULL);
+		g_autofree char *guard = g_ascii_strup(h->name, -1);
+		g_autofree char *text = NULL;
 
-		if (g_file_test(src, G_FILE_TEST_IS_DIR) ? !copy_tree(src, dst)
-							 : !copy_file(src, dst))
+		g_strdelimit(guard, "/.", '_');
+		if (h->body)
+			text = g_strdup_printf(
+				"/* <%s> in a module that cusemu-kmod writes: %s, "
+				"from the kernel's own headers. */\n"
+				"#ifndef CUSEMU_KMOD_%s\n#define CUSEMU_KMOD_%s\n"
+				"%s#endif\n", h->name, h->what, guard, guard,
+				h->body);
+		else
+			text = g_strdup_printf(
+				"/* <%s> is outside cusemu's portable surface: a "
+				"model that includes it cannot build as a module. "
+				"*/\n#error \"<%s> is outside cusemu's portable "
+				"surface, which a kernel module is built on: %s\"\n",
+				h->name, h->name, h->what);
+		if (!write_file(dir, name, text))
 			return false;
 	}
 	return true;
@@ -486,10 +557,8 @@ int main(int argc, char **argv)
 	{
 		g_autofree char *frame = g_build_filename(frame_dir, "cusemu-kmod.c", NULL);
 		g_autofree char *to = g_build_filename(dir, "cusemu-kmod.c", NULL);
-		g_autofree char *inc = g_build_filename(frame_dir, "include", NULL);
-		g_autofree char *inc_to = g_build_filename(dir, "include", NULL);
 
-		if (!copy_file(frame, to) || !copy_tree(inc, inc_to))
+		if (!copy_file(frame, to) || !write_libc_headers(dir))
 			return EXIT_ERROR;
 	}
 	header = params_header(models, n, module);
