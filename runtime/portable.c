@@ -50,9 +50,9 @@ int cusemu_wait_timeout(struct cusemu_waitq *q, struct cusemu_mutex *lock,
 }
 
 /*
- * A timer is a thread that sleeps until the run due, created at the first
- * start: a model has few timers, and a thread is what a work item of the
- * kernel's runs on.
+ * A timer is a thread that sleeps until the run due, made with the timer:
+ * a model has few timers, a thread is what a work item of the kernel's
+ * runs on, and a start cannot fail. It is named cusemu-timer.
  */
 struct cusemu_timer {
 	cusemu_timer_fn fn;
@@ -106,6 +106,13 @@ struct cusemu_timer *cusemu_timer_new(cusemu_timer_fn fn, void *data)
 	t->data = data;
 	g_mutex_init(&t->lock);
 	g_cond_init(&t->changed);
+	t->thread = g_thread_try_new("cusemu-timer", timer_thread, t, NULL);
+	if (!t->thread) {
+		g_cond_clear(&t->changed);
+		g_mutex_clear(&t->lock);
+		g_free(t);
+		return NULL;
+	}
 	return t;
 }
 
@@ -116,8 +123,6 @@ void cusemu_timer_start(struct cusemu_timer *t, uint64_t delay_ns)
 		t->due = cusemu_time_ns() + delay_ns;
 		if (!t->due)
 			t->due = 1;
-		if (!t->thread)
-			t->thread = g_thread_new("cusemu-timer", timer_thread, t);
 		g_cond_broadcast(&t->changed);
 	}
 	g_mutex_unlock(&t->lock);
@@ -147,8 +152,7 @@ void cusemu_timer_free(struct cusemu_timer *t)
 	t->quit = true;
 	g_cond_broadcast(&t->changed);
 	g_mutex_unlock(&t->lock);
-	if (t->thread)
-		g_thread_join(t->thread);
+	g_thread_join(t->thread);
 	g_cond_clear(&t->changed);
 	g_mutex_clear(&t->lock);
 	g_free(t);

@@ -80,8 +80,8 @@ if wait_for 15 is_char_node /dev/sb-fioc && wait_for 5 is_char_node /dev/sb-slow
 	echo "# $(grep 'sandbox:' "$work/sb-root.log")"
 	check "the start-up log says what the sandbox kept" \
 		grep -qE "sandbox: seccomp enforce \([0-9]+ system calls allowed\), capabilities kept: none \(every one dropped, in every thread\), user root \(uid 0, gid 0\); /proc helper pid [0-9]+: cap_sys_ptrace only" "$work/sb-root.log"
-	check "the models' timer threads exist (rtc-timer, watchdog)" \
-		sh -c "grep -qx rtc-timer /proc/$daemon_pid/task/*/comm && grep -qx watchdog /proc/$daemon_pid/task/*/comm"
+	check "the models' timer threads exist (rtc-timer, and watchdog's cusemu-timer)" \
+		sh -c "grep -qx rtc-timer /proc/$daemon_pid/task/*/comm && grep -qx cusemu-timer /proc/$daemon_pid/task/*/comm"
 	check_caps "root" "$daemon_pid" $none
 	check "every thread runs under the seccomp filter (Seccomp: 2)" threads_have "$daemon_pid" Seccomp 2
 	check_helper "root" "$daemon_pid"

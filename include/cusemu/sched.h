@@ -77,7 +77,8 @@ int cusemu_wait_timeout(struct cusemu_waitq *q, struct cusemu_mutex *lock,
 struct cusemu_timer;
 typedef void (*cusemu_timer_fn)(void *data);
 
-/* A timer that calls fn(data), stopped; NULL when out of memory. */
+/* A timer that calls fn(data), stopped; NULL when out of memory (or,
+ * in cusemud, out of threads: each timer has one, named cusemu-timer). */
 struct cusemu_timer *cusemu_timer_new(cusemu_timer_fn fn, void *data);
 
 /* Run the function once, delay_ns from now: instead of any run that is
