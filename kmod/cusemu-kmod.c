@@ -88,7 +88,6 @@ struct kmod_dev {
 	bool name_given;		/* name= at insmod */
 	char name[KMOD_NAME_MAX + 1];
 	/* The model's parameters, in the order of model->params. */
-	unsigned int n_params;
 	u64 *numbers;
 	const char **strings;
 };
@@ -775,14 +774,15 @@ static int kmod_param_parse(struct kmod_dev *k, unsigned int i,
 static int kmod_params(struct kmod_dev *k, unsigned int model)
 {
 	const struct cusemu_param *p = k->dev.model->params;
+	unsigned int n = 0;
 
-	while (p && p[k->n_params].key)
-		k->n_params++;
-	k->numbers = kcalloc(k->n_params + 1, sizeof(*k->numbers), GFP_KERNEL);
-	k->strings = kcalloc(k->n_params + 1, sizeof(*k->strings), GFP_KERNEL);
+	while (p && p[n].key)
+		n++;
+	k->numbers = kcalloc(n + 1, sizeof(*k->numbers), GFP_KERNEL);
+	k->strings = kcalloc(n + 1, sizeof(*k->strings), GFP_KERNEL);
 	if (!k->numbers || !k->strings)
 		return -ENOMEM;
-	for (unsigned int i = 0; i < k->n_params; i++) {
+	for (unsigned int i = 0; i < n; i++) {
 		const char *value = p[i].default_value ? p[i].default_value : "";
 
 		for (unsigned int j = 0; kmod_module_params[j].key; j++)

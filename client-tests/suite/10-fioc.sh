@@ -228,12 +228,8 @@ for abi in 64 32; do
 		continue
 	fi
 	ok "insmod cusemu_fioc.ko max_size=256K serves /dev/fioc0 (for fioc-client-$abi)"
-	# The daemon's output aside: the module's takes the client's name.
-	mv "$work/fioc-client-$abi.out" "$work/daemon-fioc-client-$abi.out"
-	"$clients/fioc-client-$abi" --max-size 262144 /dev/fioc0 >"$work/fioc-client-$abi.out" 2>&1
-	report_client "fioc-client-$abi" "$arch" $? "module: fioc-client-$abi"
-	same_answers "fioc-client-$abi from cusemud (modern) and from the module" \
-		"$work/daemon-fioc-client-$abi.out" "$work/fioc-client-$abi.out"
+	module_client "fioc-client-$abi" "$arch" \
+		"$clients/fioc-client-$abi" --max-size 262144 /dev/fioc0
 	cc=$clients/cuse_client-$abi
 	check "module: cuse_client-$abi: set size 0" "$cc" /dev/fioc0 s 0
 	printf 'hello from %s\n' "$abi" >"$work/in"

@@ -4,22 +4,6 @@
 # info struct translated by its compat row. Sourced by client-tests/integration.
 
 sdk=$build/sdk-example/build
-
-# hub_client ABI OUT LABEL: sensorhub-client-ABI on /dev/hub0, its output in
-# OUT, its checks and exit status re-emitted as ours under LABEL.
-hub_client() {
-	local abi=$1 out=$2 label=$3 line status
-	"$sdk/sensorhub-client-$abi" /dev/hub0 >"$out" 2>&1
-	status=$?
-	while IFS= read -r line; do
-		case $line in
-		"ok "*) ok "$label: ${line#ok * - }" ;;
-		"not ok "*) not_ok "$label: ${line#not ok * - }" ;;
-		esac
-	done <"$out"
-	check "$label exits 0 (got $status)" test "$status" = 0
-	[ "$status" = 0 ] || diag <"$out"
-}
 # Root loads plugins only from places nobody else can write: not /tmp.
 sdk_dir=$(mktemp -d /run/cusemu-sdk.XXXXXX)
 sdk_ctl=$work/sdk.sock
@@ -37,7 +21,9 @@ if wait_for 15 is_char_node /dev/hub0; then
 	tracer=$!
 	wait_for 10 grep -q tracing "$work/hub-trace.err"
 	for abi in 64 32; do
-		hub_client "$abi" "$work/hub-$abi.out" "sensorhub-client-$abi"
+		if [ $abi = 64 ]; then arch=x86_64; else arch=i386; fi
+		"$sdk/sensorhub-client-$abi" /dev/hub0 >"$work/sensorhub-client-$abi.out" 2>&1
+		report_client "sensorhub-client-$abi" "$arch" $?
 	done
 	# Both clients' files released: their last lines are in.
 	wait_for 5 sh -c "[ \$(grep -c 'release(' '$work/hub-trace.txt') -ge 2 ]"
@@ -141,9 +127,8 @@ if insmod "$ko" channels=3 2>"$work/insmod.err" && wait_for 10 is_char_node /dev
 	ok "insmod sensorhub.ko channels=3: the module serves /dev/hub0"
 	check "... a misc device (major 10)" sh -c "[ \"\$(stat -c %t /dev/hub0)\" = a ]"
 	for abi in 64 32; do
-		hub_client "$abi" "$work/kmod-$abi.out" "module: sensorhub-client-$abi"
-		same_answers "sensorhub-client-$abi from cusemud (modern) and from the module" \
-			"$work/hub-$abi.out" "$work/kmod-$abi.out"
+		if [ $abi = 64 ]; then arch=x86_64; else arch=i386; fi
+		module_client "sensorhub-client-$abi" "$arch" "$sdk/sensorhub-client-$abi" /dev/hub0
 	done
 	check "rmmod sensorhub" rmmod sensorhub
 	check "... removes /dev/hub0" wait_for 10 is_gone /dev/hub0

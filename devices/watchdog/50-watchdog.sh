@@ -147,11 +147,8 @@ for abi in 64 32; do
 		continue
 	fi
 	ok "insmod cusemu_watchdog.ko ${keys[*]} serves /dev/wd-kmod (for wd-client-$abi)"
-	mv "$work/wd-client-$abi.out" "$work/daemon-wd-client-$abi.out"
-	"$clients/wd-client-$abi" "${args[@]}" /dev/wd-kmod >"$work/wd-client-$abi.out" 2>&1
-	report_client "wd-client-$abi" "$arch" $? "module: wd-client-$abi"
-	same_answers "wd-client-$abi from cusemud (modern) and from the module" \
-		"$work/daemon-wd-client-$abi.out" "$work/wd-client-$abi.out"
+	module_client "wd-client-$abi" "$arch" \
+		"$clients/wd-client-$abi" "${args[@]}" /dev/wd-kmod
 done
 # (the kernel takes a value with spaces in double quotes)
 if wd_module "identity=\"$wd_identity\"" firmware_version=42 timeout=30; then

@@ -184,7 +184,7 @@ int main(int argc, char **argv)
 		       strerror(errno));
 		return 1;
 	}
-	printf("# ABI %s\n", sizeof(long) == 8 ? "x86_64" : "i386");
+	printf("# sensorhub-client: ABI %s\n", sizeof(long) == 8 ? "x86_64" : "i386");
 	check_info(fd);
 	check_rate(fd);
 	check_read(fd);

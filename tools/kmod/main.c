@@ -109,6 +109,17 @@ static char *c_name(const char *s)
 	return n;
 }
 
+/* A module parameter's name for a model's key: KEY, or MODEL_KEY when the
+ * module serves several models. */
+static char *param_name(const struct cusemu_device_model *m, const char *key,
+			bool several)
+{
+	g_autofree char *full = several ? g_strconcat(m->name, "_", key, NULL)
+					: g_strdup(key);
+
+	return c_name(full);
+}
+
 /* A C string literal of s. */
 static char *c_string(const char *s)
 {
@@ -175,9 +186,7 @@ static char *params_header(const struct cusemu_device_model **models,
 		const struct cusemu_device_model *m = models[i];
 
 		for (const struct cusemu_param *p = m->params; p && p->key; p++, k++) {
-			g_autofree char *name = n > 1 ?
-				c_name(g_strdup_printf("%s_%s", m->name, p->key)) :
-				c_name(p->key);
+			g_autofree char *name = param_name(m, p->key, n > 1);
 			g_autofree char *key = c_string(p->key);
 			g_autofree char *desc = NULL;
 			g_autofree char *lit = NULL;
@@ -207,9 +216,7 @@ static char *params_header(const struct cusemu_device_model **models,
 	/* name=, as cusemud's common key: the node's name under /dev. */
 	g_string_truncate(table, 0);
 	for (guint i = 0; i < n; i++) {
-		g_autofree char *name = n > 1 ?
-			c_name(g_strdup_printf("%s_name", models[i]->name)) :
-			g_strdup("name");
+		g_autofree char *name = param_name(models[i], "name", n > 1);
 
 		g_string_append_printf(h,
 			"static char *kmod_node_name_%u;\n"
@@ -543,10 +550,11 @@ int main(int argc, char **argv)
 			base[strlen(base) - 3] = '\0';
 		module = c_name(base);
 	}
-	dir = g_canonicalize_filename(output_dir ? output_dir : "", NULL);
-	if (!output_dir) {
-		g_free(dir);
-		dir = g_strdup_printf("%s/%s-kmod", g_get_current_dir(), module);
+	{
+		g_autofree char *fallback = g_strconcat(module, "-kmod", NULL);
+
+		dir = g_canonicalize_filename(output_dir ? output_dir : fallback,
+					      NULL);
 	}
 	frame_dir = sdk_path("share/cusemu/kmod", CUSEMU_SOURCE_ROOT "/kmod");
 	sdk_include = sdk_path("include/cusemu-1", CUSEMU_SOURCE_ROOT "/include");
