@@ -16,8 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <syslog.h>
@@ -1467,24 +1467,64 @@ static const struct cusemu_control_ops control_ops = {
 
 /*
  * SIGINT and SIGTERM are blocked before any thread exists, so in every
- * thread, and read from a signalfd in the main loop. g_unix_signal_add()
- * would start a thread of glib's own with every signal blocked, which the
+ * thread, and taken in the main loop's wait alone: its poll is a ppoll()
+ * that unblocks them, and their handler wakes the loop through an
+ * eventfd. Not a signalfd: the kernel wakes a signalfd's poller for every
+ * signal sent to any thread of the process, and the workers' timers send
+ * thousands a second (a long call yields every 50 us), so the main thread
+ * would take a CPU from the callers for nothing. g_unix_signal_add() would
+ * start a thread of glib's own with every signal blocked, which the
  * sandbox could not make drop its capabilities.
  */
-static void block_stop_signals(sigset_t *set)
+static struct {
+	int fd;			/* the handler's eventfd, read by on_signal() */
+	sigset_t unblocked;	/* the main thread's mask in its wait */
+} stop_signals = { .fd = -1 };
+
+/* GPollFD is struct pollfd on Unix, as glib's own g_poll() assumes. */
+G_STATIC_ASSERT(sizeof(GPollFD) == sizeof(struct pollfd) &&
+		G_STRUCT_OFFSET(GPollFD, revents) ==
+			G_STRUCT_OFFSET(struct pollfd, revents));
+
+static void block_stop_signals(void)
 {
-	sigemptyset(set);
-	sigaddset(set, SIGINT);
-	sigaddset(set, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, set, NULL);
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, &stop_signals.unblocked);
+	sigdelset(&stop_signals.unblocked, SIGINT);
+	sigdelset(&stop_signals.unblocked, SIGTERM);
+}
+
+static void on_stop_signal(int signo)
+{
+	int saved = errno;
+
+	(void)signo;
+	eventfd_write(stop_signals.fd, 1);
+	errno = saved;
+}
+
+/* The main loop's poll; a stop signal ends it with EINTR, which glib
+ * takes as a wake-up, and the eventfd is then readable. */
+static gint poll_taking_stop_signals(GPollFD *fds, guint n, gint timeout_ms)
+{
+	struct timespec t = { .tv_sec = timeout_ms / 1000,
+			      .tv_nsec = timeout_ms % 1000 * 1000000L };
+
+	return ppoll((struct pollfd *)fds, n, timeout_ms < 0 ? NULL : &t,
+		     &stop_signals.unblocked);
 }
 
 static gboolean on_signal(int fd, GIOCondition condition, gpointer data)
 {
 	struct daemon *d = data;
-	struct signalfd_siginfo si;
+	eventfd_t n;
 
-	if (read(fd, &si, sizeof(si)) != sizeof(si))
+	(void)condition;
+	if (eventfd_read(fd, &n))
 		return G_SOURCE_CONTINUE;
 	if (d->transport) {
 		g_autofree char *what = d->transport_ops->stopping(
@@ -1497,18 +1537,22 @@ static gboolean on_signal(int fd, GIOCondition condition, gpointer data)
 }
 
 /* The descriptor lives as long as the daemon. */
-static gboolean watch_stop_signals(struct daemon *d, const sigset_t *set,
-				   GError **error)
+static gboolean watch_stop_signals(struct daemon *d, GError **error)
 {
-	int fd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK);
+	struct sigaction take = { .sa_handler = on_stop_signal };
 
-	if (fd < 0) {
+	stop_signals.fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (stop_signals.fd < 0) {
 		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno),
 			    "cannot watch SIGINT and SIGTERM: %s",
 			    g_strerror(errno));
 		return FALSE;
 	}
-	g_unix_fd_add(fd, G_IO_IN, on_signal, d);
+	sigfillset(&take.sa_mask);
+	sigaction(SIGINT, &take, NULL);
+	sigaction(SIGTERM, &take, NULL);
+	g_main_context_set_poll_func(NULL, poll_taking_stop_signals);
+	g_unix_fd_add(stop_signals.fd, G_IO_IN, on_signal, d);
 	return TRUE;
 }
 
@@ -1727,7 +1771,6 @@ int main(int argc, char **argv)
 	struct daemon d = { 0 };
 	g_autoptr(GError) error = NULL;
 	gboolean usage = FALSE;
-	sigset_t stop_signals;
 	int ready_fd = -1;
 
 	/* The user's language and characters for messages and --help; numbers
@@ -1765,7 +1808,7 @@ int main(int argc, char **argv)
 			    "cannot detach: %s", g_strerror(errno));
 		goto fail;
 	}
-	block_stop_signals(&stop_signals);
+	block_stop_signals();
 	/* A fork too, while no other thread exists. */
 	if (!cusemu_sandbox_start_helper(&d.sandbox, &error))
 		goto fail;
@@ -1775,7 +1818,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	/* Before the nodes exist: a signal during start-up stops us cleanly. */
 	d.loop = g_main_loop_new(NULL, FALSE);
-	if (!watch_stop_signals(&d, &stop_signals, &error))
+	if (!watch_stop_signals(&d, &error))
 		goto fail;
 	if (strcmp(d.control_path, "none")) {
 		d.control = cusemu_control_start(d.control_path, d.control_group,

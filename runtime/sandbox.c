@@ -143,7 +143,10 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 	ALLOW(getuid, "... and libfuse's session notes the daemon's uid"),
 	ALLOW(unlink, "the control socket at shutdown; a failed save's "
 		      "temporary file"),
-	ALLOW(poll, "glib's main loop"),
+	ALLOW(ppoll, "glib's main loop, whose wait alone takes SIGINT and "
+		     "SIGTERM"),
+	ALLOW(poll, "a model host's answer or the /proc helper's, waited "
+		    "for with a deadline; a model host's end; short pauses"),
 	ALLOW(epoll_wait, "the workers wait for requests on every node"),
 	ALLOW(epoll_pwait, "the same, where glibc uses it for epoll_wait"),
 	ALLOW(epoll_ctl, "a node's descriptor is armed again after each burst "
