@@ -520,6 +520,45 @@ static void test_cut(void)
 }
 
 /*
+ * A daemon killed while it wrote a line leaves it cut short, without its
+ * newline: the calls before it replay, and the log says why it does not.
+ */
+static void test_killed(void)
+{
+	struct fixture fx = { 0 }, *f = &fx;
+	g_autofree char *a = rd_time("x86_64", 7);
+	g_autofree char *b = rd_time("x86_64", 8);
+	const char *lines[] = { HEADER, a, "", NULL };
+	g_autofree char *cut = NULL;
+	g_autofree char *whole = NULL;
+	g_autofree char *text = NULL;
+	g_autofree char *arg = NULL;
+	g_autoptr(GError) error = NULL;
+	struct rtc_time tm;
+
+	fixture_init(f);
+	/* The first 40 bytes of the next line, as a write stopped early. */
+	cut = g_strndup(b, 40);
+	whole = g_strjoinv("\n", (char **)lines);
+	text = g_strconcat(whole, cut, NULL);
+	g_assert_true(g_file_set_contents(f->path, text, -1, NULL));
+	arg = g_strdup_printf("replay:file=%s", f->path);
+	g_test_expect_message("cusemu-replay", G_LOG_LEVEL_MESSAGE,
+			      "*rec.json:3: the last line is cut short (the "
+			      "call in flight when the recording daemon was "
+			      "killed): not replayed");
+	f->dev = fake_device_try(NULL, arg, &error);
+	g_assert_no_error(error);
+	g_test_assert_expected_messages();
+	f->file = (struct cusemu_file){ .dev = f->dev };
+	g_assert_cmpint(call(f, false, RTC_RD_TIME, at(f, false, 0x100), NULL),
+			==, 0);
+	memcpy(&tm, mem(f, false, 0x100), sizeof(tm));
+	g_assert_cmpint(tm.tm_sec, ==, 7);
+	fixture_clear(f);
+}
+
+/*
  * The recording kept in the tree (hwclock --show, x86_64, on the rtc model
  * at 2031-02-03 04:05:06): the tree's copy loads, and answers an i386
  * RTC_RD_TIME too, its layout being the same.
@@ -1248,6 +1287,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/replay/read-poll", test_read_poll);
 	g_test_add_func("/replay/read-blocks", test_read_blocks);
 	g_test_add_func("/replay/cut", test_cut);
+	g_test_add_func("/replay/killed", test_killed);
 	g_test_add_func("/replay/kept", test_kept);
 	g_test_add_func("/replay/other-abi", test_other_abi);
 	g_test_add_func("/replay/refused", test_refused);
