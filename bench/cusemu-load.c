@@ -158,6 +158,17 @@ static long op_slow_hold_us(struct op_ctx *c)
 	return ioctl(c->fd, SLOW_HOLD_US, &c->value);
 }
 
+/* VALUE us of spinning in this thread, no ioctl: where the kernel runs a
+ * driver's spinning ioctl, in its caller's own time. */
+static long op_spin(struct op_ctx *c)
+{
+	uint64_t end = now_ns() + (uint64_t)c->value * 1000;
+
+	while (now_ns() < end)
+		;
+	return 0;
+}
+
 static long op_slow_report(struct op_ctx *c)
 {
 	return ioctl(c->fd, SLOW_REPORT, &c->report);
@@ -208,6 +219,10 @@ static const struct op ops[] = {
 	  NULL, op_slow_hold_us, 0, SLOW_HOLD_MAX_US },
 	{ "slow-report", "SLOW_REPORT: a struct out, _IOC-encoded", NULL,
 	  op_slow_report, 0, 0 },
+	{ "spin", "no ioctl: spins VALUE microseconds (default 1000) in the"
+	  " calling thread, as the kernel spins a driver's ioctl in its"
+	  " caller's thread (the node is opened, not called)", NULL, op_spin,
+	  1000, SLOW_HOLD_MAX_US },
 	{ "i2c-rdwr", "I2C_RDWR on an i2c node: writes offset 0 to the chip at"
 	  " 0x50, then reads VALUE bytes (default 4), as 'i2ctransfer -y BUS"
 	  " w1@0x50 0 rVALUE'", setup_i2c_rdwr, op_i2c_rdwr, 4, 8192 },
