@@ -13,23 +13,6 @@
 #include "lock.h"
 #include "request.h"
 
-/* What the worker pool does before a thread waits, set once at start-up
- * for the process: the pool sits above the runtime. */
-static void (*will_wait_hook)(void);
-
-void cusemu_lock_set_will_wait(void (*will_wait)(void))
-{
-	g_atomic_pointer_set(&will_wait_hook, will_wait);
-}
-
-static void will_wait(void)
-{
-	void (*fn)(void) = g_atomic_pointer_get(&will_wait_hook);
-
-	if (fn)
-		fn();
-}
-
 #define MAX_HELD CUSEMU_LOCK_MAX_HELD
 
 struct cusemu_lock cusemu_big_lock;
@@ -76,7 +59,7 @@ void cusemu_lock_acquire(struct cusemu_lock *lock)
 	if (!g_mutex_trylock(&lock->mutex)) {
 		if (call)
 			call->stats.lock_contended++;
-		will_wait();
+		cusemu_request_will_wait();
 		cusemu_request_sleep_begin();
 		g_mutex_lock(&lock->mutex);
 		cusemu_request_sleep_end();
@@ -180,7 +163,7 @@ gboolean cusemu_cond_wait_until(GCond *cond, GMutex *mutex, gint64 end_time)
 		return FALSE;
 	waiting_on(cond, mutex);
 	cusemu_lock_drop_all(&d);
-	will_wait();
+	cusemu_request_will_wait();
 	/* An interrupt wakes the wait too: that is not the model's signal. */
 	cusemu_request_sleep_begin();
 	signalled = !cusemu_signal_pending() &&

@@ -22,14 +22,6 @@ struct cusemu_lock {
 /* The one big lock, like the kernel's BKL. */
 extern struct cusemu_lock cusemu_big_lock;
 
-/*
- * What the layer that serves requests does when a handler is about to
- * wait, for the lock or in the sleep helpers (the worker pool lends the
- * worker's CPU and keeps a worker free): told once at start-up, as the
- * runtime knows nothing above it. Until then, nothing.
- */
-void cusemu_lock_set_will_wait(void (*will_wait)(void));
-
 void cusemu_lock_init(struct cusemu_lock *lock);
 void cusemu_lock_clear(struct cusemu_lock *lock);
 void cusemu_lock_acquire(struct cusemu_lock *lock);

@@ -37,6 +37,7 @@
 
 #include "cusemu/device.h"
 #include "proc.h"
+#include "request.h"
 
 enum proc_op {
 	PROC_SEAL,
@@ -364,6 +365,14 @@ int cusemu_proc_reach(pid_t tid, const struct iovec *remote,
 
 	if (!helper.reaches)
 		return -EPERM;
+	/*
+	 * The helper first checks that the caller waits in an ioctl on the
+	 * daemon's mount, with a stat() of its file there: a request of that
+	 * mount, which a worker must read while this one waits. Without
+	 * this, when this worker was the mount's only reader, the helper
+	 * waited for it, and it for the helper, until the deadline.
+	 */
+	cusemu_request_will_wait();
 	rq = g_new(struct proc_request, 1);
 	/* As many ranges, or parts of one, as a query takes, in turn. */
 	for (size_t done = 0; !err && done < len;) {

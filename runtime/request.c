@@ -66,6 +66,23 @@ const unsigned long *cusemu_request_sleeps(void)
 	return &self.sleeps;
 }
 
+/* What the worker pool does before a thread waits, set once at start-up
+ * for the process: the pool sits above the runtime. */
+static void (*will_wait_hook)(void);
+
+void cusemu_request_set_will_wait(void (*will_wait)(void))
+{
+	g_atomic_pointer_set(&will_wait_hook, will_wait);
+}
+
+void cusemu_request_will_wait(void)
+{
+	void (*fn)(void) = g_atomic_pointer_get(&will_wait_hook);
+
+	if (fn)
+		fn();
+}
+
 void cusemu_request_hold(void (*release)(void *data), void *data)
 {
 	g_return_if_fail(self.n_holds < MAX_HOLDS);

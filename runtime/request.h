@@ -89,6 +89,17 @@ const unsigned long *cusemu_request_sleeps(void);
  * dispatcher locks (the ioctl32 table's reader lock), let go by
  * cusemu_request_release_holds() if the model oopses under it. Holds nest.
  */
+/*
+ * What the layer that serves requests does when a handler's thread is
+ * about to wait (the worker pool lends the worker's CPU, lets another
+ * worker read its source and keeps a worker free): told once at start-up,
+ * as the runtime knows nothing above it; until then, nothing. The locks
+ * and sleep helpers call it, and so does a question to the /proc helper
+ * whose answer needs the daemon's own FUSE mount.
+ */
+void cusemu_request_set_will_wait(void (*will_wait)(void));
+void cusemu_request_will_wait(void);
+
 void cusemu_request_hold(void (*release)(void *data), void *data);
 void cusemu_request_unhold(void);
 unsigned int cusemu_request_holds(void);

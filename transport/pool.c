@@ -53,8 +53,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "lock.h"
 #include "pool.h"
+#include "request.h"
 
 /* An added worker without work for this long leaves. */
 #define IDLE_RETIRE_MS 5000
@@ -431,7 +431,7 @@ gboolean cusemu_pool_start(unsigned int size, GError **error)
 	g_atomic_int_set(&pool.exiting, 0);
 	g_atomic_int_set(&pool.warned, 0);
 	g_mutex_unlock(&pool.lock);
-	cusemu_lock_set_will_wait(cusemu_pool_will_wait);
+	cusemu_request_set_will_wait(cusemu_pool_will_wait);
 	signals_setup();
 	for (unsigned int i = 0; i < size; i++)
 		spawn();
