@@ -85,11 +85,6 @@ void cusemu_request_sleep_end(void);
 const unsigned long *cusemu_request_sleeps(void);
 
 /*
- * Something the current thread holds for the call it serves besides the
- * dispatcher locks (the ioctl32 table's reader lock), let go by
- * cusemu_request_release_holds() if the model oopses under it. Holds nest.
- */
-/*
  * What the layer that serves requests does when a handler's thread is
  * about to wait (the worker pool lends the worker's CPU, lets another
  * worker read its source and keeps a worker free): told once at start-up,
@@ -100,6 +95,11 @@ const unsigned long *cusemu_request_sleeps(void);
 void cusemu_request_set_will_wait(void (*will_wait)(void));
 void cusemu_request_will_wait(void);
 
+/*
+ * Something the current thread holds for the call it serves besides the
+ * dispatcher locks (the ioctl32 table's reader lock), let go by
+ * cusemu_request_release_holds() if the model oopses under it. Holds nest.
+ */
 void cusemu_request_hold(void (*release)(void *data), void *data);
 void cusemu_request_unhold(void);
 unsigned int cusemu_request_holds(void);

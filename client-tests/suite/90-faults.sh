@@ -9,7 +9,6 @@ fault_ctl=$work/fault-control
 # leak. A leak of 100 bytes per open file or of 10 per ioctl exceeds it.
 rss_slack_kib=1024
 
-arch_of() { [ "$1" = 32 ] && echo i386 || echo x86_64; }
 other_abi() { [ "$1" = 32 ] && echo 64 || echo 32; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 

@@ -21,9 +21,8 @@ if wait_for 15 is_char_node /dev/hub0; then
 	tracer=$!
 	wait_for 10 grep -q tracing "$work/hub-trace.err"
 	for abi in 64 32; do
-		if [ $abi = 64 ]; then arch=x86_64; else arch=i386; fi
 		"$sdk/sensorhub-client-$abi" /dev/hub0 >"$work/sensorhub-client-$abi.out" 2>&1
-		report_client "sensorhub-client-$abi" "$arch" $?
+		report_client "sensorhub-client-$abi" "$(arch_of $abi)" $?
 	done
 	# Both clients' files released: their last lines are in.
 	wait_for 5 sh -c "[ \$(grep -c 'release(' '$work/hub-trace.txt') -ge 2 ]"
@@ -127,8 +126,8 @@ if insmod "$ko" channels=3 2>"$work/insmod.err" && wait_for 10 is_char_node /dev
 	ok "insmod sensorhub.ko channels=3: the module serves /dev/hub0"
 	check "... a misc device (major 10)" sh -c "[ \"\$(stat -c %t /dev/hub0)\" = a ]"
 	for abi in 64 32; do
-		if [ $abi = 64 ]; then arch=x86_64; else arch=i386; fi
-		module_client "sensorhub-client-$abi" "$arch" "$sdk/sensorhub-client-$abi" /dev/hub0
+		module_client "sensorhub-client-$abi" "$(arch_of $abi)" \
+			"$sdk/sensorhub-client-$abi" /dev/hub0
 	done
 	check "rmmod sensorhub" rmmod sensorhub
 	check "... removes /dev/hub0" wait_for 10 is_gone /dev/hub0
