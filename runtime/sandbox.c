@@ -70,7 +70,8 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 	ALLOW(mremap, "realloc of large blocks (a fioc buffer grows)"),
 	/* Threads */
 	ALLOW_IF_ARG0_HAS(clone, CLONE_THREAD,
-			  "the pool adds a worker while a handler waits; "
+			  "the pool adds a worker while a handler waits, "
+			  "and a long-call thread at the first long call; "
 			  "threads only, never a new process"),
 	ENOSYS_FOR(clone3, "its flags are in memory a filter cannot read: "
 			   "ENOSYS makes glibc fall back to clone"),
@@ -153,14 +154,18 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 			 "of its requests, and leaves the workers' epoll set "
 			 "when it ends"),
 	ALLOW(sched_setaffinity, "a worker in a spinning handler keeps to "
-				 "one CPU, and lets go of it after"),
+				 "one CPU, and lets go of it after; a "
+				 "long-call thread keeps to its own for its "
+				 "life"),
 	ALLOW(sched_getattr, "a worker reads its policy and nice value, to "
 			     "keep them when it changes its time slice"),
 	ALLOW(sched_setattr, "a worker in a spinning handler takes a short "
-			     "time slice, and the default one back after"),
+			     "time slice, and the default one back after; a "
+			     "long-call thread keeps it"),
 	ALLOW(timer_create, "a worker's two timers: one ends its wait for "
 			    "the next request of the node it reads, one "
-			    "makes it yield while in a spinning handler"),
+			    "makes it yield while in a spinning handler; a "
+			    "long-call thread's one, to yield"),
 	ALLOW(timer_settime, "... set before each wait or spinning handler, "
 			     "and stopped after it"),
 	ALLOW(timer_delete, "... and deleted when the worker leaves"),

@@ -6,11 +6,13 @@
  * a worker added so that the other sources go on; a removed source is not
  * served; a stop ends every worker, also one waiting in a handler or in a
  * read; a worker in a long call is made to yield until the call ends,
- * or until it could not take the signal each period.
+ * or until it could not take the signal each period; a long call handed
+ * over runs on a thread of its own while its worker reads on.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -116,6 +118,11 @@ static bool served_once(gpointer data)
 static bool served_twice(gpointer data)
 {
 	return g_atomic_int_get(&((struct pipe_source *)data)->served) >= 2;
+}
+
+static bool served_three(gpointer data)
+{
+	return g_atomic_int_get(&((struct pipe_source *)data)->served) >= 3;
 }
 
 static bool one_blocked(gpointer data)
@@ -323,6 +330,122 @@ static void release(void *data)
 	g_mutex_unlock(&lock);
 }
 
+/* A long call handed over, and what it saw on its thread. */
+static struct {
+	struct cusemu_pool_job job;
+	GThread *reader;	/* the worker that handed it over */
+	GThread *thread;	/* the one it ran on */
+	gint cpus;		/* the CPUs that thread may run on */
+	gint yields;		/* whether the yield signal came */
+	gint yields_waiting;	/* whether it came once the call waits */
+	gint done;
+	gint again;		/* a second reservation meanwhile: 1, 0 */
+} handed = { .again = -1 };
+
+static void handed_run(struct cusemu_pool_job *job)
+{
+	cpu_set_t set;
+	sigset_t yield;
+
+	(void)job;
+	if (!sched_getaffinity(0, sizeof(set), &set))
+		g_atomic_int_set(&handed.cpus, CPU_COUNT(&set));
+	sigemptyset(&yield);
+	sigaddset(&yield, CUSEMU_POOL_YIELD_SIGNAL);
+	pthread_sigmask(SIG_BLOCK, &yield, NULL);
+	g_atomic_int_set(&handed.yields, yield_came(1000));
+	/* It waits from now on: no yields, and no worker added for it. */
+	cusemu_pool_will_wait();
+	yield_came(0);
+	g_atomic_int_set(&handed.yields_waiting, yield_came(20));
+	pthread_sigmask(SIG_UNBLOCK, &yield, NULL);
+	g_atomic_pointer_set(&handed.thread, g_thread_self());
+	g_mutex_lock(&lock);
+	while (!released)
+		g_cond_wait(&cond, &lock);
+	g_mutex_unlock(&lock);
+	g_atomic_int_set(&handed.done, 1);
+}
+
+/* The first request is handed over; the next ones try again, and are
+ * served by their reader. */
+static int hand_take(struct cusemu_pool_source *src)
+{
+	struct pipe_source *p = (struct pipe_source *)src;
+	bool again;
+
+	if (!take_byte(src))
+		return 0;
+	if (g_atomic_int_get(&p->served) == 0) {
+		handed.reader = g_thread_self();
+		if (cusemu_pool_long_reserve()) {
+			handed.job.work = handed_run;
+			cusemu_pool_long_run(&handed.job);
+		}
+	} else {
+		again = cusemu_pool_long_reserve();
+		if (again)
+			cusemu_pool_long_cancel();
+		g_atomic_int_set(&handed.again, again);
+	}
+	g_atomic_int_inc(&p->served);
+	return 1;
+}
+
+static bool handed_running(gpointer data)
+{
+	(void)data;
+	return g_atomic_pointer_get(&handed.thread) != NULL;
+}
+
+static bool handed_done(gpointer data)
+{
+	(void)data;
+	return g_atomic_int_get(&handed.done);
+}
+
+/*
+ * One worker hands a long call over: it runs on a thread of its own,
+ * pinned to one CPU and yielding until it waits, while the worker reads
+ * on and serves the source's next request; no second call is taken meanwhile (two CPUs:
+ * one long-call thread); the source counts the call active until it ends;
+ * the stop ends that thread too.
+ */
+static void test_long_call_thread(void)
+{
+	struct pipe_source p;
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) || CPU_COUNT(&set) != 2) {
+		g_test_skip("the check counts long-call threads for 2 CPUs");
+		return;
+	}
+	released = false;
+	g_assert_true(cusemu_pool_start(1, NULL));
+	pipe_open(&p);
+	p.src.take = hand_take;
+	poke(&p);
+	g_assert_true(wait_for(handed_running, NULL));
+	g_assert_true(handed.thread != handed.reader);
+	g_assert_cmpint(g_atomic_int_get(&handed.cpus), ==, 1);
+	g_assert_cmpint(g_atomic_int_get(&handed.yields), ==, 1);
+	g_assert_cmpint(g_atomic_int_get(&handed.yields_waiting), ==, 0);
+	g_assert_cmpuint(cusemu_pool_threads(), ==, 2);
+	poke(&p);
+	g_assert_true(wait_for(served_twice, &p));
+	g_assert_cmpint(g_atomic_int_get(&handed.again), ==, 0);
+	g_assert_cmpint(g_atomic_int_get(&handed.done), ==, 0);
+	g_assert_cmpint(g_atomic_int_get(&p.src.active), >=, 1);
+	release(NULL);
+	g_assert_true(wait_for(handed_done, NULL));
+	poke(&p);
+	g_assert_true(wait_for(served_three, &p));
+	g_assert_cmpint(g_atomic_int_get(&handed.again), ==, 1);
+	g_assert_true(cusemu_pool_stop(NULL, NULL));
+	g_assert_cmpuint(cusemu_pool_threads(), ==, 0);
+	pipe_close(&p);
+}
+
 /*
  * One worker, and its handler waits: the pool adds a worker, which serves
  * another source; a removed source gets nothing; the stop lets the
@@ -366,5 +489,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/pool/reader-leaves", test_reader_leaves);
 	g_test_add_func("/pool/waiting-handler", test_waiting_handler);
 	g_test_add_func("/pool/long-call-yields", test_long_call_yields);
+	g_test_add_func("/pool/long-call-thread", test_long_call_thread);
 	return g_test_run();
 }

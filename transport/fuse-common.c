@@ -7,6 +7,7 @@
 #define G_LOG_DOMAIN "cusemu-transport"
 
 #include <errno.h>
+#include <string.h>
 
 #include "fuse-common.h"
 
@@ -95,6 +96,40 @@ static void poll_free(void *poll)
 	fuse_pollhandle_destroy(poll);
 }
 
+/*
+ * An ioctl kept past libfuse's callback: libfuse's request lives until
+ * its answer, the input bytes in the worker's receive buffer only until
+ * its next request, so they are copied; the file's info is not kept
+ * (no ioctl answer needs it). One allocation.
+ */
+static struct cusemu_req *keep(const struct cusemu_req *r)
+{
+	const struct cusemu_fuse_req *fr = r->data;
+	struct cusemu_fuse_req *k = g_try_malloc(sizeof(*k) + r->in_size);
+
+	if (!k)
+		return NULL;
+	*k = *fr;
+	k->pub.data = k;
+	k->fi = NULL;
+	if (r->in_size) {
+		memcpy(k + 1, r->in, r->in_size);
+		k->pub.in = k + 1;
+	}
+	if (k->inside)
+		g_atomic_int_inc(k->inside);
+	return &k->pub;
+}
+
+static void drop(struct cusemu_req *kept)
+{
+	struct cusemu_fuse_req *k = kept->data;
+
+	if (k->inside)
+		g_atomic_int_dec_and_test(k->inside);
+	g_free(k);
+}
+
 const struct cusemu_req_ops cusemu_fuse_req_ops = {
 	.err = reply_err,
 	.open = reply_open,
@@ -106,6 +141,8 @@ const struct cusemu_req_ops cusemu_fuse_req_ops = {
 	.interrupt = set_interrupt,
 	.poll_notify = poll_notify,
 	.poll_free = poll_free,
+	.keep = keep,
+	.drop = drop,
 };
 
 /* libfuse's receive buffer, one per worker: they are all se->bufsize. */

@@ -24,6 +24,9 @@ struct cusemu_fuse_req {
 	/* What the node asked to be called on the client's interrupt. */
 	void (*interrupted)(void *data);
 	void *interrupted_data;
+	/* The transport's count of requests inside the node, which a kept
+	 * request (req.h's keep) is counted in until dropped; or NULL. */
+	gint *inside;
 };
 
 extern const struct cusemu_req_ops cusemu_fuse_req_ops;
@@ -52,6 +55,7 @@ cusemu_fuse_req(struct cusemu_fuse_req *r, fuse_req_t req,
 	}
 	r->req = req;
 	r->fi = fi;
+	r->inside = NULL;
 	return &r->pub;
 }
 

@@ -562,12 +562,14 @@ static void fs_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
 {
 	struct file *f = enter(req, ino, false);
 	struct cusemu_fuse_req fr;
+	struct cusemu_req *r;
 
 	if (!f)
 		return;
-	cusemu_node_ioctl(&f->node,
-			  cusemu_fuse_ioctl_req(&fr, req, fi, cmd, arg, flags,
-						in_buf, in_bufsz, out_bufsz));
+	r = cusemu_fuse_ioctl_req(&fr, req, fi, cmd, arg, flags, in_buf,
+				  in_bufsz, out_bufsz);
+	fr.inside = &f->inside;	/* a kept request stays inside */
+	cusemu_node_ioctl(&f->node, r);
 	leave(f);
 }
 

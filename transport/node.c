@@ -52,8 +52,10 @@
 #define SHARE_SAMPLE 16
 /*
  * One whose handler took longer than this, the last time one was timed,
- * also holds a CPU while it runs (cusemu_pool_hold_cpu()): worth the
- * move to that CPU only for handlers that last many round trips.
+ * goes to a long-call thread, which stays on a CPU of its own (pool.h),
+ * or when none is free holds a CPU while it runs in its reader
+ * (cusemu_pool_hold_cpu()): worth the hand-over or the move only for
+ * handlers that last many round trips.
  */
 #define HOLD_CPU_AFTER_US 200
 
@@ -446,7 +448,8 @@ static gint64 timing_took(const struct timing *t)
  *
  * An ioctl's guard holds the CPU policy too: a device whose last timed
  * handler ran long shares its worker's source first, or holds a CPU of
- * its own; one call in SHARE_SAMPLE is timed for it. The guard is a
+ * its own (on a long-call thread, which has one, neither is needed);
+ * one call in SHARE_SAMPLE is timed for it. The guard is a
  * frame of its own (sigsetjmp's locals), the dispatcher the next one.
  */
 static bool model_ioctl(struct cusemu_call *call, long *result)
@@ -668,6 +671,50 @@ static bool reach_caller(struct cusemu_node *n, struct cusemu_req *req,
 	return reached;
 }
 
+/* An ioctl handed over to a long-call thread (pool.h): its request, kept
+ * by the transport. */
+struct handed {
+	struct cusemu_pool_job job;	/* first: the pool's */
+	struct cusemu_node *node;
+	struct cusemu_req *req;
+};
+
+static void run_handed(struct cusemu_pool_job *job)
+{
+	struct handed *h = (struct handed *)job;
+
+	cusemu_node_ioctl(h->node, h->req);
+	h->req->ops->drop(h->req);
+	g_free(h);
+}
+
+/*
+ * A call on a device whose last timed handler ran long goes to a
+ * long-call thread when one is free, and its worker reads on: true if
+ * it went. On that thread it comes back here and runs.
+ */
+static bool hand_over(struct cusemu_node *n, struct cusemu_req *req)
+{
+	struct cusemu_instance *inst = cusemu_instance(file_of(req)->file.dev);
+	struct handed *h;
+	struct cusemu_req *kept;
+
+	if (g_atomic_int_get(&inst->serving.last_us) <= HOLD_CPU_AFTER_US ||
+	    !req->ops->keep || !cusemu_pool_long_reserve())
+		return false;
+	kept = req->ops->keep(req);
+	h = kept ? g_try_new(struct handed, 1) : NULL;
+	if (!h) {
+		if (kept)
+			kept->ops->drop(kept);
+		cusemu_pool_long_cancel();
+		return false;
+	}
+	*h = (struct handed){ .job.work = run_handed, .node = n, .req = kept };
+	cusemu_pool_long_run(&h->job);
+	return true;
+}
+
 void cusemu_node_ioctl(struct cusemu_node *n, struct cusemu_req *req)
 {
 	struct open_file *of = file_of(req);
@@ -680,6 +727,8 @@ void cusemu_node_ioctl(struct cusemu_node *n, struct cusemu_req *req)
 	bool reached = false;
 	long result = 0;
 
+	if (hand_over(n, req))
+		return;
 	cusemu_call_init(&call, of->file.dev, &of->file, req->cmd,
 			 (unsigned long)req->arg, req->compat, req->pid);
 	/*

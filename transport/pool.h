@@ -10,6 +10,9 @@
  * reader, as in libfuse's own loop; or when it shares it
  * (cusemu_pool_share()).
  *
+ * A call known to run long is handed to a long-call thread, which stays
+ * on its CPU (cusemu_pool_long_reserve()).
+ *
  * A handler that waits (a read with nothing to read, a sleep, a lock
  * another call holds) keeps its worker; when it starts waiting and no
  * worker is left to take requests, one is added. Added workers leave
@@ -99,12 +102,45 @@ void cusemu_pool_share(void);
  */
 void cusemu_pool_hold_cpu(gint *last);
 /* The worker may run on every CPU again, with the default time slice,
- * and yields no more; nothing if it did none of these. */
+ * and yields no more; nothing if it did none of these. A long-call
+ * thread only stops its yields: its CPU and slice are its own. */
 void cusemu_pool_release_cpu(void);
 
 /*
+ * A long call handed to a thread of its own: work(job) there, once; the
+ * job is the caller's, freed by work if it was allocated.
+ */
+struct cusemu_pool_job {
+	void (*work)(struct cusemu_pool_job *job);
+	struct cusemu_pool_source *src;	/* the pool's: counted active */
+};
+
+/*
+ * Long calls run on threads of their own, one per CPU but one, each
+ * pinned to its CPU for its life: the reader that takes such a call
+ * hands it over (cusemu_pool_long_run()) and goes on reading its source,
+ * so that no thread moves between CPUs per call and the readers stay
+ * readers. Such a thread runs its calls with the short time slice and
+ * the yields of cusemu_pool_hold_cpu(). With one CPU there is none, and
+ * while all are busy none is free: the reader then runs the call itself,
+ * sharing its source and holding a CPU (above).
+ *
+ * Reserve one: true if the calling worker may hand its call over, and
+ * must then call cusemu_pool_long_run() or cusemu_pool_long_cancel().
+ * False on a long-call thread itself, on a thread that is no worker, and
+ * when every long-call thread is busy.
+ */
+bool cusemu_pool_long_reserve(void);
+/* Run job on the thread reserved; the source the caller serves is counted
+ * active until its work returns. */
+void cusemu_pool_long_run(struct cusemu_pool_job *job);
+/* Let the thread reserved go, unused. */
+void cusemu_pool_long_cancel(void);
+
+/*
  * The calling thread is about to wait in a handler: it lets go of the
- * CPU it held, shares its source, and if it is a worker and no other is free to take requests, one is
+ * CPU it held, shares its source, and if it is a worker that reads (not
+ * a long-call thread) and no other is free to take requests, one is
  * added.
  */
 void cusemu_pool_will_wait(void);

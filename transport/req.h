@@ -6,7 +6,8 @@
  * its own request into a struct cusemu_req (on its stack: nothing is
  * allocated per request), calls the node (node.h) and turns the replies
  * back into its own. The node answers every request exactly once, and
- * touches none of it after the answer.
+ * touches none of it after the answer; an ioctl that runs long it may
+ * keep (ops->keep) and answer from another thread.
  */
 #ifndef CUSEMU_REQ_H
 #define CUSEMU_REQ_H
@@ -53,6 +54,15 @@ struct cusemu_req_ops {
 	 */
 	void (*poll_notify)(void *poll);
 	void (*poll_free)(void *poll);
+	/*
+	 * An ioctl request kept past the transport's callback, to be
+	 * answered from another thread: a copy of r with its input bytes,
+	 * holding what the transport holds while a request is inside the
+	 * node, or NULL if it cannot be kept. NULL slot: none can. After
+	 * the kept request's answer, drop() lets it go.
+	 */
+	struct cusemu_req *(*keep)(const struct cusemu_req *r);
+	void (*drop)(struct cusemu_req *kept);
 };
 
 struct cusemu_req {
