@@ -70,8 +70,9 @@ struct cusemu_oops_part {
  * lock, the instance's open files and opens under way, and whether a
  * reload replaced it (it is freed when the last of those goes); the
  * ioctls dispatched, and how long the handler of the last one timed took,
- * in µs (a long one shares its worker's source before each call, a
- * longer one also holds a CPU). */
+ * in µs, and of that its thread's CPU time (a long one shares its
+ * worker's source before each call; one that also spent long on a CPU,
+ * a spinning one, gets a CPU of its own). */
 struct cusemu_serving_part {
 	struct cusemu_node *node;
 	/* Set by the transport: wakes the pollers of the node. */
@@ -81,6 +82,7 @@ struct cusemu_serving_part {
 	bool retired;
 	gint dispatched;
 	gint last_us;
+	gint last_cpu_us;
 };
 
 /* The recorder's part (daemon/record.h): record=FILE's recording, shared

@@ -51,11 +51,12 @@
  * system call. */
 #define SHARE_SAMPLE 16
 /*
- * One whose handler took longer than this, the last time one was timed,
- * goes to a long-call thread, which stays on a CPU of its own (pool.h),
- * or when none is free holds a CPU while it runs in its reader
+ * One whose handler spent longer than this on a CPU, the last time one
+ * was timed, goes to a long-call thread, which stays on a CPU of its own
+ * (pool.h), or when none is free holds a CPU while it runs in its reader
  * (cusemu_pool_hold_cpu()): worth the hand-over or the move only for
- * handlers that last many round trips.
+ * handlers that spin for many round trips. One that waited as long (a
+ * sleep, a model host's answer, a real device's ioctl) needs no CPU.
  */
 #define HOLD_CPU_AFTER_US 200
 
@@ -426,20 +427,24 @@ static void timing_start(struct timing *t)
 }
 
 /*
- * How long the handler held its worker: the time by the clock, which
- * counts its waits in system calls too (a real device's ioctl, a model
- * host's answer); but when the worker was preempted meanwhile, its CPU
- * time, else a quick handler on a loaded machine would look long for
- * the time it waited for a CPU, and its node's requests would be shared
- * and its worker moved for nothing until the next timed call.
+ * Into serving, how long the handler held its worker: the time by the
+ * clock, which counts its waits in system calls too (a real device's
+ * ioctl, a model host's answer); but when the worker was preempted
+ * meanwhile, its CPU time, else a quick handler on a loaded machine
+ * would look long for the time it waited for a CPU, and its node's
+ * requests would be shared for nothing until the next timed call. And
+ * the CPU time alone, which tells a spinning handler.
  */
-static gint64 timing_took(const struct timing *t)
+static void timing_record(const struct timing *t,
+			  struct cusemu_serving_part *serving)
 {
 	gint64 wall = g_get_monotonic_time() - t->wall_us;
 	long preempted;
-	gint64 cpu = thread_cpu(&preempted);
+	gint64 cpu = thread_cpu(&preempted) - t->cpu_us;
+	gint64 took = preempted == t->preempted ? wall : cpu;
 
-	return preempted == t->preempted ? wall : cpu - t->cpu_us;
+	g_atomic_int_set(&serving->last_us, (gint)CLAMP(took, 0, G_MAXINT));
+	g_atomic_int_set(&serving->last_cpu_us, (gint)CLAMP(cpu, 0, G_MAXINT));
 }
 
 /*
@@ -460,7 +465,8 @@ static bool model_ioctl(struct cusemu_call *call, long *result)
 		guint nth = (guint)g_atomic_int_add(&inst->serving.dispatched,
 						    1);
 		gint last_us = g_atomic_int_get(&inst->serving.last_us);
-		bool hold = last_us > HOLD_CPU_AFTER_US;
+		bool hold = g_atomic_int_get(&inst->serving.last_cpu_us) >
+			    HOLD_CPU_AFTER_US;
 		struct timing timing;
 
 		if (last_us > SHARE_AFTER_US)
@@ -472,9 +478,7 @@ static bool model_ioctl(struct cusemu_call *call, long *result)
 		} else {
 			timing_start(&timing);
 			*result = cusemu_dispatch(call);
-			g_atomic_int_set(&inst->serving.last_us,
-					 (gint)MIN(timing_took(&timing),
-						   G_MAXINT));
+			timing_record(&timing, &inst->serving);
 		}
 		if (hold)
 			cusemu_pool_release_cpu();
@@ -689,7 +693,7 @@ static void run_handed(struct cusemu_pool_job *job)
 }
 
 /*
- * A call on a device whose last timed handler ran long goes to a
+ * A call on a device whose last timed handler spun long goes to a
  * long-call thread when one is free, and its worker reads on: true if
  * it went. On that thread it comes back here and runs.
  */
@@ -699,7 +703,7 @@ static bool hand_over(struct cusemu_node *n, struct cusemu_req *req)
 	struct handed *h;
 	struct cusemu_req *kept;
 
-	if (g_atomic_int_get(&inst->serving.last_us) <= HOLD_CPU_AFTER_US ||
+	if (g_atomic_int_get(&inst->serving.last_cpu_us) <= HOLD_CPU_AFTER_US ||
 	    !req->ops->keep || !cusemu_pool_long_reserve())
 		return false;
 	kept = req->ops->keep(req);
