@@ -631,9 +631,28 @@ static int pick_cpu(int last)
 	return -1;
 }
 
-void cusemu_pool_hold_cpu(gint *last)
+/* The thread runs on cpu alone from now on: false if it cannot. */
+static bool pin(int cpu)
 {
 	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	return !sched_setaffinity(0, sizeof(one), &one);
+}
+
+/* cpu, held, or -1, is free again. */
+static void cpu_give(int cpu)
+{
+	if (cpu < 0)
+		return;
+	g_mutex_lock(&pool.cpu_lock);
+	CPU_CLR(cpu, &pool.held);
+	g_mutex_unlock(&pool.cpu_lock);
+}
+
+void cusemu_pool_hold_cpu(gint *last)
+{
 	int cpu;
 
 	if (me.is_long)
@@ -651,12 +670,8 @@ void cusemu_pool_hold_cpu(gint *last)
 	g_mutex_unlock(&pool.cpu_lock);
 	if (cpu < 0)
 		return;
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	if (sched_setaffinity(0, sizeof(one), &one)) {
-		g_mutex_lock(&pool.cpu_lock);
-		CPU_CLR(cpu, &pool.held);
-		g_mutex_unlock(&pool.cpu_lock);
+	if (!pin(cpu)) {
+		cpu_give(cpu);
 		return;
 	}
 	me.held_cpu = cpu;
@@ -676,9 +691,7 @@ void cusemu_pool_release_cpu(void)
 	if (sched_setaffinity(0, sizeof(pool.allowed), &pool.allowed))
 		g_warning("cannot let a worker run on every CPU again: %s",
 			  g_strerror(errno));
-	g_mutex_lock(&pool.cpu_lock);
-	CPU_CLR(me.held_cpu, &pool.held);
-	g_mutex_unlock(&pool.cpu_lock);
+	cpu_give(me.held_cpu);
 	me.held_cpu = -1;
 }
 
@@ -713,25 +726,6 @@ static int long_cpu_take(int avoid)
 		CPU_SET(cpu, &pool.held);
 	g_mutex_unlock(&pool.cpu_lock);
 	return cpu;
-}
-
-/* The thread runs on cpu alone from now on: false if it cannot. */
-static bool pin(int cpu)
-{
-	cpu_set_t one;
-
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	return !sched_setaffinity(0, sizeof(one), &one);
-}
-
-static void long_cpu_give(int cpu)
-{
-	if (cpu < 0)
-		return;
-	g_mutex_lock(&pool.cpu_lock);
-	CPU_CLR(cpu, &pool.held);
-	g_mutex_unlock(&pool.cpu_lock);
 }
 
 /*
@@ -776,7 +770,7 @@ static gpointer long_worker(gpointer data)
 	if (timer_make(YIELD_SIGNAL, &me.yield_timer))
 		me.yield_timer = NULL;	/* it runs its calls without yields */
 	if (cpu >= 0 && !pin(cpu)) {
-		long_cpu_give(cpu);
+		cpu_give(cpu);
 		cpu = -1;
 	}
 	me.short_slice = set_slice(LONG_CALL_SLICE_NS);
@@ -790,15 +784,13 @@ static gpointer long_worker(gpointer data)
 		g_mutex_unlock(&s->lock);
 		me.yielding = me.yield_timer && yield_often(true);
 		job->work(job);
-		if (me.yielding)
-			yield_often(false);
-		me.yielding = false;
+		cusemu_pool_release_cpu();	/* its yields, unless a wait stopped them */
 		g_atomic_int_add(&src->active, -1);
 		g_mutex_lock(&s->lock);
 		g_atomic_int_set(&s->state, LONG_IDLE);
 	}
 	g_mutex_unlock(&s->lock);
-	long_cpu_give(cpu);
+	cpu_give(cpu);
 	if (me.yield_timer)
 		timer_delete(me.yield_timer);
 	count_out();
