@@ -591,6 +591,117 @@ static void fs_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 	leave(f);
 }
 
+/*
+ * On a FUSE file the kernel copies what the _IOC bits describe, whatever
+ * the row says: a row that takes arg as a value is served too unless the
+ * kernel would read from it as an address first (_IOC_WRITE). A daemon
+ * that reaches its callers' memory (cusemu_reaches_callers()) serves the
+ * rest too: pointers inside, data the other way.
+ */
+static bool row_fits_fuse(const struct cusemu_ioctl *row, bool reach)
+{
+	if (row->payload == CUSEMU_PAYLOAD_NONE)
+		return !(_IOC_DIR(row->cmd) & _IOC_WRITE) ||
+		       !_IOC_SIZE(row->cmd);
+	return reach || cusemu_row_restricted(row);
+}
+
+/*
+ * The commands of m that cannot serve on a FUSE file: their names
+ * appended to names (", " between), and their count; -1 for hand-written
+ * methods, which tables do not tell.
+ */
+static int fuse_gaps(const struct cusemu_device_model *m, bool reach,
+		     GString *names)
+{
+	int gaps = 0;
+
+	if (cusemu_model_by_hand(m))
+		return -1;
+	for (const struct cusemu_ioctl *row = m->native_table; row && row->name;
+	     row++) {
+		if (row_fits_fuse(row, reach))
+			continue;
+		g_string_append_printf(names, "%s%s", gaps++ ? ", " : "",
+				       row->name);
+	}
+	for (const struct cusemu_ioctl *row = m->compat_table; row && row->name;
+	     row++) {
+		if (!row->handler || row_fits_fuse(row, reach))
+			continue;
+		g_string_append_printf(names, "%s%s (32-bit)",
+				       gaps++ ? ", " : "", row->name);
+	}
+	return gaps;
+}
+
+/* Whether this daemon reaches its callers' memory: its own (cusemu-run's
+ * daemon), or root's, through its /proc helper (allow_reach()). */
+static bool fuse_reach(void)
+{
+	return cusemu_reaches_callers() || cusemu_proc_reaches() ||
+	       geteuid() == 0;
+}
+
+/*
+ * What a client asks a device's file, to learn what it may call there
+ * rather than assume it (fioc-client --fuse-file does): the commands of its
+ * model that need CUSE on this mount, named as the start-up line and
+ * `cusemuctl list` name them (", " between); empty when the file serves
+ * fully, "*" for hand-written methods without the callers' memory (only
+ * what the _IOC bits describe serves). The directory and the tree have no
+ * attributes, and files no others.
+ */
+#define NEEDS_CUSE_XATTR "user.cusemu.needs-cuse"
+
+static void fs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			size_t size)
+{
+	struct cusemu_mount *m = fuse_req_userdata(req);
+	g_autoptr(GString) names = g_string_new(NULL);
+	struct file *f;
+
+	if (ino == ROOT_INO || entry_of_ino(m, ino) ||
+	    strcmp(name, NEEDS_CUSE_XATTR) != 0) {
+		fuse_reply_err(req, ENODATA);
+		return;
+	}
+	f = enter(req, ino, false);
+	if (!f)
+		return;
+	if (fuse_gaps(f->node.dev->model, fuse_reach(), names) < 0)
+		g_string_assign(names, "*");
+	leave(f);
+	if (!size)
+		fuse_reply_xattr(req, names->len);
+	else if (size < names->len)
+		fuse_reply_err(req, ERANGE);
+	else
+		fuse_reply_buf(req, names->str, names->len);
+}
+
+static void fs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	static const char list[] = NEEDS_CUSE_XATTR;	/* with its NUL */
+	struct cusemu_mount *m = fuse_req_userdata(req);
+	struct file *f;
+
+	if (ino == ROOT_INO || entry_of_ino(m, ino)) {
+		fuse_reply_xattr(req, 0);
+		return;
+	}
+	f = enter(req, ino, false);
+	if (!f)
+		return;
+	leave(f);
+	if (!size)
+		fuse_reply_xattr(req, sizeof(list));
+	else if (size < sizeof(list))
+		fuse_reply_err(req, ERANGE);
+	else
+		fuse_reply_buf(req, list, sizeof(list));
+}
+
 /* An open with O_TRUNC is an open, not a setattr first. */
 static void fs_init(void *userdata, struct fuse_conn_info *conn)
 {
@@ -612,6 +723,8 @@ static const struct fuse_lowlevel_ops fs_ops = {
 	.write = fs_write,
 	.ioctl = fs_ioctl,
 	.poll = fs_poll,
+	.getxattr = fs_getxattr,
+	.listxattr = fs_listxattr,
 };
 
 static void mount_ended(struct cusemu_conn *c, int res)
@@ -1028,57 +1141,11 @@ static void fusefs_free(struct cusemu_transport *t)
 	cusemu_conn_release(&mount_of(t)->fuse.conn);
 }
 
-/*
- * On a FUSE file the kernel copies what the _IOC bits describe, whatever
- * the row says: a row that takes arg as a value is served too unless the
- * kernel would read from it as an address first (_IOC_WRITE). A daemon
- * that reaches its callers' memory (cusemu_reaches_callers()) serves the
- * rest too: pointers inside, data the other way.
- */
-static bool row_fits_fuse(const struct cusemu_ioctl *row, bool reach)
-{
-	if (row->payload == CUSEMU_PAYLOAD_NONE)
-		return !(_IOC_DIR(row->cmd) & _IOC_WRITE) ||
-		       !_IOC_SIZE(row->cmd);
-	return reach || cusemu_row_restricted(row);
-}
-
-/*
- * The commands of m that cannot serve on a FUSE file: their names
- * appended to names (", " between), and their count; -1 for hand-written
- * methods, which tables do not tell.
- */
-static int fuse_gaps(const struct cusemu_device_model *m, bool reach,
-		     GString *names)
-{
-	int gaps = 0;
-
-	if (cusemu_model_by_hand(m))
-		return -1;
-	for (const struct cusemu_ioctl *row = m->native_table; row && row->name;
-	     row++) {
-		if (row_fits_fuse(row, reach))
-			continue;
-		g_string_append_printf(names, "%s%s", gaps++ ? ", " : "",
-				       row->name);
-	}
-	for (const struct cusemu_ioctl *row = m->compat_table; row && row->name;
-	     row++) {
-		if (!row->handler || row_fits_fuse(row, reach))
-			continue;
-		g_string_append_printf(names, "%s%s (32-bit)",
-				       gaps++ ? ", " : "", row->name);
-	}
-	return gaps;
-}
-
 /* Whether m serves fully as a file on a FUSE mount: a line for people. */
 static char *fusefs_fitness(const struct cusemu_device_model *m)
 {
 	g_autoptr(GString) names = g_string_new(NULL);
-	/* Root's daemon will, through its /proc helper (allow_reach()). */
-	bool reach = cusemu_reaches_callers() || cusemu_proc_reaches() ||
-		     geteuid() == 0;
+	bool reach = fuse_reach();
 	int gaps = fuse_gaps(m, reach, names);
 
 	if (gaps < 0)
