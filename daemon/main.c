@@ -1252,6 +1252,52 @@ static gboolean take_client_files(struct cusemu_device_spec *spec,
 	return TRUE;
 }
 
+/*
+ * Keys whose value widens what code runs in the daemon, and how: a value
+ * other than the safe one is for root and the daemon's own user alone,
+ * who may change the daemon as they wish anyway. A control group member's
+ * model runs where every member's does.
+ */
+static const struct {
+	const char *key;
+	const char *safe;	/* the value anyone may give */
+	const char *why;
+} root_keys[] = {
+	{ "isolation", "process",
+	  "it runs the model in the daemon itself, a plugin's outside its "
+	  "model host and sandbox, where a fault or a system call off the "
+	  "daemon's filter ends every device" },
+};
+
+static gboolean check_root_keys(const struct cusemu_device_spec *spec,
+				const struct cusemu_control_peer *peer,
+				GError **error)
+{
+	if (peer->trusted)
+		return TRUE;
+	for (guint i = 0; i < spec->settings->len; i++) {
+		const struct cusemu_setting *s = spec->settings->pdata[i];
+
+		for (size_t k = 0; k < G_N_ELEMENTS(root_keys); k++) {
+			if (strcmp(s->key, root_keys[k].key) ||
+			    !strcmp(s->value, root_keys[k].safe))
+				continue;
+			g_set_error(error, G_OPTION_ERROR,
+				    G_OPTION_ERROR_BAD_VALUE,
+				    "%s: %s=%s is refused to uid %u: %s; only "
+				    "root and the daemon's own user may give "
+				    "it through the control socket. Leave it "
+				    "out (%s=%s), put the device in the "
+				    "configuration, or ask root to add it",
+				    spec->origin, s->key, s->value,
+				    (unsigned int)peer->uid, root_keys[k].why,
+				    s->key, root_keys[k].safe);
+			return FALSE;
+		}
+	}
+	return TRUE;
+}
+
 /* A device as --device makes it, checked as at start-up, and serving. */
 static struct cusemu_device *add_device(struct daemon *d, const char *text,
 					struct cusemu_control_peer *peer,
@@ -1267,7 +1313,8 @@ static struct cusemu_device *add_device(struct daemon *d, const char *text,
 		goto out;
 	spec = config->devices->pdata[0];
 	m = loaded_model(spec, error);
-	if (!m || !take_client_files(spec, m, peer, error))
+	if (!m || !check_root_keys(spec, peer, error) ||
+	    !take_client_files(spec, m, peer, error))
 		goto out;
 	dev = cusemu_device_create(m, spec, free_instance(d, m), d->kmodel,
 				   error);
