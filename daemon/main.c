@@ -1201,10 +1201,36 @@ static bool is_passthrough(const struct cusemu_device *dev)
 }
 
 /*
+ * A file named inside a value (i2c's chips=eeprom@0x50:file=PATH), which
+ * the model would open with the daemon's rights: root's and the daemon's
+ * own user's alone, as a key that names a file.
+ */
+static gboolean check_inner_paths(const struct cusemu_device_spec *spec,
+				  const struct cusemu_setting *s,
+				  const struct cusemu_param *p,
+				  const struct cusemu_control_peer *peer,
+				  GError **error)
+{
+	g_autoptr(GPtrArray) paths = cusemu_param_paths(p, s->value);
+
+	if (!paths->len || peer->trusted)
+		return TRUE;
+	g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+		    "%s: %s= names a file (%s), which the daemon would open "
+		    "with its own rights (uid %u), not with those of uid %u "
+		    "who asks: only root and the daemon's own user may give "
+		    "it through the control socket; leave the file out, put "
+		    "the device in the configuration, or ask root to add it",
+		    spec->origin, s->key, (char *)paths->pdata[0],
+		    (unsigned int)geteuid(), (unsigned int)peer->uid);
+	return FALSE;
+}
+
+/*
  * What a control client names is reached with its own rights: record=
  * with the file it opened and handed over (cusemuctl does), any other key
- * naming a file the daemon would open itself only from root or the
- * daemon's own user.
+ * naming a file the daemon would open itself, or a value with a file
+ * inside it, only from root or the daemon's own user.
  */
 static gboolean take_client_files(struct cusemu_device_spec *spec,
 				  const struct cusemu_device_model *m,
@@ -1217,6 +1243,9 @@ static gboolean take_client_files(struct cusemu_device_spec *spec,
 		struct cusemu_setting *s = spec->settings->pdata[i];
 		const struct cusemu_param *p = cusemu_param_of(m, s->key);
 
+		if (p && p->type == CUSEMU_PARAM_PATHS &&
+		    !check_inner_paths(spec, s, p, peer, error))
+			return FALSE;
 		if (!p || p->type != CUSEMU_PARAM_PATH)
 			continue;
 		if (!strcmp(s->key, "record") && next < peer->n_fds) {

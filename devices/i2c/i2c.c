@@ -947,7 +947,7 @@ static const struct cusemu_ioctl i2c_compat[] = {
 };
 
 static const struct cusemu_param i2c_params[] = {
-	{ .key = "chips", .type = CUSEMU_PARAM_STRING,
+	{ .key = "chips", .type = CUSEMU_PARAM_PATHS,
 	  .default_value = I2C_CHIPS_DEFAULT, .help = I2C_CHIPS_HELP },
 	{ .key = "eeprom_file", .type = CUSEMU_PARAM_PATH,
 	  .default_value = "",

@@ -175,6 +175,15 @@ enum cusemu_param_type {
 	 * a file or a node is of this type.
 	 */
 	CUSEMU_PARAM_PATH,
+	/*
+	 * A string of options that may name files inside it, as i2c's
+	 * chips= does (eeprom@0x50:file=PATH+lm75@0x48): options are
+	 * separated by '+', ':', ',' or ';', and each option file=PATH, or
+	 * NAME_file=PATH, names a file the model opens. Every such path is
+	 * held to the rules of CUSEMU_PARAM_PATH; a value without one is
+	 * anyone's. Every key whose value can hold a path is of this type.
+	 */
+	CUSEMU_PARAM_PATHS,
 };
 
 struct cusemu_param {
