@@ -693,7 +693,7 @@ static gboolean take_param(struct cusemu_host_models *set,
 	    !terminated(pm->key, sizeof(pm->key)) || !pm->key[0] ||
 	    !terminated(pm->default_value, sizeof(pm->default_value)) ||
 	    !terminated(pm->help, sizeof(pm->help)) ||
-	    pm->param_type > CUSEMU_PARAM_PATHS)
+	    pm->param_type > CUSEMU_PARAM_FILE)
 		return bad(error, "sent a malformed key");
 	p = &set->proxies[pm->model];
 	at = filled_params(p);

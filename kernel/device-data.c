@@ -109,6 +109,7 @@ char *cusemu_param_normalise(const struct cusemu_param *p, const char *value,
 	case CUSEMU_PARAM_STRING:
 	case CUSEMU_PARAM_PATH:
 	case CUSEMU_PARAM_PATHS:
+	case CUSEMU_PARAM_FILE:
 		return g_strdup(value);
 	case CUSEMU_PARAM_BOOL:
 		if (!parse_bool(value, &b)) {
@@ -139,7 +140,7 @@ GPtrArray *cusemu_param_paths(const struct cusemu_param *p,
 	GPtrArray *paths = g_ptr_array_new_with_free_func(g_free);
 	g_auto(GStrv) options = NULL;
 
-	if (p->type == CUSEMU_PARAM_PATH) {
+	if (p->type == CUSEMU_PARAM_PATH || p->type == CUSEMU_PARAM_FILE) {
 		if (*value)
 			g_ptr_array_add(paths, g_strdup(value));
 		return paths;
@@ -386,6 +387,7 @@ cusemu_device_alloc(const struct cusemu_device_model *m,
 
 	dev->model = m;
 	inst->made.spec = cusemu_device_spec_copy(spec);
+	inst->made.files = inst->made.spec->files;
 	inst->made.number = instance;
 	inst->made.default_kmodel = kmodel;
 	inst->dispatch.methods = CUSEMU_METHODS_ALL;
