@@ -6,7 +6,11 @@
  */
 #define G_LOG_DOMAIN "cusemu-config"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -366,6 +370,88 @@ static gboolean load_device_group(struct cusemu_config *config,
 	return TRUE;
 }
 
+/* Far more than any configuration holds: the bound of what is read. */
+#define CONFIG_MAX_BYTES (1 << 20)
+
+/*
+ * The text of the file at path, read with a bound: a regular file alone,
+ * opened without blocking (a FIFO with no writer would hang the start),
+ * of at most CONFIG_MAX_BYTES (/dev/zero or a log given by mistake would
+ * fill memory).
+ */
+static gboolean read_config_text(const char *path, char **text, gsize *len,
+				 GError **error)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	struct stat st;
+	char *buf;
+	gsize n = 0;
+
+	if (fd < 0) {
+		int e = errno;
+
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e),
+			    "cannot read the configuration file: %s: %s", path,
+			    g_strerror(e));
+		return FALSE;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+			    "%s is not a regular file (a device, a FIFO or a "
+			    "directory): give the path of a configuration "
+			    "file, such as %s",
+			    path, CUSEMU_CONFIG_FILE);
+		return FALSE;
+	}
+	if (st.st_size > CONFIG_MAX_BYTES) {
+		close(fd);
+		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+			    "%s holds %jd bytes, more than a configuration "
+			    "file may (1 MiB): is it the configuration file? "
+			    "Give the path of one",
+			    path, (intmax_t)st.st_size);
+		return FALSE;
+	}
+	/* One byte more than the bound: a file that grew since is told. */
+	buf = g_malloc(CONFIG_MAX_BYTES + 2);
+	while (n <= CONFIG_MAX_BYTES) {
+		ssize_t r = read(fd, buf + n, CONFIG_MAX_BYTES + 1 - n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+
+			close(fd);
+			g_free(buf);
+			g_set_error(error, G_FILE_ERROR,
+				    g_file_error_from_errno(e),
+				    "cannot read the configuration file: %s: "
+				    "%s",
+				    path, g_strerror(e));
+			return FALSE;
+		}
+		if (r == 0)
+			break;
+		n += (gsize)r;
+	}
+	close(fd);
+	if (n > CONFIG_MAX_BYTES) {
+		g_free(buf);
+		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+			    "%s holds more than a configuration file may "
+			    "(1 MiB): is it the configuration file? Give the "
+			    "path of one",
+			    path);
+		return FALSE;
+	}
+	buf[n] = '\0';
+	*text = buf;
+	*len = n;
+	return TRUE;
+}
+
 gboolean cusemu_config_load_file(struct cusemu_config *config,
 				 const char *path, GError **error)
 {
@@ -376,10 +462,8 @@ gboolean cusemu_config_load_file(struct cusemu_config *config,
 	struct source src;
 	gsize len;
 
-	if (!g_file_get_contents(path, &text, &len, error)) {
-		g_prefix_error(error, "cannot read the configuration file: ");
+	if (!read_config_text(path, &text, &len, error))
 		return FALSE;
-	}
 	if (!check_text(path, text, len, error))
 		return FALSE;
 	lines = g_strsplit(text, "\n", -1);

@@ -261,6 +261,59 @@ static int reap(pid_t pid)
 	return m.status;
 }
 
+/*
+ * The path from directory from to file to, both absolute: "../libexec/x"
+ * from /usr/sbin to /usr/libexec/x.
+ */
+static char *relative_path(const char *from, const char *to)
+{
+	g_auto(GStrv) f = g_strsplit(from, "/", -1);
+	g_auto(GStrv) t = g_strsplit(to, "/", -1);
+	GString *rel = g_string_new(NULL);
+	guint i = 0;
+
+	while (f[i] && t[i] && t[i + 1] && !strcmp(f[i], t[i]))
+		i++;
+	for (guint j = i; f[j]; j++)
+		if (*f[j])
+			g_string_append(rel, "../");
+	for (guint j = i; t[j]; j++)
+		if (*t[j])
+			g_string_append_printf(rel, "%s%s", t[j],
+					       t[j + 1] ? "/" : "");
+	return g_string_free(rel, FALSE);
+}
+
+/*
+ * The model host beside this program as meson installs the two
+ * (libexecdir seen from sbindir), so that a tree installed anywhere (a
+ * package, meson install --destdir) runs its own host. Only a program of
+ * the build tree without such a host beside it runs the build tree's.
+ */
+static const char *host_program(void)
+{
+	static char *program;
+	g_autofree char *exe = NULL, *dir = NULL, *rel = NULL, *beside = NULL;
+	char *real;
+
+	if (program)
+		return program;
+	exe = g_file_read_link("/proc/self/exe", NULL);
+	if (!exe)
+		return program = g_strdup(CUSEMU_HOST_PROGRAM);
+	dir = g_path_get_dirname(exe);
+	rel = relative_path(CUSEMU_SBINDIR, CUSEMU_HOST_PROGRAM);
+	beside = g_build_filename(dir, rel, NULL);
+	if (g_str_has_prefix(exe, CUSEMU_BUILD_ROOT "/") &&
+	    access(beside, X_OK))
+		return program = g_strdup(CUSEMU_HOST_BUILT);
+	/* Without the ../ for ps and the reports. */
+	real = realpath(beside, NULL);
+	program = g_strdup(real ? real : beside);
+	free(real);
+	return program;
+}
+
 static int launch(const char *label, int image, int control, pid_t *pid,
 		  GError **error)
 {
@@ -278,9 +331,7 @@ static int launch(const char *label, int image, int control, pid_t *pid,
 	m.seccomp = hosts.configured ? s->seccomp : 0;
 	g_strlcpy(m.label, label, sizeof(m.label));
 	if (!hosts.program)
-		hosts.program = cusemu_runs_installed(CUSEMU_SBINDIR)
-					? CUSEMU_HOST_PROGRAM
-					: CUSEMU_HOST_BUILT;
+		hosts.program = host_program();
 	g_mutex_lock(&hosts.lock);
 	if (!start_launcher(error)) {
 		g_mutex_unlock(&hosts.lock);
@@ -642,7 +693,7 @@ static gboolean take_param(struct cusemu_host_models *set,
 	    !terminated(pm->key, sizeof(pm->key)) || !pm->key[0] ||
 	    !terminated(pm->default_value, sizeof(pm->default_value)) ||
 	    !terminated(pm->help, sizeof(pm->help)) ||
-	    pm->param_type > CUSEMU_PARAM_PATH)
+	    pm->param_type > CUSEMU_PARAM_FILE)
 		return bad(error, "sent a malformed key");
 	p = &set->proxies[pm->model];
 	at = filled_params(p);

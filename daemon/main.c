@@ -36,6 +36,7 @@
 #include "host.h"
 #include "oops.h"
 #include "plugin.h"
+#include "private-file.h"
 #include "sandbox.h"
 #include "stats.h"
 #include "record.h"
@@ -1201,30 +1202,127 @@ static bool is_passthrough(const struct cusemu_device *dev)
 }
 
 /*
+ * A member's files of a key of type CUSEMU_PARAM_FILE or _PATHS (i2c's
+ * eeprom_file=, and file= in its chips=): each must have been handed
+ * over, and the model must run in the daemon, where it finds them with
+ * cusemu_device_param_fd() (a model host is given none).
+ */
+static gboolean check_model_files(const struct cusemu_device_spec *spec,
+				  const struct cusemu_setting *s,
+				  const struct cusemu_param *p,
+				  const struct cusemu_device_model *m,
+				  const struct cusemu_control_peer *peer,
+				  GError **error)
+{
+	g_autoptr(GPtrArray) paths = cusemu_param_paths(p, s->value);
+	bool hosted = cusemu_model_origin(m) != NULL;
+
+	for (guint i = 0; i < paths->len; i++) {
+		const char *path = paths->pdata[i];
+
+		if (!hosted && cusemu_device_spec_file(spec, path) >= 0)
+			continue;
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s: %s= names a file (%s), which the daemon would "
+			    "open with its own rights (uid %u), not with those "
+			    "of uid %u who asks: %s",
+			    spec->origin, s->key, path, (unsigned int)geteuid(),
+			    (unsigned int)peer->uid,
+			    hosted ? "a plugin's model opens its files itself, "
+				     "in its model host; only root and the "
+				     "daemon's own user may give them through "
+				     "the control socket"
+				   : "cusemuctl add opens it as its user and "
+				     "hands it over; this client handed none");
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/*
+ * The files a control client opened with its own rights and handed over,
+ * in the order cusemu_private_files_of_add() names them in the add's
+ * text: record='s, then for the model (kept in spec by path).
+ */
+static gboolean take_handed(const char *text,
+			    struct cusemu_device_spec *spec,
+			    struct cusemu_control_peer *peer, GError **error)
+{
+	g_autoptr(GPtrArray) named = cusemu_private_files_of_add(text);
+	guint next = 0;
+
+	if (peer->n_fds > named->len) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s: %u files were handed over, for %u files "
+			    "named (record=, and the model's files)",
+			    spec->origin, peer->n_fds, named->len);
+		return FALSE;
+	}
+	for (unsigned int i = 0; i < peer->n_fds; i++) {
+		const char *what = named->pdata[i];
+		g_autoptr(GError) bad = NULL;
+
+		if (what[0] == 'r') {
+			struct cusemu_setting *s = NULL;
+
+			while (next < spec->settings->len && !s) {
+				s = spec->settings->pdata[next++];
+				if (strcmp(s->key, "record") || s->fd >= 0)
+					s = NULL;
+			}
+			if (!s) {
+				g_set_error(error, G_OPTION_ERROR,
+					    G_OPTION_ERROR_BAD_VALUE,
+					    "%s: a recording was handed over "
+					    "for %s, which no record= key "
+					    "takes",
+					    spec->origin, what + 1);
+				return FALSE;
+			}
+			s->fd = peer->fds[i];
+			peer->fds[i] = -1;
+			continue;
+		}
+		if (!cusemu_private_file_take_model(peer->fds[i], &bad)) {
+			g_set_error(error, G_OPTION_ERROR,
+				    G_OPTION_ERROR_BAD_VALUE,
+				    "%s: the file handed over for %s: %s",
+				    spec->origin, what + 1, bad->message);
+			return FALSE;
+		}
+		cusemu_device_spec_add_file(spec, what + 1, peer->fds[i]);
+		peer->fds[i] = -1;
+	}
+	return TRUE;
+}
+
+/*
  * What a control client names is reached with its own rights: record=
- * with the file it opened and handed over (cusemuctl does), any other key
+ * and the model's files (keys of type CUSEMU_PARAM_FILE and _PATHS) with
+ * the files it opened and handed over (cusemuctl does), any other key
  * naming a file the daemon would open itself only from root or the
  * daemon's own user.
  */
-static gboolean take_client_files(struct cusemu_device_spec *spec,
+static gboolean take_client_files(const char *text,
+				  struct cusemu_device_spec *spec,
 				  const struct cusemu_device_model *m,
 				  struct cusemu_control_peer *peer,
 				  GError **error)
 {
-	unsigned int next = 0;
-
+	if (!take_handed(text, spec, peer, error))
+		return FALSE;
 	for (guint i = 0; i < spec->settings->len; i++) {
 		struct cusemu_setting *s = spec->settings->pdata[i];
 		const struct cusemu_param *p = cusemu_param_of(m, s->key);
 
-		if (!p || p->type != CUSEMU_PARAM_PATH)
+		if (!p || peer->trusted)
 			continue;
-		if (!strcmp(s->key, "record") && next < peer->n_fds) {
-			s->fd = peer->fds[next];
-			peer->fds[next++] = -1;
-			continue;
-		}
-		if (peer->trusted)
+		if ((p->type == CUSEMU_PARAM_FILE ||
+		     p->type == CUSEMU_PARAM_PATHS) &&
+		    !check_model_files(spec, s, p, m, peer, error))
+			return FALSE;
+		if (p->type != CUSEMU_PARAM_PATH ||
+		    (!strcmp(s->key, "record") && s->fd >= 0))
 			continue;
 		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
 			    "%s: %s= names a file, which the daemon would open "
@@ -1242,12 +1340,51 @@ static gboolean take_client_files(struct cusemu_device_spec *spec,
 				      "root to add it");
 		return FALSE;
 	}
-	if (next < peer->n_fds) {
-		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-			    "%s: %u files were handed over, for %u record= "
-			    "keys",
-			    spec->origin, peer->n_fds, next);
-		return FALSE;
+	return TRUE;
+}
+
+/*
+ * Keys whose value widens what code runs in the daemon, and how: a value
+ * other than the safe one is for root and the daemon's own user alone,
+ * who may change the daemon as they wish anyway. A control group member's
+ * model runs where every member's does.
+ */
+static const struct {
+	const char *key;
+	const char *safe;	/* the value anyone may give */
+	const char *why;
+} root_keys[] = {
+	{ "isolation", "process",
+	  "it runs the model in the daemon itself, a plugin's outside its "
+	  "model host and sandbox, where a fault or a system call off the "
+	  "daemon's filter ends every device" },
+};
+
+static gboolean check_root_keys(const struct cusemu_device_spec *spec,
+				const struct cusemu_control_peer *peer,
+				GError **error)
+{
+	if (peer->trusted)
+		return TRUE;
+	for (guint i = 0; i < spec->settings->len; i++) {
+		const struct cusemu_setting *s = spec->settings->pdata[i];
+
+		for (size_t k = 0; k < G_N_ELEMENTS(root_keys); k++) {
+			if (strcmp(s->key, root_keys[k].key) ||
+			    !strcmp(s->value, root_keys[k].safe))
+				continue;
+			g_set_error(error, G_OPTION_ERROR,
+				    G_OPTION_ERROR_BAD_VALUE,
+				    "%s: %s=%s is refused to uid %u: %s; only "
+				    "root and the daemon's own user may give "
+				    "it through the control socket. Leave it "
+				    "out (%s=%s), put the device in the "
+				    "configuration, or ask root to add it",
+				    spec->origin, s->key, s->value,
+				    (unsigned int)peer->uid, root_keys[k].why,
+				    s->key, root_keys[k].safe);
+			return FALSE;
+		}
 	}
 	return TRUE;
 }
@@ -1267,7 +1404,8 @@ static struct cusemu_device *add_device(struct daemon *d, const char *text,
 		goto out;
 	spec = config->devices->pdata[0];
 	m = loaded_model(spec, error);
-	if (!m || !take_client_files(spec, m, peer, error))
+	if (!m || !check_root_keys(spec, peer, error) ||
+	    !take_client_files(text, spec, m, peer, error))
 		goto out;
 	dev = cusemu_device_create(m, spec, free_instance(d, m), d->kmodel,
 				   error);

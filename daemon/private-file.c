@@ -170,8 +170,9 @@ int cusemu_private_file_open(const char *path, enum cusemu_private_open how,
 			     bool *created, GError **error)
 {
 	/* O_NONBLOCK: a FIFO made since the check does not hold the open. */
-	const int flags = O_WRONLY | O_APPEND | O_NOFOLLOW | O_NOCTTY |
-			  O_NONBLOCK | O_CLOEXEC;
+	const int flags = (how == CUSEMU_PRIVATE_MODEL ? O_RDWR
+						       : O_WRONLY | O_APPEND) |
+			  O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC;
 	autoclose int dir = -1;
 	const char *name;
 	struct stat st;
@@ -247,4 +248,72 @@ bool cusemu_private_file_take(int fd, GError **error)
 		return false;
 	}
 	return true;
+}
+
+bool cusemu_private_file_take_model(int fd, GError **error)
+{
+	struct stat st;
+	int flags = fcntl(fd, F_GETFL);
+
+	if (fstat(fd, &st) < 0 || flags < 0) {
+		set_errno(error, errno, "%s", g_strerror(errno));
+		return false;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		set_errno(error, EINVAL, "the file handed over is %s: only a "
+					 "regular file is used",
+			  kind_of(&st));
+		return false;
+	}
+	if ((flags & O_ACCMODE) != O_RDWR || (flags & O_APPEND)) {
+		set_errno(error, EBADF, "the file handed over is not open for "
+					"reading and writing in place");
+		return false;
+	}
+	return true;
+}
+
+/* Whether a key's name (NAME_file), or an option's (also file), names a
+ * model's file. A key file= is replay's recording, which it only reads
+ * and which a member may not give. */
+static bool names_file(const char *name, size_t len, bool option)
+{
+	return (option && len == 4 && !strncmp(name, "file", 4)) ||
+	       (len > 5 && !strncmp(name + len - 5, "_file", 5));
+}
+
+GPtrArray *cusemu_private_files_of_add(const char *text)
+{
+	GPtrArray *files = g_ptr_array_new_with_free_func(g_free);
+	const char *colon = strchr(text, ':');
+	g_auto(GStrv) pairs = colon ? g_strsplit(colon + 1, ",", -1) : NULL;
+
+	for (guint i = 0; pairs && pairs[i]; i++) {
+		const char *eq = strchr(pairs[i], '=');
+		g_auto(GStrv) options = NULL;
+
+		if (!eq)
+			continue;
+		if (g_str_has_prefix(pairs[i], "record=")) {
+			g_ptr_array_add(files, g_strconcat("r", eq + 1, NULL));
+			continue;
+		}
+		if (names_file(pairs[i], (size_t)(eq - pairs[i]), false)) {
+			if (eq[1])
+				g_ptr_array_add(files,
+						g_strconcat("m", eq + 1, NULL));
+			continue;
+		}
+		options = g_strsplit_set(eq + 1, "+:;", -1);
+		for (guint j = 0; options[j]; j++) {
+			const char *oeq = strchr(options[j], '=');
+
+			if (oeq && oeq[1] &&
+			    names_file(options[j], (size_t)(oeq - options[j]),
+				       true))
+				g_ptr_array_add(files,
+						g_strconcat("m", oeq + 1, NULL));
+		}
+	}
+	return files;
 }

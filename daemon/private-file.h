@@ -15,6 +15,9 @@
 enum cusemu_private_open {
 	CUSEMU_PRIVATE_EMPTY,	/* empties it: the daemon's own record= */
 	CUSEMU_PRIVATE_KEEP,	/* leaves it: whoever takes it empties it */
+	/* Open for reading and writing where it is, not appending, and left
+	 * as it is: a model's file (an EEPROM's contents) handed over. */
+	CUSEMU_PRIVATE_MODEL,
 };
 
 /*
@@ -37,6 +40,23 @@ bool cusemu_private_file_check(const char *path, GError **error);
  * writing, which is made append-only and emptied. false with a message.
  */
 bool cusemu_private_file_take(int fd, GError **error);
+
+/*
+ * fd, handed over for a model's file (CUSEMU_PRIVATE_MODEL): a regular
+ * file open for reading and writing, not appending. false with a message.
+ */
+bool cusemu_private_file_take_model(int fd, GError **error);
+
+/*
+ * The files an add's text (MODEL:key=value,...) names that its sender
+ * opens with its own rights and hands over, in the order they go: the
+ * value of record= (a recording), and every model's file: the value of a
+ * key NAME_file= when not empty, and each option file=PATH or
+ * NAME_file=PATH inside a value (options separated by '+', ':' or ';',
+ * as i2c's chips=eeprom@0x50:file=PATH). cusemuctl opens them in this order, and
+ * the daemon takes them so. Each is "r" or "m" followed by the path.
+ */
+GPtrArray *cusemu_private_files_of_add(const char *text);
 
 /*
  * The file that cusemu_private_file_open() made at path and that fd holds

@@ -108,6 +108,8 @@ char *cusemu_param_normalise(const struct cusemu_param *p, const char *value,
 	switch (p->type) {
 	case CUSEMU_PARAM_STRING:
 	case CUSEMU_PARAM_PATH:
+	case CUSEMU_PARAM_PATHS:
+	case CUSEMU_PARAM_FILE:
 		return g_strdup(value);
 	case CUSEMU_PARAM_BOOL:
 		if (!parse_bool(value, &b)) {
@@ -130,6 +132,34 @@ char *cusemu_param_normalise(const struct cusemu_param *p, const char *value,
 		return g_strdup_printf("%" G_GUINT64_FORMAT, v);
 	}
 	g_assert_not_reached();
+}
+
+GPtrArray *cusemu_param_paths(const struct cusemu_param *p,
+			      const char *value)
+{
+	GPtrArray *paths = g_ptr_array_new_with_free_func(g_free);
+	g_auto(GStrv) options = NULL;
+
+	if (p->type == CUSEMU_PARAM_PATH || p->type == CUSEMU_PARAM_FILE) {
+		if (*value)
+			g_ptr_array_add(paths, g_strdup(value));
+		return paths;
+	}
+	if (p->type != CUSEMU_PARAM_PATHS)
+		return paths;
+	options = g_strsplit_set(value, "+:,;", -1);
+	for (guint i = 0; options[i]; i++) {
+		const char *eq = strchr(options[i], '=');
+		g_autofree char *name = NULL;
+
+		if (!eq)
+			continue;
+		name = g_strndup(options[i], (gsize)(eq - options[i]));
+		if (strcmp(name, "file") && !g_str_has_suffix(name, "_file"))
+			continue;
+		g_ptr_array_add(paths, g_strdup(eq + 1));
+	}
+	return paths;
 }
 
 static char *known_keys(const struct cusemu_device_model *m)
@@ -357,6 +387,7 @@ cusemu_device_alloc(const struct cusemu_device_model *m,
 
 	dev->model = m;
 	inst->made.spec = cusemu_device_spec_copy(spec);
+	inst->made.files = inst->made.spec->files;
 	inst->made.number = instance;
 	inst->made.default_kmodel = kmodel;
 	inst->dispatch.methods = CUSEMU_METHODS_ALL;

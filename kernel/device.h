@@ -115,6 +115,14 @@ extern const struct cusemu_param cusemu_common_params[];
 /* A value of key p in its canonical form, or NULL with a hint in *why. */
 char *cusemu_param_normalise(const struct cusemu_param *p, const char *value,
 			     const char **why);
+/*
+ * The files a value of p names: the value of a CUSEMU_PARAM_PATH key when
+ * not empty, the file= options of a CUSEMU_PARAM_PATHS one (even empty
+ * ones: they name a file too), none for other types. Free it with
+ * g_ptr_array_unref().
+ */
+GPtrArray *cusemu_param_paths(const struct cusemu_param *p,
+			      const char *value);
 /* Key's description, a common key's or m's own; NULL if neither has it. */
 const struct cusemu_param *cusemu_param_of(const struct cusemu_device_model *m,
 					  const char *key);

@@ -243,12 +243,17 @@ static long native_path(struct cusemu_call *call)
 
 /*
  * A 32-bit caller's command that no compat row serves, while a native row
- * has its type, number and direction with another size: the payload's
- * layout differs between the ABIs (a long, a pointer, a __u64 that i386
- * aligns to 4) and the model lacks the translation, or marked the command
- * compatible. The caller only sees ENOTTY or EINVAL; the log says why,
- * once per model and command, for the first HINTS_MAX of them (a client
- * can make up sizes without end).
+ * has its type, number and direction with another size. If the number is
+ * that command's i386 one, the payload's layout differs between the ABIs
+ * (a long, a pointer, a __u64 that i386 aligns to 4) and the model lacks
+ * the translation, or marked the command compatible. The daemon has no
+ * header to tell, so the hint says it as a condition, and only for a size
+ * an i386 layout of that payload can have: more than none and less than
+ * x86_64's (i386 makes no member larger, nor aligns one further), and
+ * while no compat row has that command already (its i386 number is then
+ * that row's, and the caller's is made up). The caller only sees ENOTTY
+ * or EINVAL; the log says why, once per model and command, for the first
+ * HINTS_MAX of them (a client can make up sizes without end).
  */
 #define HINTS_MAX 256
 
@@ -274,8 +279,14 @@ static void compat_size_hint(const struct cusemu_call *call)
 		    _IOC_DIR(row->cmd) == _IOC_DIR(cmd) &&
 		    _IOC_SIZE(row->cmd) != _IOC_SIZE(cmd))
 			same = row;
-	if (!same)
+	if (!same || !_IOC_SIZE(cmd) || _IOC_SIZE(cmd) >= _IOC_SIZE(same->cmd))
 		return;
+	for (row = m->compat_table; row && row->name; row++)
+		if (_IOC_TYPE(row->cmd) == _IOC_TYPE(cmd) &&
+		    _IOC_NR(row->cmd) == _IOC_NR(cmd) &&
+		    _IOC_DIR(row->cmd) == _IOC_DIR(cmd) &&
+		    _IOC_SIZE(row->cmd) != _IOC_SIZE(same->cmd))
+			return;
 	key = g_strdup_printf("%s/%08x", m->name, cmd);
 	g_mutex_lock(&lock);
 	if (!said)
@@ -294,11 +305,13 @@ static void compat_size_hint(const struct cusemu_call *call)
 	origin = cusemu_model_origin(m);
 	g_message("/dev/%s (%s): a 32-bit caller's %08x has no compat "
 		  "row, but native %s (%08x) has its type, number and "
-		  "direction with %u bytes against the caller's %u: the "
-		  "payload's layout differs between the ABIs; run "
-		  "cusemu-abicheck --model %s on the model's header",
+		  "direction with %u bytes against the caller's %u: if that "
+		  "is %s's i386 number, its payload's layout differs between "
+		  "the ABIs and the model lacks the translation (or marked "
+		  "the command compatible); run cusemu-abicheck --model %s "
+		  "on the model's header, which tells",
 		  call->dev->name, m->name, cmd, same->name, same->cmd,
-		  _IOC_SIZE(same->cmd), _IOC_SIZE(cmd),
+		  _IOC_SIZE(same->cmd), _IOC_SIZE(cmd), same->name,
 		  origin ? origin : m->name);
 }
 

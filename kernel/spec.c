@@ -4,6 +4,7 @@
  * with where it was said. The daemon's configuration makes them; a device
  * instance keeps its own copy.
  */
+#include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -29,7 +30,34 @@ void cusemu_device_spec_free(struct cusemu_device_spec *spec)
 	g_free(spec->model);
 	g_free(spec->origin);
 	g_ptr_array_unref(spec->settings);
+	if (spec->files)
+		g_hash_table_unref(spec->files);
 	g_free(spec);
+}
+
+static void close_file(gpointer fd)
+{
+	close(GPOINTER_TO_INT(fd) - 1);
+}
+
+void cusemu_device_spec_add_file(struct cusemu_device_spec *spec,
+				 const char *path, int fd)
+{
+	if (!spec->files)
+		spec->files = g_hash_table_new_full(g_str_hash, g_str_equal,
+						    g_free, close_file);
+	g_hash_table_replace(spec->files, g_strdup(path),
+			     GINT_TO_POINTER(fd + 1));
+}
+
+int cusemu_device_spec_file(const struct cusemu_device_spec *spec,
+			    const char *path)
+{
+	gpointer fd = spec && spec->files
+			      ? g_hash_table_lookup(spec->files, path)
+			      : NULL;
+
+	return fd ? GPOINTER_TO_INT(fd) - 1 : -1;
 }
 
 struct cusemu_device_spec *cusemu_device_spec_new(const char *model,
@@ -64,6 +92,19 @@ cusemu_device_spec_copy(const struct cusemu_device_spec *spec)
 		const struct cusemu_setting *s = spec->settings->pdata[i];
 
 		cusemu_device_spec_add(copy, s->key, s->value, s->origin);
+	}
+	if (spec->files) {
+		GHashTableIter it;
+		gpointer path, fd;
+
+		g_hash_table_iter_init(&it, spec->files);
+		while (g_hash_table_iter_next(&it, &path, &fd)) {
+			int dup = fcntl(GPOINTER_TO_INT(fd) - 1,
+					F_DUPFD_CLOEXEC, 0);
+
+			if (dup >= 0)
+				cusemu_device_spec_add_file(copy, path, dup);
+		}
 	}
 	return copy;
 }

@@ -23,6 +23,10 @@ struct cusemu_device_spec {
 	char *model;
 	char *origin;		/* where the description starts */
 	GPtrArray *settings;	/* of struct cusemu_setting */
+	/* The model's files a control client opened with its own rights and
+	 * handed over, by the path its settings name them with: path ->
+	 * descriptor + 1, owned here; NULL for none. */
+	GHashTable *files;
 };
 
 struct cusemu_device_spec *cusemu_device_spec_new(const char *model,
@@ -34,6 +38,12 @@ void cusemu_device_spec_add(struct cusemu_device_spec *spec, const char *key,
 struct cusemu_device_spec *
 cusemu_device_spec_copy(const struct cusemu_device_spec *spec);
 void cusemu_device_spec_free(struct cusemu_device_spec *spec);
+/* A model's file at path, handed over as fd, which spec now owns. */
+void cusemu_device_spec_add_file(struct cusemu_device_spec *spec,
+				 const char *path, int fd);
+/* The descriptor handed over for path (spec keeps it), or -1. */
+int cusemu_device_spec_file(const struct cusemu_device_spec *spec,
+			    const char *path);
 
 /* The value of key in spec, or NULL. */
 const struct cusemu_setting *

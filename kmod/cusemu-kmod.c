@@ -502,6 +502,12 @@ const char *cusemu_device_param_str(const struct cusemu_device *dev,
 	return i < 0 ? NULL : kmod_dev_of(dev)->strings[i];
 }
 
+/* A module is handed no file: its model opens none through a descriptor. */
+int cusemu_device_param_fd(const struct cusemu_device *dev, const char *path)
+{
+	return -1;
+}
+
 /* The file operations. */
 
 static struct cusemu_file *kmod_file(struct file *filp)

@@ -32,6 +32,9 @@ struct cusemu_made_part {
 	unsigned int number;		/* of its model's instances */
 	const struct cusemu_kernel_model *default_kmodel;
 	GHashTable *params;	/* key -> validated value string */
+	/* The files of its keys handed over by whoever added it: path ->
+	 * descriptor + 1, its spec's (kernel/spec.h); NULL for none. */
+	GHashTable *files;
 	mode_t mode;
 	uid_t owner;
 	gid_t group;

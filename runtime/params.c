@@ -6,6 +6,7 @@
  */
 #define G_LOG_DOMAIN "cusemu-model"
 
+#include <fcntl.h>
 #include <string.h>
 
 #include <glib.h>
@@ -47,4 +48,12 @@ const char *cusemu_device_param_str(const struct cusemu_device *dev,
 bool cusemu_device_ratelimit(struct cusemu_device *dev, char *note)
 {
 	return cusemu_ratelimit(&cusemu_instance(dev)->contract.model_said, note);
+}
+
+int cusemu_device_param_fd(const struct cusemu_device *dev, const char *path)
+{
+	GHashTable *files = cusemu_instance(dev)->made.files;
+	gpointer fd = files && path ? g_hash_table_lookup(files, path) : NULL;
+
+	return fd ? fcntl(GPOINTER_TO_INT(fd) - 1, F_DUPFD_CLOEXEC, 0) : -1;
 }

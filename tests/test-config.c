@@ -3,6 +3,10 @@
  * Unit tests of configuration reading: files and --device arguments, and
  * that every error names the place to fix.
  */
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <glib.h>
 #include <glib/gstdio.h>
 
@@ -241,6 +245,58 @@ static void test_device_args(void)
 	cusemu_config_free(config);
 }
 
+/* load_file refuses path, naming it with hint, at once: a read without
+ * bound would hang on a FIFO, or fill memory from /dev/zero, until the
+ * alarm ends the test. */
+static void expect_refused_file(const char *path, const char *hint)
+{
+	g_autoptr(GError) error = NULL;
+	struct cusemu_config *config = cusemu_config_new();
+
+	alarm(10);
+	g_assert_false(cusemu_config_load_file(config, path, &error));
+	alarm(0);
+	if (!g_str_has_prefix(error->message, path) ||
+	    !strstr(error->message, hint))
+		g_error("expected '%s...%s', got '%s'", path, hint,
+			error->message);
+	cusemu_config_free(config);
+}
+
+static void test_not_regular(void)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *dir = g_dir_make_tmp("cusemu-test-XXXXXX", &error);
+	g_autofree char *fifo = NULL;
+
+	g_assert_no_error(error);
+	expect_refused_file("/dev/zero", "is not a regular file");
+	expect_refused_file(dir, "is not a regular file");
+	fifo = g_build_filename(dir, "fifo.conf", NULL);
+	g_assert_cmpint(mkfifo(fifo, 0600), ==, 0);
+	expect_refused_file(fifo, "is not a regular file");
+	g_unlink(fifo);
+	g_rmdir(dir);
+}
+
+/* Larger than any configuration: refused, with the limit and the size. */
+static void test_huge_file(void)
+{
+	g_autofree char *path = write_config("");
+	g_autoptr(GError) error = NULL;
+	struct cusemu_config *config = cusemu_config_new();
+	g_autofree char *text = g_malloc(2 << 20);
+
+	memset(text, '#', 2 << 20);
+	g_assert_true(g_file_set_contents(path, text, 2 << 20, &error));
+	g_assert_false(cusemu_config_load_file(config, path, &error));
+	g_assert_true(g_str_has_prefix(error->message, path));
+	g_assert_nonnull(strstr(error->message, "2097152 bytes"));
+	g_assert_nonnull(strstr(error->message, "1 MiB"));
+	cusemu_config_free(config);
+	g_unlink(path);
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -250,5 +306,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/config/unterminated-line", test_unterminated_line);
 	g_test_add_func("/config/sandbox-keys", test_sandbox_keys);
 	g_test_add_func("/config/device-args", test_device_args);
+	g_test_add_func("/config/not-regular", test_not_regular);
+	g_test_add_func("/config/huge-file", test_huge_file);
 	return g_test_run();
 }

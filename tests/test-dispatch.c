@@ -629,6 +629,88 @@ static void test_result_range(struct fixture *f, gconstpointer data)
 	}
 }
 
+/*
+ * The log's hint for a 32-bit caller's command that no row serves: only
+ * for a number that can be the i386 one of a native row's command, and
+ * said as what it would mean, since the daemon has no header to know.
+ */
+struct hint_info { uint32_t version; uint64_t serial; };	/* 16, i386 12 */
+#define HINT_INFO _IOR('H', 1, struct hint_info)
+#define HINT_TRANS _IOR('H', 2, struct hint_info)
+#define HINT_TRANS32 _IOC(_IOC_READ, 'H', 2, 12)
+
+static long hint_ioc(struct cusemu_device *dev, struct cusemu_file *file,
+		     unsigned int cmd, unsigned long arg)
+{
+	return 0;
+}
+
+static const struct cusemu_ioctl hint_native[] = {
+	CUSEMU_IOCTL_IOC(HINT_INFO, hint_ioc),
+	CUSEMU_IOCTL_IOC(HINT_TRANS, hint_ioc),
+	CUSEMU_IOCTL_END
+};
+
+static const struct cusemu_ioctl hint_compat[] = {
+	CUSEMU_IOCTL_IOC(HINT_TRANS32, hint_ioc),
+	CUSEMU_IOCTL_END
+};
+
+static const struct cusemu_device_model hint_model = {
+	.name = "hint",
+	.node_prefix = "hint",
+	.native_table = hint_native,
+	.compat_table = hint_compat,
+};
+
+static void setup_hint(struct fixture *f, gconstpointer data)
+{
+	setup(f, &hint_model, "hint", true);
+}
+
+static void collect_message(const char *domain, GLogLevelFlags level,
+			    const char *message, gpointer data)
+{
+	g_ptr_array_add(data, g_strdup(message));
+}
+
+/* The dispatcher's log lines of one 32-bit call of cmd, joined. */
+static char *hint_of(struct fixture *f, unsigned int cmd)
+{
+	g_autoptr(GPtrArray) said = g_ptr_array_new_with_free_func(g_free);
+	guint id = g_log_set_handler("cusemu-dispatch", G_LOG_LEVEL_MASK,
+				     collect_message, said);
+	unsigned int rt;
+
+	g_assert_cmpint(do_ioctl(f, cmd, at(f, AT_ARG), &rt), ==, -ENOTTY);
+	g_log_remove_handler("cusemu-dispatch", id);
+	g_ptr_array_add(said, NULL);
+	return g_strjoinv("\n", (char **)said->pdata);
+}
+
+static void test_compat_hint(struct fixture *f, gconstpointer data)
+{
+	g_autofree char *i386 = hint_of(f, _IOC(_IOC_READ, 'H', 1, 12));
+	g_autofree char *larger = hint_of(f, _IOC(_IOC_READ, 'H', 1, 24));
+	g_autofree char *empty = hint_of(f, _IOC(_IOC_READ, 'H', 1, 0));
+	g_autofree char *other = hint_of(f, _IOC(_IOC_READ, 'H', 2, 13));
+
+	/* 12 bytes can be HINT_INFO's i386 layout: said, as a condition. */
+	g_assert_nonnull(strstr(i386, "a 32-bit caller's 800c4801 has no "
+				      "compat row, but native HINT_INFO "
+				      "(80104801) has its type, number and "
+				      "direction with 16 bytes against the "
+				      "caller's 12: if that is HINT_INFO's "
+				      "i386 number"));
+	g_assert_null(strstr(i386, "the payload's layout differs between "
+				   "the ABIs; run"));
+	/* i386 lays out no payload larger than x86_64 does, nor of none. */
+	g_assert_cmpstr(larger, ==, "");
+	g_assert_cmpstr(empty, ==, "");
+	/* The model has HINT_TRANS's i386 number: 13 bytes is made up. */
+	g_assert_cmpstr(other, ==, "");
+}
+
 #define ADD(name, setup_fn, fn) \
 	g_test_add(name, struct fixture, NULL, setup_fn, fn, teardown)
 
@@ -676,6 +758,7 @@ int main(int argc, char **argv)
 		g_test_add(bad, struct fixture, GINT_TO_POINTER(compat),
 			   setup_chain, test_chain_contract, teardown);
 	}
+	ADD("/dispatch/compat/size-hint", setup_hint, test_compat_hint);
 	g_test_add("/result/native/out-of-range", struct fixture,
 		   GINT_TO_POINTER(0), setup_result, test_result_range,
 		   teardown);

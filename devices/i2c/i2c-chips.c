@@ -16,6 +16,7 @@
 
 #include <glib.h>
 
+#include "cusemu/device.h"
 #include "i2c-chips.h"
 
 /* ---- 24C02 EEPROM */
@@ -33,6 +34,10 @@ struct eeprom {
 	uint8_t page[EEPROM_PAGE];
 	uint8_t page_valid;		/* bit i: page[i] was written */
 	char *file;			/* NULL: contents live in memory only */
+	/* The file as the one who added the device opened it and handed it
+	 * over (cusemu_device_param_fd): read and written in place, never
+	 * found again by its path; -1: by the path. */
+	int fd;
 	mode_t mode;			/* the file's, kept by every save */
 	bool dirty;			/* mem differs from the file */
 	uint8_t unsaved[EEPROM_SIZE / 8];	/* bit i: byte i is not in it */
@@ -43,11 +48,40 @@ static struct eeprom *to_eeprom(struct i2c_chip *chip)
 	return (struct eeprom *)chip;
 }
 
+/*
+ * A handed-over file is written in place: its 256 bytes in one write at
+ * its start, then fsync. What its path names now is never touched.
+ */
+static bool eeprom_save_fd(struct eeprom *e, char **why)
+{
+	ssize_t n;
+
+	if (lseek(e->fd, 0, SEEK_SET) < 0) {
+		*why = g_strdup_printf("%s: %s", e->file, g_strerror(errno));
+		return false;
+	}
+	do
+		n = write(e->fd, e->mem, sizeof(e->mem));
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)sizeof(e->mem) || fsync(e->fd) < 0) {
+		*why = g_strdup_printf("%s: %s", e->file,
+				       n < 0 || n == (ssize_t)sizeof(e->mem)
+					       ? g_strerror(errno)
+					       : "a short write");
+		return false;
+	}
+	e->dirty = false;
+	memset(e->unsaved, 0, sizeof(e->unsaved));
+	return true;
+}
+
 /* Temp file and rename: a crash never leaves half a file behind. */
 static bool eeprom_save(struct eeprom *e, char **why)
 {
 	g_autoptr(GError) error = NULL;
 
+	if (e->fd >= 0)
+		return eeprom_save_fd(e, why);
 	if (!g_file_set_contents_full(e->file, (const char *)e->mem,
 				      sizeof(e->mem),
 				      G_FILE_SET_CONTENTS_CONSISTENT,
@@ -80,9 +114,24 @@ static bool eeprom_load(struct eeprom *e, char **why)
 	uint8_t data[EEPROM_SIZE + 1];
 	struct stat st;
 	ssize_t len;
-	int fd = open(e->file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	int fd = e->fd >= 0 ? fcntl(e->fd, F_DUPFD_CLOEXEC, 0)
+			    : open(e->file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+						    O_CLOEXEC);
 
 	e->mode = 0644;
+	/* A handed-over file made empty for it is an erased part. */
+	if (fd >= 0 && e->fd >= 0 && !fstat(fd, &st) && S_ISREG(st.st_mode) &&
+	    st.st_size == 0) {
+		close(fd);
+		memset(e->mem, 0xff, sizeof(e->mem));
+		e->dirty = true;
+		return true;
+	}
+	if (fd >= 0 && e->fd >= 0 && lseek(fd, 0, SEEK_SET) < 0) {
+		*why = g_strdup_printf("%s: %s", e->file, g_strerror(errno));
+		close(fd);
+		return false;
+	}
 	if (fd < 0) {
 		if (errno == ENOENT) {
 			memset(e->mem, 0xff, sizeof(e->mem));
@@ -198,6 +247,8 @@ static void eeprom_free(struct i2c_chip *chip)
 {
 	struct eeprom *e = to_eeprom(chip);
 
+	if (e->fd >= 0)
+		close(e->fd);
 	g_free(e->file);
 	g_free(e);
 }
@@ -419,6 +470,7 @@ static struct i2c_chip *eeprom_create(const struct chip_options *o,
 	struct eeprom *e = g_new0(struct eeprom, 1);
 
 	e->chip.ops = &eeprom_ops;
+	e->fd = -1;
 	memset(e->mem, 0xff, sizeof(e->mem));
 	if (o->file && !*o->file) {
 		*why = g_strdup("file= needs a path");
@@ -426,6 +478,7 @@ static struct i2c_chip *eeprom_create(const struct chip_options *o,
 	}
 	if (o->file) {
 		e->file = g_strdup(o->file);
+		e->fd = d->dev ? cusemu_device_param_fd(d->dev, o->file) : -1;
 		if (!eeprom_load(e, why))
 			goto fail;
 	}
@@ -662,7 +715,11 @@ GPtrArray *i2c_chips_new(const char *spec,
  * it read as root at start-up; a file not there yet is fine. */
 static bool eeprom_readable(const struct eeprom *e, char **why)
 {
-	int fd = open(e->file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	int fd;
+
+	if (e->fd >= 0)
+		return true;
+	fd = open(e->file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 
 	if (fd >= 0) {
 		close(fd);

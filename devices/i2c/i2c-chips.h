@@ -51,7 +51,12 @@ struct i2c_chip {
 };
 
 /* What the device keys give the chips that do not say for themselves. */
+struct cusemu_device;
+
 struct i2c_chip_defaults {
+	/* Whose files they are: an EEPROM's file handed over by the one who
+	 * added it is used through its descriptor; NULL: by path alone. */
+	const struct cusemu_device *dev;
 	const char *eeprom_file;	/* the first EEPROM's file, or "" */
 	int lm75_temp;			/* millidegrees Celsius */
 };

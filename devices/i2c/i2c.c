@@ -857,6 +857,7 @@ static int i2c_probe(struct cusemu_device *dev, char **why)
 {
 	const char *temp = cusemu_device_param_str(dev, "lm75_temp");
 	struct i2c_chip_defaults defaults = {
+		.dev = dev,
 		.eeprom_file = cusemu_device_param_str(dev, "eeprom_file"),
 	};
 	struct i2c_bus *bus;
@@ -947,9 +948,9 @@ static const struct cusemu_ioctl i2c_compat[] = {
 };
 
 static const struct cusemu_param i2c_params[] = {
-	{ .key = "chips", .type = CUSEMU_PARAM_STRING,
+	{ .key = "chips", .type = CUSEMU_PARAM_PATHS,
 	  .default_value = I2C_CHIPS_DEFAULT, .help = I2C_CHIPS_HELP },
-	{ .key = "eeprom_file", .type = CUSEMU_PARAM_PATH,
+	{ .key = "eeprom_file", .type = CUSEMU_PARAM_FILE,
 	  .default_value = "",
 	  .help = "file of the first EEPROM: 256 bytes, loaded at start, "
 		  "created erased if missing, saved (temp file and rename) "

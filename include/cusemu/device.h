@@ -175,6 +175,26 @@ enum cusemu_param_type {
 	 * a file or a node is of this type.
 	 */
 	CUSEMU_PARAM_PATH,
+	/*
+	 * A string of options that may name files inside it, as i2c's
+	 * chips= does (eeprom@0x50:file=PATH+lm75@0x48): options are
+	 * separated by '+', ':', ',' or ';', and each option file=PATH, or
+	 * NAME_file=PATH, names a file the model opens. Every such path is
+	 * held to the rules of CUSEMU_PARAM_PATH; a value without one is
+	 * anyone's. Every key whose value can hold a path is of this type.
+	 * A control client that is not root hands these files over, opened
+	 * with its own rights, and the model opens each path through
+	 * cusemu_device_param_fd() first.
+	 */
+	CUSEMU_PARAM_PATHS,
+	/*
+	 * A file the model opens through cusemu_device_param_fd() first, and
+	 * by its path only when that gives none: a control client that is
+	 * not root hands it over, opened for reading and writing with its
+	 * own rights (cusemuctl does so for keys named NAME_file). i2c's
+	 * eeprom_file= is one.
+	 */
+	CUSEMU_PARAM_FILE,
 };
 
 struct cusemu_param {
@@ -483,5 +503,15 @@ bool cusemu_device_param_bool(const struct cusemu_device *dev,
 			      const char *key);
 const char *cusemu_device_param_str(const struct cusemu_device *dev,
 				    const char *key);
+/*
+ * The file path, which a CUSEMU_PARAM_FILE or CUSEMU_PARAM_PATHS key of
+ * dev names, as whoever added the device opened it: a control client
+ * that is not root opens such files with its own rights and hands them
+ * over, and the model must then use this descriptor, never path itself
+ * (the daemon's rights reach more). A new descriptor, open for reading
+ * and writing, which the caller closes; -1 when none was handed over: the
+ * model opens path itself, as its giver (root, the configuration) meant.
+ */
+int cusemu_device_param_fd(const struct cusemu_device *dev, const char *path);
 
 #endif

@@ -30,7 +30,7 @@ static char **include_dirs, **defines, **given_args, **given_files;
 static char **pointee_args;
 static char **uapi_dirs;
 static char *cc_arg, *model_arg, *output_path;
-static gboolean json, emit, no_collisions, verbose, summary, version;
+static gboolean json, emit, no_collisions, verbose, summary, full, version;
 
 static const GOptionEntry entries[] = {
 	{ "include", 'I', 0, G_OPTION_ARG_FILENAME_ARRAY, &include_dirs,
@@ -49,6 +49,9 @@ static const GOptionEntry entries[] = {
 	  "Print one JSON array: an object per command", NULL },
 	{ "summary", 's', 0, G_OPTION_ARG_NONE, &summary,
 	  "One line per command, without its members", NULL },
+	{ "full", 0, 0, G_OPTION_ARG_NONE, &full,
+	  "With --model: each command's whole layout report, its members "
+	  "and findings, not one line", NULL },
 	{ "model", 'm', 0, G_OPTION_ARG_STRING, &model_arg,
 	  "Cross-check the tables of a device model, built in or a plugin",
 	  "NAME|FILE.so" },
@@ -195,6 +198,13 @@ static char *invocation(const struct command *c)
 			       c->nr_arg, c->payload_arg);
 }
 
+static void print_finding(GString *out, const struct finding *f)
+{
+	g_string_append_printf(out, "  %s%-19s %-20s %s\n",
+			       f->error ? "error: " : "",
+			       finding_kind_name(f->kind), f->member, f->detail);
+}
+
 static void print_command(GString *out, const struct command *c)
 {
 	g_autofree char *inv = invocation(c);
@@ -240,6 +250,13 @@ static void print_command(GString *out, const struct command *c)
 				       *why ? " (" : "", why, *why ? ")" : "",
 				       other->len ? " [" : "", other->str,
 				       other->len ? "]" : "");
+		/* What --model is run for: the tables' problems, in full. */
+		for (guint i = 0; model_arg && i < c->findings->len; i++) {
+			const struct finding *f = c->findings->pdata[i];
+
+			if (finding_kind_model(f->kind))
+				print_finding(out, f);
+		}
 		return;
 	}
 	g_string_append_printf(out, "\n%s  %s  (%s:%u)\n", c->name, inv,
@@ -295,14 +312,8 @@ static void print_command(GString *out, const struct command *c)
 			       : command_judged(c) ? "needs a translation"
 					     : "not judged: nothing tells its argument",
 			       *why ? " (" : "", why, *why ? ")" : "");
-	for (guint i = 0; i < c->findings->len; i++) {
-		const struct finding *f = c->findings->pdata[i];
-
-		g_string_append_printf(out, "  %s%-19s %-20s %s\n",
-				       f->error ? "error: " : "",
-				       finding_kind_name(f->kind), f->member,
-				       f->detail);
-	}
+	for (guint i = 0; i < c->findings->len; i++)
+		print_finding(out, c->findings->pdata[i]);
 }
 
 static void json_member_list(GString *out, const struct layout *l,
@@ -829,6 +840,15 @@ int main(int argc, char **argv)
 		return usage_error(ctx, "no header given");
 	if (output_path && !emit)
 		return usage_error(ctx, "--output is for --emit-compat");
+	if (full && !model_arg)
+		return usage_error(ctx, "--full is for --model: without it the "
+				   "whole layout report is what is printed");
+	if (full && summary)
+		return usage_error(ctx, "--full and --summary ask for the "
+				   "opposite: give one");
+	/* --model's report is about the tables: one line a command. */
+	if (model_arg && !full)
+		summary = TRUE;
 	if (pointee_args && !emit && !json)
 		return usage_error(ctx, "--pointee is for --emit-compat and "
 				   "--json");

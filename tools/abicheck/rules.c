@@ -181,10 +181,13 @@ static void check_layouts(struct command *c)
 		    !inside(l64, m, MEMBER_TIME))
 			finding_add(c, FINDING_LONG, label, false,
 				    "%s is %s: %" PRIu64 " bytes on x86_64, %"
-				    PRIu64 " on i386; use __u64 or __u32",
+				    PRIu64 " on i386; use %s",
 				    m->type, (m->flags & MEMBER_SIGNED) ? "long"
 						: "unsigned long",
-				    m->size, n->size);
+				    m->size, n->size,
+				    (m->flags & MEMBER_SIGNED)
+					    ? "__s64 or __s32"
+					    : "__u64 or __u32");
 		if (m->flags & MEMBER_POINTER)
 			finding_add(c, FINDING_POINTER, label, false,
 				    "%s: %" PRIu64 " bytes on x86_64, %" PRIu64

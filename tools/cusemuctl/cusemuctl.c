@@ -749,34 +749,41 @@ static void handed_clear(struct handed *files)
 }
 
 /*
- * record=PATH of an add's SPEC, opened here as a recording is (as this
- * user, no symbolic link on the way, made 0600 or a file of ours), and
- * handed over in order: the daemon writes into the file this user could,
- * never one it finds by the path with its own rights. The daemon empties
- * it once the device has started: a refused add leaves an existing file
- * as it was, and removes one made here.
+ * The files of an add's SPEC (cusemu_private_files_of_add: record=PATH,
+ * and the model's files, NAME_file=PATH and file=PATH inside a value),
+ * opened here with this user's rights (no symbolic link on the way, made
+ * 0600 or a file of ours) and handed over in that order: the daemon uses
+ * the files this user could, never one it finds by the path with its own
+ * rights. A recording is opened for appending and emptied by the daemon
+ * once the device has started; a model's file for reading and writing,
+ * as it is. A refused add leaves an existing file as it was, and removes
+ * one made here.
  */
 static gboolean open_records(const char *spec, struct handed *files)
 {
-	const char *colon = strchr(spec, ':');
-	g_auto(GStrv) pairs = colon ? g_strsplit(colon + 1, ",", -1) : NULL;
+	g_autoptr(GPtrArray) named = cusemu_private_files_of_add(spec);
 
-	for (guint i = 0; pairs && pairs[i]; i++) {
+	for (guint i = 0; i < named->len; i++) {
 		g_autoptr(GError) error = NULL;
-		const char *path;
+		const char *what = named->pdata[i];
+		bool record = what[0] == 'r';
+		const char *path = what + 1;
 		int fd;
 
-		if (!g_str_has_prefix(pairs[i], "record="))
-			continue;
-		path = pairs[i] + strlen("record=");
 		if (files->n == CUSEMU_CONTROL_MAX_FDS) {
-			fail("more than %d record= keys", CUSEMU_CONTROL_MAX_FDS);
+			fail("more than %d files named (record= and the "
+			     "model's files)",
+			     CUSEMU_CONTROL_MAX_FDS);
 			return FALSE;
 		}
-		fd = cusemu_private_file_open(path, CUSEMU_PRIVATE_KEEP,
+		fd = cusemu_private_file_open(path,
+					      record ? CUSEMU_PRIVATE_KEEP
+						     : CUSEMU_PRIVATE_MODEL,
 					      &files->made[files->n], &error);
 		if (fd < 0) {
-			fail("cannot record to %s: %s", path, error->message);
+			fail(record ? "cannot record to %s: %s"
+				    : "cannot open %s for the model: %s",
+			     path, error->message);
 			return FALSE;
 		}
 		files->paths[files->n] = g_strdup(path);
