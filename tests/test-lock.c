@@ -234,6 +234,33 @@ static void test_interrupt_ends_sleep(void)
 	cusemu_request_clear(&w.req);
 }
 
+/*
+ * What a call leaves held is let go down to what it began with: a lock
+ * taken before it keeps its holds, one it took goes.
+ */
+static void test_restore(void)
+{
+	struct cusemu_lock mine;
+	unsigned int mark, holds;
+
+	cusemu_lock_init(&mine);
+	cusemu_lock_acquire(&mine);
+	mark = cusemu_lock_held();
+	holds = cusemu_lock_holds();
+	g_assert_cmpuint(cusemu_lock_restore(mark, holds), ==, 0);
+	cusemu_lock_acquire(&mine);
+	cusemu_lock_kernel();
+	cusemu_lock_kernel();
+	g_assert_cmpuint(cusemu_lock_holds(), ==, holds + 3);
+	g_assert_cmpuint(cusemu_lock_restore(mark, holds), ==, 3);
+	g_assert_cmpuint(cusemu_kernel_lock_depth(), ==, 0);
+	g_assert_cmpuint(cusemu_lock_depth(&mine), ==, 1);
+	g_assert_cmpuint(cusemu_lock_held(), ==, mark);
+	cusemu_lock_release(&mine);
+	g_assert_cmpuint(cusemu_lock_held(), ==, 0);
+	cusemu_lock_clear(&mine);
+}
+
 struct racing_waiter {
 	struct cusemu_waiters *waiters;
 	GMutex *mutex;
@@ -314,6 +341,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/lock/interrupt-wakes-waiter",
 			test_interrupt_wakes_waiter);
 	g_test_add_func("/lock/interrupt-ends-sleep", test_interrupt_ends_sleep);
+	g_test_add_func("/lock/restore", test_restore);
 	g_test_add_func("/lock/session-end-races-waits",
 			test_session_end_races_waits);
 	return g_test_run();

@@ -109,6 +109,14 @@ static long buggy_locked_null(struct cusemu_device *dev,
 	return buggy_null_deref(dev->priv);
 }
 
+static long buggy_locked_return(struct cusemu_device *dev,
+				struct cusemu_file *file, unsigned int cmd,
+				unsigned long arg)
+{
+	cusemu_lock_kernel();
+	return 0;	/* where cusemu_unlock_kernel() should have been */
+}
+
 static long buggy_return(struct cusemu_device *dev, struct cusemu_file *file,
 			 unsigned int cmd, unsigned long arg)
 {
@@ -127,6 +135,7 @@ static const struct cusemu_ioctl buggy_native[] = {
 	CUSEMU_IOCTL_IOC(BUGGY_IOC_SPIN, buggy_spin),
 	CUSEMU_IOCTL_NONE(BUGGY_IOC_LOCKED_NULL, buggy_locked_null),
 	CUSEMU_IOCTL_IOC(BUGGY_IOC_RETURN, buggy_return),
+	CUSEMU_IOCTL_NONE(BUGGY_IOC_LOCKED_RETURN, buggy_locked_return),
 	CUSEMU_IOCTL_END
 };
 
