@@ -20,7 +20,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: buggy-client NODE [hold] OP [N]\n"
 			"OP: info, null, abort, div N, spin MS, locked-null, "
-			"return N, read\n");
+			"locked-return, log N, close-all, return N, read\n");
 	exit(2);
 }
 
@@ -82,6 +82,12 @@ int main(int argc, char **argv)
 		result(op, ioctl(fd, BUGGY_IOC_RETURN, &v));
 	} else if (!strcmp(op, "locked-null")) {
 		result(op, ioctl(fd, BUGGY_IOC_LOCKED_NULL));
+	} else if (!strcmp(op, "log")) {
+		result(op, ioctl(fd, BUGGY_IOC_LOG, &n));
+	} else if (!strcmp(op, "close-all")) {
+		result(op, ioctl(fd, BUGGY_IOC_CLOSE_ALL));
+	} else if (!strcmp(op, "locked-return")) {
+		result(op, ioctl(fd, BUGGY_IOC_LOCKED_RETURN));
 	} else if (!strcmp(op, "read")) {
 		result(op, read(fd, buf, sizeof(buf)));
 	} else {

@@ -32,6 +32,7 @@
 #include "pool.h"
 #include "proc.h"
 #include "proto.h"
+#include "ratelimit.h"
 #include "request.h"
 #include "self.h"
 #include "stats.h"
@@ -119,7 +120,10 @@ struct host {
 	bool sample_ready;
 	struct host_fault_msg sample;
 	GArray *modules;	/* struct host_module_msg */
+	/* Its log lines: a model in a loop must not fill the daemon's log. */
+	struct cusemu_ratelimit log_limit;
 	bool lockup_reported;
+	bool stop_said;		/* it is stopped, and we said so */
 	bool ended;		/* its end was handled: channels freed */
 	bool ending;		/* the devices to fence are taken */
 	bool done;		/* its end reported, its devices fenced */
@@ -1006,6 +1010,7 @@ static void host_free(struct host *h)
 	g_hash_table_unref(h->events);
 	g_array_unref(h->modules);
 	g_free(h->kill_report);
+	cusemu_ratelimit_clear(&h->log_limit);
 	g_cond_clear(&h->cond);
 	g_mutex_clear(&h->lock);
 	set_unref(h->set);
@@ -1028,6 +1033,7 @@ static struct host *host_start(struct cusemu_host_models *set, bool fresh,
 	h->ref = 1;
 	h->control = h->pidfd = -1;
 	h->exit_status = -1;
+	cusemu_ratelimit_init(&h->log_limit);
 	g_mutex_init(&h->lock);
 	g_cond_init(&h->cond);
 	h->set = set_ref(set);
@@ -2038,6 +2044,7 @@ static void on_event(struct host *h, struct host_event_msg *m)
 
 static void on_text(struct host *h, struct host_text_msg *m)
 {
+	char note[CUSEMU_RATELIMIT_NOTE];
 	struct cusemu_device *dev;
 
 	m->text[sizeof(m->text) - 1] = '\0';
@@ -2049,6 +2056,10 @@ static void on_text(struct host *h, struct host_text_msg *m)
 		}
 		return;
 	}
+	/* A burst, then a line now and then with the count held back, as
+	 * the kernel's printk_ratelimit(): one host's lines, all levels. */
+	if (!cusemu_ratelimit(&h->log_limit, note))
+		return;
 	/* Never G_LOG_LEVEL_ERROR: that would end the daemon. */
 	g_log(G_LOG_DOMAIN,
 	      m->level & (G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL)
@@ -2056,7 +2067,7 @@ static void on_text(struct host *h, struct host_text_msg *m)
 	      : m->level & G_LOG_LEVEL_WARNING ? G_LOG_LEVEL_WARNING
 	      : m->level & G_LOG_LEVEL_DEBUG   ? G_LOG_LEVEL_DEBUG
 					       : G_LOG_LEVEL_MESSAGE,
-	      "%s: %s", h->set->label, m->text);
+	      "%s: %s%s", h->set->label, m->text, note);
 }
 
 /* The objects of h, for libdw; names and descriptors borrowed. */
@@ -2497,8 +2508,43 @@ static bool blocked(struct host *h, struct channel *ch, gint64 now,
 }
 
 /*
+ * A stopped host (SIGSTOP, a terminal's stop, a tracer) runs no call:
+ * what its calls wait for is no soft lockup and no hung task, as the
+ * kernel counts neither for a stopped task. Said once per stop; the times
+ * of its calls start again, so that they count from when it goes on.
+ * Under h->lock.
+ */
+static bool host_stopped(struct host *h, gint64 now)
+{
+	int state = cusemu_proc_state(h->pid);
+
+	if (state != 'T' && state != 't') {
+		h->stop_said = false;
+		return false;
+	}
+	for (guint i = 0; i < h->channels->len; i++) {
+		struct channel *ch = h->channels->pdata[i];
+
+		if (ch) {
+			ch->since = now;
+			ch->cpu_since = 0;
+		}
+	}
+	if (!h->stop_said)
+		g_message("the model host of %s (pid %d) is stopped (%s): "
+			  "its calls wait until it goes on (SIGCONT), and "
+			  "are no soft lockup nor hung task; a caller that "
+			  "gives up is answered within a second",
+			  h->set->origin, (int)h->pid,
+			  state == 't' ? "by a tracer" : "SIGSTOP");
+	h->stop_said = true;
+	return true;
+}
+
+/*
  * A call that runs without sleeping beyond the soft-lockup threshold, or
- * is blocked beyond the hung-task threshold: into st.
+ * is blocked beyond the hung-task threshold, of a host that is not
+ * stopped: into st.
  */
 static bool find_stuck(struct host *h, gint64 now, struct stuck *st)
 {
@@ -2533,6 +2579,8 @@ static bool find_stuck(struct host *h, gint64 now, struct stuck *st)
 			found = lockup && st->us >= lockup &&
 				!h->lockup_reported;
 	}
+	if (found && host_stopped(h, now))
+		found = false;
 	g_mutex_unlock(&h->lock);
 	return found;
 }
@@ -2586,14 +2634,60 @@ static bool read_control(struct host *h)
 	return true;
 }
 
+/*
+ * Whether ch, polled for its hangup alone, is still h's channel and its
+ * host's end of it closed. Under h->lock, so that it is not freed.
+ */
+static bool hung_up(struct host *h, struct channel *ch, guint id)
+{
+	struct pollfd p;
+
+	if (id >= h->channels->len || h->channels->pdata[id] != ch)
+		return false;
+	p = (struct pollfd){ ch->sock, 0, 0 };
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR));
+}
+
+/*
+ * The host closed its end of a call channel while it runs: a model that
+ * closed every descriptor of its process (the calls go on over the shared
+ * memory, and its control socket stays open while a thread of its own
+ * waits on it). A host that dies closes them too: it is the end the
+ * control socket tells, with its fault or its status, unless the host is
+ * alive a moment later. Its fault, and the host is ended.
+ */
+static void channel_hung_up(struct host *h)
+{
+	char *why;
+
+	if (g_atomic_int_get(&h->dead) || readable(h->pidfd, 500) ||
+	    h->faulted)
+		return;
+	why = g_strdup_printf("the model host of %s (pid %d) closed its end "
+			      "of its call channels to the daemon, while it "
+			      "runs (a model that closes descriptors it was "
+			      "not given)",
+			      h->set->origin, (int)h->pid);
+	g_warning("%s; it is ended", why);
+	g_mutex_lock(&h->lock);
+	if (!h->kill_report)
+		h->kill_report = g_steal_pointer(&why);
+	g_mutex_unlock(&h->lock);
+	g_free(why);
+	kill_host(h);
+}
+
 static gpointer reader_main(gpointer data)
 {
 	struct host *h = data;
+	bool hung = false;	/* a hangup seen: not polled for again */
 
 	for (;;) {
 		struct pollfd p[1 + 64];
 		struct channel *ab[64];
+		guint ids[64];
 		unsigned int n = 1;
+		bool hangup = false;
 		struct stuck st;
 
 		p[0] = (struct pollfd){ h->control, POLLIN, 0 };
@@ -2601,19 +2695,37 @@ static gpointer reader_main(gpointer data)
 		for (guint i = 0; i < h->channels->len && n < G_N_ELEMENTS(p);
 		     i++) {
 			struct channel *ch = h->channels->pdata[i];
+			bool drain = ch && ch->abandoned && !ch->busy;
 
-			if (ch && ch->abandoned && !ch->busy) {
+			/* The others for their hangup alone. */
+			if (ch && (drain || !hung)) {
 				ab[n - 1] = ch;
-				p[n++] = (struct pollfd){ ch->sock, POLLIN, 0 };
+				ids[n - 1] = i;
+				p[n++] = (struct pollfd){ ch->sock,
+							  drain ? POLLIN : 0,
+							  0 };
 			}
 		}
 		g_mutex_unlock(&h->lock);
 		if (poll(p, n, 250) > 0) {
 			if (p[0].revents && !read_control(h))
 				break;
-			for (unsigned int i = 1; i < n; i++)
-				if (p[i].revents)
+			for (unsigned int i = 1; i < n; i++) {
+				if (!p[i].revents)
+					continue;
+				if (p[i].events) {
 					drain_abandoned(h, ab[i - 1]);
+					continue;
+				}
+				g_mutex_lock(&h->lock);
+				hangup = hangup ||
+					 hung_up(h, ab[i - 1], ids[i - 1]);
+				g_mutex_unlock(&h->lock);
+			}
+			if (hangup) {
+				hung = true;
+				channel_hung_up(h);
+			}
 		}
 		if (!find_stuck(h, g_get_monotonic_time(), &st))
 			continue;

@@ -340,6 +340,10 @@ static long run_call(struct host_channel *ch, const struct host_call_msg *c)
 	const struct cusemu_device_model *m;
 	size_t size;
 
+	/* What the daemon's thread holds for this call, whatever the last
+	 * one of the channel left: the daemon lets go of a lock a call left
+	 * held when the call ends. */
+	ch->lock_depth = shm->lock_depth;
 	if (c->slot == HOST_SLOT_PROBE)
 		return run_probe(shm, c);
 	d = find_dev(c->dev);

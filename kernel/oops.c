@@ -36,6 +36,7 @@
 #include "lock.h"
 #include "oops.h"
 #include "proc.h"
+#include "ratelimit.h"
 #include "request.h"
 
 /*
@@ -301,6 +302,7 @@ void cusemu_oops_enter(struct cusemu_oops_guard *g, struct cusemu_device *dev,
 	g->pid = pid;
 	g->signo = 0;
 	g->locks = cusemu_lock_held();
+	g->lock_holds = g->locks ? cusemu_lock_holds() : 0;
 	g->holds = cusemu_request_holds();
 	g->prev = s->guard;
 	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELAXED);
@@ -789,6 +791,56 @@ static void unblock(int signo)
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }
 
+/*
+ * A call that returns owing unlocks it did not owe when it began, as the
+ * kernel's lockdep_sys_exit() finds at a system call's end: the report
+ * (rate-limited: a client may repeat the call) and the locks let go.
+ */
+static void lock_left_held(const struct cusemu_oops_guard *g)
+{
+	static struct cusemu_ratelimit limit;
+	const void *ip = cusemu_big_lock.model_ip;
+	bool big = cusemu_lock_depth(&cusemu_big_lock) > 0;
+	char note[CUSEMU_RATELIMIT_NOTE], comm[32];
+	struct call_context c;
+	unsigned int let_go;
+	pid_t pid;
+	GString *r;
+
+	if (!big)
+		ip = NULL;
+	let_go = cusemu_lock_restore(g->locks, g->lock_holds);
+	if (!let_go || !cusemu_ratelimit(&limit, note))
+		return;
+	context_of(g, 0, my_slot->tid, &c);
+	pid = g->pid ? g->pid : my_slot->tid;
+	comm_of(pid, comm, sizeof(comm));
+	r = g_string_new(NULL);
+	g_string_append_printf(
+		r,
+		"================================================\n"
+		"WARNING: lock held when returning to user space!\n"
+		"------------------------------------------------\n"
+		"%s/%d is leaving the kernel with locks still held!\n"
+		"%u hold%s of %s by %s's %s:%s",
+		comm, (int)pid, let_go, let_go == 1 ? "" : "s",
+		big ? "the big lock (lock_kernel)" : "a dispatcher lock",
+		g->dev->model->name, cusemu_op_name(g->op),
+		ip ? "" : " taken in its model host");
+	if (ip) {
+		g_string_append(r, " taken at:");
+		cusemu_oops_append_where(r, ip);
+	}
+	g_string_append_c(r, '\n');
+	cusemu_oops_append_context(r, g->dev, &c.call);
+	g_string_append_printf(r, "The lock is let go: the call's result "
+				  "stands, and %s's other callers go on%s\n"
+				  "---[ end trace ]---",
+			       g->dev->name, note);
+	log_report(r->str);
+	g_string_free(r, TRUE);
+}
+
 bool cusemu_oops_leave(struct cusemu_oops_guard *g)
 {
 	struct slot *s = my_slot;
@@ -796,8 +848,13 @@ bool cusemu_oops_leave(struct cusemu_oops_guard *g)
 	int number;
 
 	__atomic_store_n(&s->guard, g->prev, __ATOMIC_RELEASE);
-	if (G_LIKELY(!g->signo))
+	if (G_LIKELY(!g->signo)) {
+		if (G_UNLIKELY(cusemu_lock_held() > g->locks ||
+			       (g->locks &&
+				cusemu_lock_holds() > g->lock_holds)))
+			lock_left_held(g);
 		return false;
+	}
 	unblock(g->signo);
 	/* What the call held through cusemu's API, so no one waits for it. */
 	cusemu_request_release_holds(g->holds);

@@ -49,6 +49,7 @@ struct cusemu_oops_guard {
 	struct cusemu_call *call;	/* an ioctl's, else NULL */
 	pid_t pid;			/* the caller, 0 if none */
 	unsigned int locks;		/* dispatcher locks held before */
+	unsigned int lock_holds;	/* and their depths, summed */
 	unsigned int holds;		/* and other holds (request.h) */
 	struct cusemu_oops_guard *prev;	/* an outer guard of the thread */
 	/* Set by the signal handler when the model faulted. */
@@ -84,6 +85,10 @@ void cusemu_oops_enter(struct cusemu_oops_guard *g, struct cusemu_device *dev,
  * Leave the guard. True when the model faulted inside it: what the call
  * held is let go, the report is logged and the device fenced (or, with
  * panic_on_oops, the daemon ends); the caller fails the call with EIO.
+ * A call that returned still holding a lock it took (cusemu_lock_kernel()
+ * without its unlock) gets the kernel's "lock held when returning to user
+ * space" report, and the lock is let go: its result stands, and the
+ * device's other callers go on.
  */
 bool cusemu_oops_leave(struct cusemu_oops_guard *g);
 

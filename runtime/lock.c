@@ -31,6 +31,7 @@ void cusemu_lock_init(struct cusemu_lock *lock)
 	g_mutex_init(&lock->mutex);
 	lock->owner = NULL;
 	lock->depth = 0;
+	lock->model_ip = NULL;
 }
 
 void cusemu_lock_clear(struct cusemu_lock *lock)
@@ -92,6 +93,7 @@ void cusemu_lock_release(struct cusemu_lock *lock)
 			break;
 		}
 	}
+	lock->model_ip = NULL;
 	g_atomic_pointer_set(&lock->owner, NULL);
 	g_mutex_unlock(&lock->mutex);
 }
@@ -111,12 +113,47 @@ void cusemu_lock_release_held(unsigned int mark)
 	}
 }
 
+unsigned int cusemu_lock_holds(void)
+{
+	unsigned int holds = 0;
+
+	for (unsigned int i = 0; i < held.n; i++)
+		holds += held.lock[i]->depth;
+	return holds;
+}
+
+unsigned int cusemu_lock_restore(unsigned int mark, unsigned int holds)
+{
+	unsigned int now = cusemu_lock_holds(), let_go = 0;
+
+	while (now > holds && held.n) {
+		struct cusemu_lock *lock = held.lock[held.n - 1];
+		unsigned int excess;
+
+		if (held.n <= mark) {
+			/* Taken before the call: it keeps a hold of it. */
+			excess = MIN(now - holds, lock->depth - 1);
+			if (!excess)
+				break;
+			lock->depth -= excess;
+		} else {
+			excess = lock->depth;
+			lock->depth = 1;
+			cusemu_lock_release(lock);
+		}
+		now -= excess;
+		let_go += excess;
+	}
+	return let_go;
+}
+
 void cusemu_lock_drop_all(struct cusemu_lock_dropped *d)
 {
 	d->n = held.n;
 	for (unsigned int i = held.n; i-- > 0;) {
 		d->lock[i] = held.lock[i];
 		d->depth[i] = held.lock[i]->depth;
+		d->model_ip[i] = held.lock[i]->model_ip;
 		held.lock[i]->depth = 1;
 		cusemu_lock_release(held.lock[i]);
 	}
@@ -127,12 +164,14 @@ void cusemu_lock_retake_all(const struct cusemu_lock_dropped *d)
 	for (unsigned int i = 0; i < d->n; i++) {
 		cusemu_lock_acquire(d->lock[i]);
 		d->lock[i]->depth = d->depth[i];
+		d->lock[i]->model_ip = d->model_ip[i];
 	}
 }
 
 void cusemu_lock_kernel(void)
 {
 	cusemu_lock_acquire(&cusemu_big_lock);
+	cusemu_big_lock.model_ip = __builtin_return_address(0);
 }
 
 void cusemu_unlock_kernel(void)

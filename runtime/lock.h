@@ -17,6 +17,9 @@ struct cusemu_lock {
 	gpointer owner;		/* the holding GThread, or NULL */
 	unsigned int depth;	/* changed by the owner only */
 	gint64 taken_at;	/* monotonic us, for the hold time */
+	/* Where a model last took it with cusemu_lock_kernel(), or NULL:
+	 * for the report of a lock a call leaves held. By the owner. */
+	const void *model_ip;
 };
 
 /* The one big lock, like the kernel's BKL. */
@@ -35,6 +38,16 @@ unsigned int cusemu_lock_depth(const struct cusemu_lock *lock);
 unsigned int cusemu_lock_held(void);
 void cusemu_lock_release_held(unsigned int mark);
 
+/*
+ * How many unlocks the current thread owes: the depths of the locks it
+ * holds, summed. A call ends owing what it owed when it began; the holds
+ * beyond that (locks taken after it held mark of them, and depth added to
+ * those it held already) are let go, innermost first. The number of
+ * holds let go.
+ */
+unsigned int cusemu_lock_holds(void);
+unsigned int cusemu_lock_restore(unsigned int mark, unsigned int holds);
+
 /* A handler holds at most the big lock and one device lock, or nests them. */
 #define CUSEMU_LOCK_MAX_HELD 8
 
@@ -43,6 +56,7 @@ struct cusemu_lock_dropped {
 	unsigned int n;
 	struct cusemu_lock *lock[CUSEMU_LOCK_MAX_HELD];
 	unsigned int depth[CUSEMU_LOCK_MAX_HELD];
+	const void *model_ip[CUSEMU_LOCK_MAX_HELD];
 };
 
 /* Let go of every lock the thread holds, for a sleep; then take them back

@@ -323,6 +323,31 @@ int64_t cusemu_proc_thread_cpu_ns(pid_t pid, pid_t tid)
 			    (guint64)G_MAXINT64);
 }
 
+int cusemu_proc_state(pid_t pid)
+{
+	char path[32], buf[512];
+	const char *end;
+	ssize_t n;
+	int fd;
+
+	if (pid <= 0)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -errno : -ENODATA;
+	buf[n] = '\0';
+	/* "PID (COMM) S ...": the name may hold any byte, ')' too. */
+	end = strrchr(buf, ')');
+	if (!end || end[1] != ' ' || !end[2])
+		return -ENODATA;
+	return (unsigned char)end[2];
+}
+
 void cusemu_proc_use_helper(int sock)
 {
 	helper.sock = sock;

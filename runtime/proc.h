@@ -29,6 +29,13 @@ int cusemu_proc_comm(pid_t pid, char *buf, size_t size);
  */
 int64_t cusemu_proc_thread_cpu_ns(pid_t pid, pid_t tid);
 
+/*
+ * The state of process PID as /proc/PID/stat gives it ('R', 'S', 'D', 'T'
+ * when stopped, 't' when stopped by a tracer, ...), or -errno. Read here:
+ * every process may read any stat.
+ */
+int cusemu_proc_state(pid_t pid);
+
 /* The descriptor of PID whose link in /proc/PID/fd is path, or -errno. */
 int cusemu_proc_fd_of(pid_t pid, const char *path);
 

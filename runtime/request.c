@@ -144,7 +144,8 @@ void cusemu_waiters_end(struct cusemu_waiters *waiters)
 	g_mutex_lock(&waiters->lock);
 	for (struct cusemu_wait_ctx *ctx = waiters->head; ctx; ctx = ctx->next) {
 		g_atomic_int_set(&ctx->interrupted, 1);
-		/* Linked only while waiting: cond is set and outlives us. */
+		/* Linked only while its cond is set, which outlives us;
+		 * the waiter unlinks under our lock before clearing it. */
 		g_cond_broadcast(ctx->cond);
 	}
 	g_mutex_unlock(&waiters->lock);
@@ -176,18 +177,33 @@ static void waiters_link(struct cusemu_wait_ctx *ctx, bool waiting)
 	g_mutex_unlock(&w->lock);
 }
 
-/*
- * What ctx's thread now waits on (NULL when done); set before the waiter
- * checks for a signal, cleared after its wait.
- */
-void cusemu_wait_ctx_waiting_on(struct cusemu_wait_ctx *ctx, GCond *cond,
-				GMutex *mutex)
+static void wait_ctx_set(struct cusemu_wait_ctx *ctx, GCond *cond,
+			 GMutex *mutex)
 {
 	g_mutex_lock(&ctx->lock);
 	ctx->cond = cond;
 	ctx->mutex = mutex;
 	g_mutex_unlock(&ctx->lock);
-	waiters_link(ctx, cond != NULL);
+}
+
+/*
+ * What ctx's thread now waits on (NULL when done); set before the waiter
+ * checks for a signal, cleared after its wait. A waiter is in the
+ * session's list only while its cond is set: linked after the cond is
+ * set, unlinked before it is cleared. Readers of one node share a cond,
+ * so one broadcast of the session's end wakes them all while it walks on
+ * to the next of them.
+ */
+void cusemu_wait_ctx_waiting_on(struct cusemu_wait_ctx *ctx, GCond *cond,
+				GMutex *mutex)
+{
+	if (cond) {
+		wait_ctx_set(ctx, cond, mutex);
+		waiters_link(ctx, true);
+	} else {
+		waiters_link(ctx, false);
+		wait_ctx_set(ctx, NULL, NULL);
+	}
 }
 
 /*

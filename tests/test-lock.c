@@ -234,6 +234,102 @@ static void test_interrupt_ends_sleep(void)
 	cusemu_request_clear(&w.req);
 }
 
+/*
+ * What a call leaves held is let go down to what it began with: a lock
+ * taken before it keeps its holds, one it took goes.
+ */
+static void test_restore(void)
+{
+	struct cusemu_lock mine;
+	unsigned int mark, holds;
+
+	cusemu_lock_init(&mine);
+	cusemu_lock_acquire(&mine);
+	mark = cusemu_lock_held();
+	holds = cusemu_lock_holds();
+	g_assert_cmpuint(cusemu_lock_restore(mark, holds), ==, 0);
+	cusemu_lock_acquire(&mine);
+	cusemu_lock_kernel();
+	cusemu_lock_kernel();
+	g_assert_cmpuint(cusemu_lock_holds(), ==, holds + 3);
+	g_assert_cmpuint(cusemu_lock_restore(mark, holds), ==, 3);
+	g_assert_cmpuint(cusemu_kernel_lock_depth(), ==, 0);
+	g_assert_cmpuint(cusemu_lock_depth(&mine), ==, 1);
+	g_assert_cmpuint(cusemu_lock_held(), ==, mark);
+	cusemu_lock_release(&mine);
+	g_assert_cmpuint(cusemu_lock_held(), ==, 0);
+	cusemu_lock_clear(&mine);
+}
+
+struct racing_waiter {
+	struct cusemu_waiters *waiters;
+	GMutex *mutex;
+	GCond *cond;
+	gint *stop;
+};
+
+/*
+ * Starts and ends waits as fast as it can, as readers of one node woken
+ * together by one broadcast do, each clearing what it waits on.
+ */
+static gpointer racing_waiter_thread(gpointer data)
+{
+	struct racing_waiter *r = data;
+	struct cusemu_request req;
+
+	cusemu_request_init(&req, r->waiters, NULL);
+	while (!g_atomic_int_get(r->stop)) {
+		cusemu_wait_ctx_waiting_on(&req.wait, r->cond, r->mutex);
+		cusemu_wait_ctx_waiting_on(&req.wait, NULL, NULL);
+	}
+	cusemu_request_clear(&req);
+	return NULL;
+}
+
+#define RACING_WAITERS 4
+
+static void session_end_races_waits(void)
+{
+	struct cusemu_waiters waiters;
+	struct racing_waiter r;
+	GThread *t[RACING_WAITERS];
+	GMutex mutex;
+	GCond cond;
+	gint stop = 0;
+	gint64 end = g_get_monotonic_time() + G_TIME_SPAN_SECOND;
+
+	cusemu_waiters_init(&waiters);
+	g_mutex_init(&mutex);
+	g_cond_init(&cond);
+	r = (struct racing_waiter){ &waiters, &mutex, &cond, &stop };
+	for (unsigned int i = 0; i < RACING_WAITERS; i++)
+		t[i] = g_thread_new("waiter", racing_waiter_thread, &r);
+	while (g_get_monotonic_time() < end)
+		cusemu_waiters_end(&waiters);
+	g_atomic_int_set(&stop, 1);
+	for (unsigned int i = 0; i < RACING_WAITERS; i++)
+		g_thread_join(t[i]);
+	g_assert_null(waiters.head);
+	cusemu_waiters_clear(&waiters);
+	g_mutex_clear(&mutex);
+	g_cond_clear(&cond);
+}
+
+/*
+ * The session's end walks its waiters while they wake and leave (SIGTERM
+ * with readers blocked on a node): every waiter it finds has something to
+ * wake. Run apart, as a failure is a crash.
+ */
+static void test_session_end_races_waits(void)
+{
+	if (g_test_subprocess()) {
+		session_end_races_waits();
+		return;
+	}
+	g_test_trap_subprocess(NULL, 30 * G_TIME_SPAN_SECOND, 0);
+	g_test_trap_assert_passed();
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -245,5 +341,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/lock/interrupt-wakes-waiter",
 			test_interrupt_wakes_waiter);
 	g_test_add_func("/lock/interrupt-ends-sleep", test_interrupt_ends_sleep);
+	g_test_add_func("/lock/restore", test_restore);
+	g_test_add_func("/lock/session-end-races-waits",
+			test_session_end_races_waits);
 	return g_test_run();
 }

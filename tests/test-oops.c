@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
+#include <unistd.h>
 
 #include <linux/types.h>
 
@@ -22,10 +23,13 @@
 
 #include "cusemu/sched.h"
 #include "cusemu/uaccess.h"
+#include "call.h"
 #include "device.h"
+#include "dispatch.h"
 #include "fake-kernel.h"
 #include "lock.h"
 #include "oops.h"
+#include "request.h"
 
 /* The log, kept for the checks. */
 static GString *logged;
@@ -588,6 +592,106 @@ static void test_forgotten_copy_to_user_by_hand(void)
 	fake_device_free(dev);
 }
 
+/* ---- a lock held when returning to user space */
+
+#define LEAK_LOCK _IO('K', 1)
+#define LEAK_NESTED _IO('K', 2)
+
+/* Returns holding the big lock: cusemu_lock_kernel() without its unlock. */
+static long leak_lock(struct cusemu_device *dev, struct cusemu_file *file,
+		      unsigned int cmd, unsigned long arg)
+{
+	cusemu_lock_kernel();
+	return 5;
+}
+
+/* Takes it twice and lets go once. */
+static long leak_nested(struct cusemu_device *dev, struct cusemu_file *file,
+			unsigned int cmd, unsigned long arg)
+{
+	cusemu_lock_kernel();
+	cusemu_lock_kernel();
+	cusemu_unlock_kernel();
+	return 6;
+}
+
+static const struct cusemu_ioctl leak_native[] = {
+	CUSEMU_IOCTL_IOC(LEAK_LOCK, leak_lock),
+	CUSEMU_IOCTL_IOC(LEAK_NESTED, leak_nested),
+	CUSEMU_IOCTL_END
+};
+
+static const struct cusemu_device_model leak_model = {
+	.name = "leak",
+	.node_prefix = "leak",
+	.native_table = leak_native,
+};
+
+/* cmd on dev under a guard, as the transport runs an ioctl. */
+static long guarded_ioctl(struct cusemu_device *dev, unsigned int cmd)
+{
+	struct cusemu_file file = { .dev = dev };
+	struct cusemu_oops_guard g;
+	struct cusemu_request req;
+	struct cusemu_call call;
+	volatile long ret = 0;
+
+	cusemu_call_init(&call, dev, &file, cmd, 0, false, getpid());
+	cusemu_request_init(&req, NULL, &call);
+	cusemu_request_set_current(&req);
+	cusemu_oops_enter(&g, dev, CUSEMU_OP_IOCTL, &call, getpid());
+	if (!cusemu_oops_setjmp(&g))
+		ret = cusemu_dispatch(&call);
+	if (cusemu_oops_leave(&g))
+		ret = -EIO;
+	cusemu_request_set_current(NULL);
+	cusemu_request_clear(&req);
+	return ret;
+}
+
+/*
+ * A handler that returns holding the big lock, on a device of a modern
+ * kernel (no lock around it) and of 2.6.10 (the lock's own hold around
+ * it, one more left): the call ends with its result and one report
+ * naming the device, the command and where the lock was taken, and the
+ * lock is free for another thread.
+ */
+static void test_lock_left_held(void)
+{
+	static const char *const specs[] = { "leak:name=leak0",
+					     "leak:name=leak1,kernel=2.6.10" };
+
+	for (unsigned int i = 0; i < G_N_ELEMENTS(specs); i++) {
+		g_autoptr(GError) error = NULL;
+		struct cusemu_device *dev =
+			fake_device_try(&leak_model, specs[i], &error);
+		unsigned int before = log_count("WARNING: lock held when "
+						"returning to user space!");
+		g_autofree char *device = NULL;
+
+		g_assert_no_error(error);
+		device = g_strdup_printf("Device: %s, model leak", dev->name);
+		g_assert_cmpint(guarded_ioctl(dev, LEAK_LOCK), ==, 5);
+		g_assert_cmpuint(cusemu_kernel_lock_depth(), ==, 0);
+		g_assert_cmpuint(cusemu_lock_held(), ==, 0);
+		g_assert_cmpint(GPOINTER_TO_INT(g_thread_join(g_thread_new(
+					"taker", take_big_lock, NULL))),
+				==, 1);
+		g_assert_cmpuint(log_count("WARNING: lock held when returning "
+					   "to user space!"),
+				 ==, before + 1);
+		g_assert_true(log_has(device));
+		g_assert_true(log_has("Call: ioctl LEAK_LOCK (0x00004b01)"));
+		g_assert_true(log_has("1 hold of the big lock (lock_kernel) by "
+				      "leak's ioctl: taken at: leak_lock+"));
+		g_assert_cmpint(guarded_ioctl(dev, LEAK_NESTED), ==, 6);
+		g_assert_cmpuint(cusemu_kernel_lock_depth(), ==, 0);
+		g_assert_true(log_has("Call: ioctl LEAK_NESTED (0x00004b02)"));
+		g_assert_false(cusemu_device_fenced(dev));
+		fake_device_free(dev);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int status;
@@ -609,6 +713,7 @@ int main(int argc, char **argv)
 			test_forgotten_copy_to_user);
 	g_test_add_func("/oops/forgotten-copy-to-user-by-hand",
 			test_forgotten_copy_to_user_by_hand);
+	g_test_add_func("/oops/lock-left-held", test_lock_left_held);
 	status = g_test_run();
 	cusemu_oops_shutdown();
 	return status;

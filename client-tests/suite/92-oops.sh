@@ -7,7 +7,8 @@
 # the rebuilt plugin (buggy-fixed.so moved into place) comes back with
 # cusemuctl reload, and a file opened before gets ENODEV. A handler's result
 # no reply can carry (-ERESTARTSYS, an errno above 511) still answers its
-# caller, in both ABIs.
+# caller, in both ABIs. A handler that returns holding the big lock gets
+# the kernel's report, and fioc under the same lock answers after it.
 # Sourced by client-tests/integration.
 
 oops_dir=$(mktemp -d /run/cusemu-oops.XXXXXX)
@@ -65,6 +66,12 @@ if wait_for 15 is_char_node /dev/bug0 && wait_for 5 is_char_node /dev/rtc-oops; 
 		check "... a call trace through the dispatcher" grep -q 'cusemu_dispatch+' "$work/report-$node"
 		check "... and says the device is fenced" grep -q "$node is fenced: every call on it fails with EIO" "$work/report-$node"
 	done
+	# Before the fault below fences bug2; the fault then needs the lock.
+	check "a 2.6.10 handler that returns holding the big lock answers" \
+		grep -q '^locked-return: 0' <("$buggy64" /dev/bug2 locked-return)
+	check "... with the report of a lock held when returning to user space" \
+		sh -c "grep -q '^cusemud: WARNING: lock held when returning to user space!' '$work/oops.log' &&
+			grep -q '^cusemud: Call: ioctl BUGGY_IOC_LOCKED_RETURN (0x00004208) from an x86_64 caller' '$work/oops.log'"
 	check "the big lock held by a faulting handler is let go (2.6.10)" \
 		grep -q '^locked-null: -1 EIO' <("$buggy64" /dev/bug2 locked-null)
 	for abi in 64 32; do

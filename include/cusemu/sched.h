@@ -97,7 +97,8 @@ void cusemu_timer_free(struct cusemu_timer *timer);
 
 #ifndef __KERNEL__
 /* lock_kernel()/unlock_kernel(): for drivers that take the big lock
- * themselves. Like the kernel's BKL, it is recursive per thread. The
+ * themselves. Like the kernel's BKL, it is recursive per thread. A call
+ * that returns still holding it is reported and the lock let go. The
  * kernel has had no big lock since 2.6.39: not portable. */
 void cusemu_lock_kernel(void);
 void cusemu_unlock_kernel(void);

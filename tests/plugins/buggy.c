@@ -9,7 +9,9 @@
 #include <assert.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "cusemu/log.h"
 #include "cusemu/plugin.h"
 #include "cusemu/sched.h"
 #include "cusemu/uaccess.h"
@@ -109,6 +111,37 @@ static long buggy_locked_null(struct cusemu_device *dev,
 	return buggy_null_deref(dev->priv);
 }
 
+static long buggy_locked_return(struct cusemu_device *dev,
+				struct cusemu_file *file, unsigned int cmd,
+				unsigned long arg)
+{
+	cusemu_lock_kernel();
+	return 0;	/* where cusemu_unlock_kernel() should have been */
+}
+
+static long buggy_log(struct cusemu_device *dev, struct cusemu_file *file,
+		      unsigned int cmd, unsigned long arg)
+{
+	__u32 n;
+
+	if (cusemu_get_user(n, arg))
+		return -EFAULT;
+	for (__u32 i = 0; i < n; i++)
+		cusemu_dev_info(dev, "line %u of %u", i + 1, n);
+	return 0;
+}
+
+/* What a model's library might do before it execs: the host's channels
+ * to the daemon go with the rest. */
+static long buggy_close_all(struct cusemu_device *dev,
+			    struct cusemu_file *file, unsigned int cmd,
+			    unsigned long arg)
+{
+	for (int fd = 0; fd < 4096; fd++)
+		close(fd);
+	return 0;
+}
+
 static long buggy_return(struct cusemu_device *dev, struct cusemu_file *file,
 			 unsigned int cmd, unsigned long arg)
 {
@@ -127,6 +160,9 @@ static const struct cusemu_ioctl buggy_native[] = {
 	CUSEMU_IOCTL_IOC(BUGGY_IOC_SPIN, buggy_spin),
 	CUSEMU_IOCTL_NONE(BUGGY_IOC_LOCKED_NULL, buggy_locked_null),
 	CUSEMU_IOCTL_IOC(BUGGY_IOC_RETURN, buggy_return),
+	CUSEMU_IOCTL_NONE(BUGGY_IOC_LOCKED_RETURN, buggy_locked_return),
+	CUSEMU_IOCTL_IOC(BUGGY_IOC_LOG, buggy_log),
+	CUSEMU_IOCTL_NONE(BUGGY_IOC_CLOSE_ALL, buggy_close_all),
 	CUSEMU_IOCTL_END
 };
 

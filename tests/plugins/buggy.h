@@ -29,5 +29,11 @@ struct buggy_info {
 /* Returns the value given, as a driver might: -ERESTARTSYS (-512), an
  * errno no reply can carry, anything. */
 #define BUGGY_IOC_RETURN _IOW('B', 7, __s32)
+/* Takes the big lock and returns 0 still holding it. */
+#define BUGGY_IOC_LOCKED_RETURN _IO('B', 8)
+/* Logs that many lines (of the device, at info level), then returns 0. */
+#define BUGGY_IOC_LOG _IOW('B', 9, __u32)
+/* Closes every descriptor of its process, then returns 0. */
+#define BUGGY_IOC_CLOSE_ALL _IO('B', 10)
 
 #endif
