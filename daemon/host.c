@@ -1297,11 +1297,29 @@ static struct host *host_for(struct cusemu_host_models *set,
 
 /* ---- channels */
 
+/*
+ * The shared memory of a channel, its size sealed: the host gets the
+ * descriptor, and a host that could shrink it would have the daemon's next
+ * access past the new end raise SIGBUS in the daemon. -1 on failure.
+ */
+static int channel_memory(void)
+{
+	int mem = memfd_create("cusemu-call", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	if (mem >= 0 && (ftruncate(mem, sizeof(struct host_shm)) ||
+			 fcntl(mem, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
+							F_SEAL_SEAL) < 0)) {
+		close(mem);
+		mem = -1;
+	}
+	return mem;
+}
+
 static struct channel *channel_new(struct host *h)
 {
 	struct channel *ch = g_new0(struct channel, 1);
 	struct host_channel_msg m = { .type = HOST_MSG_CHANNEL };
-	int sv[2] = { -1, -1 }, mem = memfd_create("cusemu-call", MFD_CLOEXEC);
+	int sv[2] = { -1, -1 }, mem = channel_memory();
 	int fds[2];
 
 	ch->host = h;

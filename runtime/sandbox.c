@@ -126,10 +126,17 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 	ALLOW(lseek, "fclose gives back what stdio read ahead (glib reading "
 		     "a /proc file); a reload reads the rebuilt plugin"),
 	ALLOW(memfd_create, "a reload copies the rebuilt plugin into a "
-			    "sealed memory file, which the loader maps"),
+			    "sealed memory file, which the loader maps; a "
+			    "model host's call channel gets its shared "
+			    "memory, its size sealed"),
 	ALLOW(newfstatat, "stdio sizes its buffers (fstat); lstat of the "
 			  "control socket at shutdown; lstat and fstat of "
-			  "the record= file of a device added at run time"),
+			  "the record= file of a device added at run time; "
+			  "an oops report opens only regular files of a "
+			  "model host's objects"),
+	ALLOW(fstatfs, "an oops report reads no object of a model host "
+		       "that is on a FUSE file system (this daemon's own "
+		       "mount, or a stalled one)"),
 	ALLOW(fallocate, "glib reserves an EEPROM file's size before writing "
 			 "it"),
 	ALLOW(fsync, "an EEPROM file is on disk before its rename"),
