@@ -968,6 +968,21 @@ static void host_unref(struct host *h)
 }
 
 /* A new host of set, one reference the caller's. */
+/*
+ * SIGKILL to a host. A root daemon's host runs as a uid of its own, which the
+ * daemon, without CAP_KILL, may not signal: its launcher (root) does, and
+ * answers nothing, so that no lock is needed to ask it.
+ */
+static void kill_pid(pid_t pid, int pidfd)
+{
+	struct host_reap_msg m = { .type = HOST_MSG_KILL, .pid = pid };
+	int launcher = g_atomic_int_get(&hosts.launcher);
+
+	if (syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) &&
+	    errno == EPERM && launcher >= 0)
+		host_send_fds(launcher, &m, sizeof(m), NULL, 0);
+}
+
 static struct host *host_start(struct cusemu_host_models *set, bool fresh,
 			       GError **error)
 {
@@ -1007,7 +1022,7 @@ static struct host *host_start(struct cusemu_host_models *set, bool fresh,
 
 fail:
 	if (h->pidfd >= 0) {
-		syscall(SYS_pidfd_send_signal, h->pidfd, SIGKILL, NULL, 0);
+		kill_pid(h->pid, h->pidfd);
 		reap(h->pid);
 	}
 	host_unref(h);
@@ -1022,7 +1037,7 @@ static void kill_host(struct host *h)
 	g_mutex_lock(&h->lock);
 	/* Once ended, its descriptors are closed and their numbers reused. */
 	if (!h->ended && h->pidfd >= 0)
-		syscall(SYS_pidfd_send_signal, h->pidfd, SIGKILL, NULL, 0);
+		kill_pid(h->pid, h->pidfd);
 	channels_wake(h);
 	g_mutex_unlock(&h->lock);
 }
@@ -1324,8 +1339,7 @@ static struct channel *channel_new(struct host *h)
 
 	ch->host = h;
 	ch->sock = -1;
-	if (mem < 0 || ftruncate(mem, sizeof(struct host_shm)) ||
-	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+	if (mem < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
 		goto fail;
 	ch->shm = mmap(NULL, sizeof(struct host_shm), PROT_READ | PROT_WRITE,
 		       MAP_SHARED, mem, 0);
