@@ -4,7 +4,8 @@
  * (tests/plugins/rogue.h), and what it returned, e.g. "size: 0 4096",
  * "null: -1 EIO". OP is size, pair N, null, double-free, heap, spin,
  * deadlock, block, exit, leak, fork, stack, scribble, forget, wait MS,
- * read, write or poll. With -t first, a second line gives the time OP took
+ * path ro|rw PATH (PATH opened in the model host), truncate MS, read, write
+ * or poll. With -t first, a second line gives the time OP took
  * and when it ended on CLOCK_MONOTONIC, both in ms ("took: 12 ms, ended:
  * 35127"), to compare with another caller's end. Built -m64 and -m32.
  */
@@ -92,6 +93,21 @@ static int run(int fd, const char *op, int argc, char **argv)
 		return result(op, ioctl(fd, ROGUE_IOC_WAIT,
 					argc > 3 ? strtoul(argv[3], NULL, 10)
 						 : 1000ul));
+	if (!strcmp(op, "path")) {
+		struct rogue_open o = { 0 };
+
+		if (argc < 5) {
+			fprintf(stderr, "usage: rogue-client NODE path ro|rw PATH\n");
+			return 2;
+		}
+		o.flags = strcmp(argv[3], "rw") ? O_RDONLY : O_RDWR;
+		snprintf(o.path, sizeof(o.path), "%s", argv[4]);
+		return result(op, ioctl(fd, ROGUE_IOC_OPEN, &o));
+	}
+	if (!strcmp(op, "truncate"))
+		return result(op, ioctl(fd, ROGUE_IOC_TRUNCATE,
+					argc > 3 ? strtoul(argv[3], NULL, 10)
+						 : 10000ul));
 	if (!strcmp(op, "read")) {
 		char buf[64] = "";
 		ssize_t n = read(fd, buf, sizeof(buf) - 1);

@@ -1024,6 +1024,21 @@ static void host_unref(struct host *h)
 }
 
 /* A new host of set, one reference the caller's. */
+/*
+ * SIGKILL to a host. A root daemon's host runs as a uid of its own, which the
+ * daemon, without CAP_KILL, may not signal: its launcher (root) does, and
+ * answers nothing, so that no lock is needed to ask it.
+ */
+static void kill_pid(pid_t pid, int pidfd)
+{
+	struct host_reap_msg m = { .type = HOST_MSG_KILL, .pid = pid };
+	int launcher = g_atomic_int_get(&hosts.launcher);
+
+	if (syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) &&
+	    errno == EPERM && launcher >= 0)
+		host_send_fds(launcher, &m, sizeof(m), NULL, 0);
+}
+
 static struct host *host_start(struct cusemu_host_models *set, bool fresh,
 			       GError **error)
 {
@@ -1064,7 +1079,7 @@ static struct host *host_start(struct cusemu_host_models *set, bool fresh,
 
 fail:
 	if (h->pidfd >= 0) {
-		syscall(SYS_pidfd_send_signal, h->pidfd, SIGKILL, NULL, 0);
+		kill_pid(h->pid, h->pidfd);
 		reap(h->pid);
 	}
 	host_unref(h);
@@ -1079,7 +1094,7 @@ static void kill_host(struct host *h)
 	g_mutex_lock(&h->lock);
 	/* Once ended, its descriptors are closed and their numbers reused. */
 	if (!h->ended && h->pidfd >= 0)
-		syscall(SYS_pidfd_send_signal, h->pidfd, SIGKILL, NULL, 0);
+		kill_pid(h->pid, h->pidfd);
 	channels_wake(h);
 	g_mutex_unlock(&h->lock);
 }
@@ -1354,17 +1369,34 @@ static struct host *host_for(struct cusemu_host_models *set,
 
 /* ---- channels */
 
+/*
+ * The shared memory of a channel, its size sealed: the host gets the
+ * descriptor, and a host that could shrink it would have the daemon's next
+ * access past the new end raise SIGBUS in the daemon. -1 on failure.
+ */
+static int channel_memory(void)
+{
+	int mem = memfd_create("cusemu-call", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	if (mem >= 0 && (ftruncate(mem, sizeof(struct host_shm)) ||
+			 fcntl(mem, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
+							F_SEAL_SEAL) < 0)) {
+		close(mem);
+		mem = -1;
+	}
+	return mem;
+}
+
 static struct channel *channel_new(struct host *h)
 {
 	struct channel *ch = g_new0(struct channel, 1);
 	struct host_channel_msg m = { .type = HOST_MSG_CHANNEL };
-	int sv[2] = { -1, -1 }, mem = memfd_create("cusemu-call", MFD_CLOEXEC);
+	int sv[2] = { -1, -1 }, mem = channel_memory();
 	int fds[2];
 
 	ch->host = h;
 	ch->sock = -1;
-	if (mem < 0 || ftruncate(mem, sizeof(struct host_shm)) ||
-	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+	if (mem < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
 		goto fail;
 	ch->shm = mmap(NULL, sizeof(struct host_shm), PROT_READ | PROT_WRITE,
 		       MAP_SHARED, mem, 0);

@@ -1915,6 +1915,10 @@ int main(int argc, char **argv)
 	 * as C writes them, in logs and in the control socket's JSON. */
 	setlocale(LC_ALL, "");
 	setlocale(LC_NUMERIC, "C");
+	/* First: no process of its user (a model host's) may reach its
+	 * memory or descriptors through /proc, nor those of the children it
+	 * forks (the /proc helper, the FUSE unmounter). */
+	cusemu_sandbox_undumpable();
 	g_log_set_writer_func(log_writer, NULL, NULL);
 	/* What the daemon adds to the devices the kernel's part makes. */
 	cusemu_plugin_register();

@@ -114,8 +114,11 @@ static void launch(int sock, const char *self, const struct host_launch_msg *l,
 
 static int launcher_main(int sock)
 {
-	g_autofree char *self = g_file_read_link("/proc/self/exe", NULL);
+	g_autofree char *self = NULL;
 
+	/* The exec made it dumpable: its hosts may be of its user. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	self = g_file_read_link("/proc/self/exe", NULL);
 	/* Its hosts start in this process group, away from the terminal's. */
 	setsid();
 	signal(SIGPIPE, SIG_IGN);
@@ -152,6 +155,15 @@ static int launcher_main(int sock)
 			m.reap.type = HOST_MSG_REAPED;
 			m.reap.status = status;
 			host_send_fds(sock, &m.reap, sizeof(m.reap), NULL, 0);
+		} else if (n == sizeof(m.reap) && m.type == HOST_MSG_KILL) {
+			siginfo_t si = { 0 };
+
+			/* A host of its own, not yet reaped: its pid is not
+			 * another process's. */
+			if (m.reap.pid > 0 &&
+			    !waitid(P_PID, (id_t)m.reap.pid, &si,
+				    WEXITED | WNOHANG | WNOWAIT))
+				kill(m.reap.pid, SIGKILL);
 		}
 		for (int i = 0; i < 2; i++)
 			if (fds[i] >= 0)

@@ -51,6 +51,10 @@ enum host_msg_type {
 	/* daemon -> launcher: reap a host that ended; -> its wait status */
 	HOST_MSG_REAP,
 	HOST_MSG_REAPED,
+	/* daemon -> launcher: SIGKILL to a host it has not reaped, which the
+	 * daemon cannot signal itself when it runs as another uid; no
+	 * answer */
+	HOST_MSG_KILL,
 
 	/* host -> daemon, control socket, at start */
 	HOST_MSG_HELLO = 16,

@@ -22,6 +22,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,6 +52,11 @@
 #define SAMPLE_WAIT_MS 500
 /* An oops under panic_on_oops ends the daemon with this status. */
 #define PANIC_STATUS 3
+/* The largest object file of another process that a report reads. */
+#define REMOTE_OBJECT_MAX (512u << 20)
+#ifndef FUSE_SUPER_MAGIC
+#define FUSE_SUPER_MAGIC 0x65735546
+#endif
 
 /*
  * What a lockup report says of the call a guard serves, copied out of it:
@@ -514,15 +521,58 @@ struct remote_objects {
 	int n;
 };
 
+/* A regular file of at most REMOTE_OBJECT_MAX bytes, not on a FUSE file
+ * system. */
+static bool remote_object_file(int fd)
+{
+	struct statfs fs;
+	struct stat st;
+
+	return !fstat(fd, &st) && S_ISREG(st.st_mode) &&
+	       st.st_size <= (off_t)REMOTE_OBJECT_MAX && !fstatfs(fd, &fs) &&
+	       fs.f_type != FUSE_SUPER_MAGIC;
+}
+
+/*
+ * An object another process named by its path (a model host's link map),
+ * for libdw, which would open anything: a FIFO blocks the open for ever, a
+ * device's open acts (a watchdog starts), a FUSE file is a request to a
+ * server that may be this daemon, a file without end is read for ever.
+ * O_PATH opens none of them; what it found is looked at, and only a
+ * regular file is opened, through that descriptor (so not what a rename
+ * put at the path since), without blocking. -1 when it is not one.
+ */
+static int open_remote_object(const char *path)
+{
+	char again[32];
+	int at = open(path, O_PATH | O_CLOEXEC), fd = -1;
+
+	if (at < 0)
+		return -1;
+	if (remote_object_file(at)) {
+		snprintf(again, sizeof(again), "/proc/self/fd/%d", at);
+		fd = open(again, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (fd >= 0 && !remote_object_file(fd)) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	close(at);
+	return fd;
+}
+
 static void report_remote(Dwfl *dwfl, const struct remote_objects *r)
 {
 	for (int i = 0; i < r->n; i++) {
 		const struct cusemu_oops_module *m = &r->mods[i];
-		int fd = m->fd >= 0 ? fcntl(m->fd, F_DUPFD_CLOEXEC, 0) : -1;
+		int fd = m->fd >= 0 ? fcntl(m->fd, F_DUPFD_CLOEXEC, 0)
+				    : open_remote_object(m->path);
 
+		/* Without a file, its frames are addresses. */
+		if (fd < 0)
+			continue;
 		if (!dwfl_report_elf(dwfl, m->name, m->path, fd, m->base,
-				     true) &&
-		    fd >= 0)
+				     true))
 			close(fd);
 	}
 }

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <linux/seccomp.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -85,7 +86,9 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 	ALLOW(exit_group, "the daemon exits"),
 	ALLOW(getpid, "abort() and syslog's LOG_PID"),
 	ALLOW_IF_OWN_PID(tgkill, "abort() raises SIGABRT in its own thread, "
-				 "so a failed assertion still leaves a core; "
+				 "so a failed assertion still leaves a core "
+				 "(where fs.suid_dumpable=2 lets a process "
+				 "that is not dumpable leave one); "
 				 "the watchdog asks a stuck or hung thread for "
 				 "its backtrace; only the daemon's own "
 				 "threads"),
@@ -126,10 +129,17 @@ const struct cusemu_syscall_rule cusemu_sandbox_rules[] = {
 	ALLOW(lseek, "fclose gives back what stdio read ahead (glib reading "
 		     "a /proc file); a reload reads the rebuilt plugin"),
 	ALLOW(memfd_create, "a reload copies the rebuilt plugin into a "
-			    "sealed memory file, which the loader maps"),
+			    "sealed memory file, which the loader maps; a "
+			    "model host's call channel gets its shared "
+			    "memory, its size sealed"),
 	ALLOW(newfstatat, "stdio sizes its buffers (fstat); lstat of the "
 			  "control socket at shutdown; lstat and fstat of "
-			  "the record= file of a device added at run time"),
+			  "the record= file of a device added at run time; "
+			  "an oops report opens only regular files of a "
+			  "model host's objects"),
+	ALLOW(fstatfs, "an oops report reads no object of a model host "
+		       "that is on a FUSE file system (this daemon's own "
+		       "mount, or a stalled one)"),
 	ALLOW(fallocate, "glib reserves an EEPROM file's size before writing "
 			 "it"),
 	ALLOW(fsync, "an EEPROM file is on disk before its rename"),
@@ -641,7 +651,16 @@ static gboolean switch_user(const struct cusemu_sandbox *sb, GError **error)
 			    (unsigned int)sb->gid, g_strerror(errno));
 		return FALSE;
 	}
+	/* The switch set it to fs.suid_dumpable, which may be 1. */
+	cusemu_sandbox_undumpable();
 	return check_every_thread(error);
+}
+
+/* ---- dumpable */
+
+void cusemu_sandbox_undumpable(void)
+{
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 }
 
 /* ---- the system call filter */
@@ -956,6 +975,91 @@ gboolean cusemu_sandbox_apply(struct cusemu_sandbox *sb, GError **error)
 
 /* ---- a model host */
 
+/*
+ * A root daemon's host runs as a uid and gid of its own, which no account
+ * and no other process has: this base plus its pid (pids stay below 2^22).
+ */
+#define HOST_OWN_ID 0x7f000000u
+
+/* Whether id is one of this user namespace's (map: "uid_map" or
+ * "gid_map"); a namespace of a user's (cusemu-run's) maps only a few. */
+static bool id_mapped(const char *map, unsigned int id)
+{
+	g_autofree char *path = g_strdup_printf("/proc/self/%s", map);
+	g_autofree char *text = NULL;
+	g_auto(GStrv) lines = NULL;
+
+	if (!g_file_get_contents(path, &text, NULL, NULL))
+		return false;
+	lines = g_strsplit(text, "\n", -1);
+	for (char **l = lines; *l; l++) {
+		unsigned long inside, outside, count;
+
+		if (sscanf(*l, "%lu %lu %lu", &inside, &outside, &count) == 3 &&
+		    id >= inside && id - inside < count)
+			return true;
+	}
+	return false;
+}
+
+/* Where the real node is bound over the empty file in the host's /dev. */
+static int bind_node(int from, const char *to)
+{
+	char path[32];
+	int fd = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", from);
+	return mount(path, to, NULL, MS_BIND, NULL) ? -errno : 0;
+}
+
+/*
+ * A root launcher's host gets a mount namespace of its own, with a /dev
+ * that holds the harmless nodes alone (no /dev/cuse, /dev/fuse, disk or
+ * other device: it makes no node and reaches no driver), read-only, and a
+ * /proc that shows only the processes the host may look at
+ * (hidepid=invisible): neither the daemon nor its launcher. 0 or -errno:
+ * without CAP_SYS_ADMIN (as under cusemud.service) or where namespaces are
+ * refused, the host goes on in the daemon's, which its uid keeps it from.
+ */
+static int private_mounts(void)
+{
+	static const char *const nodes[] = { "/dev/null", "/dev/zero",
+					     "/dev/full", "/dev/random",
+					     "/dev/urandom" };
+	int from[G_N_ELEMENTS(nodes)], err = 0;
+
+	if (unshare(CLONE_NEWNS))
+		return -errno;
+	/* Nothing mounted below may reach the daemon's namespace: before
+	 * that is sure, nothing is mounted. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		return -errno;
+	for (size_t i = 0; i < G_N_ELEMENTS(nodes); i++)
+		from[i] = open(nodes[i], O_PATH | O_CLOEXEC);
+	if (mount("tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  "mode=0755,size=16k,nr_inodes=16"))
+		err = -errno;
+	for (size_t i = 0; i < G_N_ELEMENTS(nodes); i++) {
+		if (!err && from[i] >= 0)
+			err = bind_node(from[i], nodes[i]);
+		if (from[i] >= 0)
+			close(from[i]);
+	}
+	if (!err && mount(NULL, "/dev", NULL,
+			  MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID |
+				  MS_NODEV | MS_NOEXEC,
+			  NULL))
+		err = -errno;
+	if (!err && mount("proc", "/proc", "proc",
+			  MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			  "hidepid=invisible"))
+		err = -errno;
+	return err;
+}
+
 gboolean cusemu_sandbox_seal_host(const struct cusemu_host_seal *seal,
 				  GError **error)
 {
@@ -965,7 +1069,11 @@ gboolean cusemu_sandbox_seal_host(const struct cusemu_host_seal *seal,
 	uint32_t off_list = seal->seccomp == CUSEMU_SECCOMP_ENFORCE
 				    ? SCMP_ACT_TRAP
 				    : SCMP_ACT_LOG;
-	bool switching = seal->uid != geteuid();
+	uid_t uid = seal->uid;
+	gid_t gid = seal->gid;
+	unsigned int n_groups = seal->n_groups;
+	pid_t launcher = getppid();
+	bool switching;
 	unsigned int allowed = 0;
 	int err;
 
@@ -978,6 +1086,19 @@ gboolean cusemu_sandbox_seal_host(const struct cusemu_host_seal *seal,
 				  "is host_memory= too low?");
 	caps.last_cap = find_last_cap();
 	caps.privileged = geteuid() == 0;
+	/* Root's files, nodes and processes (the daemon) are not a host's. */
+	if (caps.privileged && uid == 0 &&
+	    id_mapped("uid_map", HOST_OWN_ID + (unsigned int)getpid()) &&
+	    id_mapped("gid_map", HOST_OWN_ID + (unsigned int)getpid())) {
+		uid = (uid_t)(HOST_OWN_ID + (unsigned int)getpid());
+		gid = (gid_t)uid;
+		n_groups = 0;
+	}
+	switching = uid != geteuid();
+	/* Where it cannot, it goes on in the daemon's (no log line: the
+	 * daemon reads nothing before the host's hello). */
+	if (caps.privileged)
+		(void)private_mounts();
 	caps.keep = switching ? (1ull << CAP_SETUID) | (1ull << CAP_SETGID)
 			      : 0;
 	err = drop_own_caps();
@@ -985,14 +1106,19 @@ gboolean cusemu_sandbox_seal_host(const struct cusemu_host_seal *seal,
 		return fail_errno(error, -err, "cannot drop capabilities",
 				  "the launcher runs as root");
 	if (switching &&
-	    (setgroups(seal->n_groups, seal->groups) ||
-	     setresgid(seal->gid, seal->gid, seal->gid) ||
-	     setresuid(seal->uid, seal->uid, seal->uid)))
-		return fail_errno(error, errno, "cannot switch to the daemon's "
-				  "user", "the launcher runs as root");
+	    (setgroups(n_groups, seal->groups) ||
+	     setresgid(gid, gid, gid) || setresuid(uid, uid, uid)))
+		return fail_errno(error, errno, "cannot switch to its user",
+				  "the launcher runs as root");
 	/* The switch made it undumpable: /proc/self/fd, where the plugin's
 	 * image is, would be root's. */
 	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+	/* ... and cleared its parent-death signal: it dies with the
+	 * launcher, as before. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (getppid() != launcher)
+		return fail_errno(error, ESRCH, "its launcher ended",
+				  "the daemon is gone");
 	if (seal->seccomp == CUSEMU_SECCOMP_OFF)
 		return TRUE;
 	err = load_rules_as(off_list, cusemu_sandbox_host_rules, false,

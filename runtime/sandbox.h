@@ -100,7 +100,9 @@ void cusemu_sandbox_unmounter_clear(struct cusemu_unmounter_seal *seal);
 /*
  * What a model host (cusemu-host) gives up before it loads a plugin: its
  * address space bounded (RLIMIT_AS, 0 for no bound), every capability and
- * root for the daemon's user, no_new_privs, and a seccomp filter of its own
+ * root for the daemon's user (a root daemon's host: for a uid of its own,
+ * in a mount namespace of its own where it can), no_new_privs, and a
+ * seccomp filter of its own
  * (cusemu_sandbox_host_rules) as the daemon's seccomp mode says; enforced,
  * a call off the list raises SIGSYS, which the host reports as a fault.
  */
@@ -115,6 +117,10 @@ struct cusemu_host_seal {
 
 gboolean cusemu_sandbox_seal_host(const struct cusemu_host_seal *seal,
 				  GError **error);
+
+/* The process no longer dumpable: no other process of its user (a model
+ * host) may open its /proc/PID/mem or fd/, nor ptrace it. */
+void cusemu_sandbox_undumpable(void);
 
 /* One line on what the daemon runs with, for the log and cusemuctl list. */
 void cusemu_sandbox_describe(const struct cusemu_sandbox *sb, GString *out);

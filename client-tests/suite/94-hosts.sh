@@ -236,6 +236,20 @@ if wait_for 15 is_char_node /dev/rogue-h0 && wait_for 5 is_char_node /dev/rtc-ho
 	launcher=$(pgrep -P "$daemon_pid" -f '^cusemu-host --launcher' | head -1)
 	host=$([ -z "$launcher" ] || pgrep -P "$launcher" -f '^cusemu-host: rogue.so' | head -1)
 	[ -n "$host" ] && ok "the model host runs: pid $host" || not_ok "a model host runs"
+	# What the host of a root daemon reaches: a uid of its own, no
+	# /proc of the daemon, no /dev/cuse to make nodes with.
+	uid=$(awk '/^Uid:/ { print $2 }' "/proc/$host/status" 2>/dev/null)
+	[ -n "$uid" ] && [ "$uid" != 0 ] && ok "the model host runs as a uid of its own: $uid" ||
+		not_ok "the model host runs as a uid of its own (uid '$uid')"
+	for what in "64 rw /proc/$daemon_pid/mem" "64 ro /proc/$daemon_pid/fd/1" \
+		"64 rw /dev/cuse" "32 rw /dev/cuse" "64 rw /dev/fuse"; do
+		read -r abi mode path <<<"$what"
+		out=$(hosts_rogue "$abi" /dev/rogue-h0 path "$mode" "$path")
+		case "$out" in
+		"path: -1 "*) ok "$abi-bit: the host cannot open $path: ${out#path: -1 }" ;;
+		*) not_ok "$abi-bit: the host cannot open $path (got: $out)" ;;
+		esac
+	done
 
 	rm -f "$work/hosts.stop" "$work/hosts.ok" "$work/hosts.fail"
 	: >"$work/hosts.fail"

@@ -3,15 +3,25 @@
  * rogue: a model whose commands do what no model host may let reach the
  * daemon (a NULL dereference, a double free, a corrupted heap, a spin, a
  * deadlock, a wait never woken, exit(), a leak, fork(), a stack
- * overflow, garbage over its host's call channels), beside ordinary ones (an _IOR size, an _IOWR, read, write and
+ * overflow, garbage over its host's call channels, a truncated channel,
+ * an open of what a host must not reach, a library named by a path that is
+ * no file), beside ordinary ones (an _IOR size, an _IOWR, read, write and
  * poll) and ones the daemon reports without ending the host (an _IOR that
  * writes nothing, a long wait). Loaded as a plugin by the model host
  * tests.
  */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cusemu/plugin.h"
@@ -203,6 +213,145 @@ static long rogue_scribble(struct cusemu_device *dev, struct cusemu_file *file,
 	return -EINTR;
 }
 
+static long rogue_open(struct cusemu_device *dev, struct cusemu_file *file,
+		       unsigned int cmd, unsigned long arg)
+{
+	struct rogue_open o;
+	int fd;
+
+	if (cusemu_copy_from_user(&o, arg, sizeof(o)))
+		return -EFAULT;
+	o.path[sizeof(o.path) - 1] = '\0';
+	fd = open(o.path, (o.flags == O_RDWR ? O_RDWR : O_RDONLY) |
+				  O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+/*
+ * The host's main thread takes the channels the daemon sends on the
+ * control socket (descriptor 3). Parked in a signal handler, it leaves the
+ * next message to rogue_truncate(), which peeks at it: the peek gives it
+ * copies of the descriptors and leaves the message for the main thread.
+ */
+static int rogue_parked, rogue_release;
+
+static void rogue_park(int sig)
+{
+	__atomic_store_n(&rogue_parked, 1, __ATOMIC_SEQ_CST);
+	while (!__atomic_load_n(&rogue_release, __ATOMIC_SEQ_CST))
+		poll(NULL, 0, 5);
+	__atomic_store_n(&rogue_parked, 0, __ATOMIC_SEQ_CST);
+}
+
+static bool rogue_park_main(bool park)
+{
+	__atomic_store_n(&rogue_release, !park, __ATOMIC_SEQ_CST);
+	if (park)
+		syscall(SYS_tgkill, getpid(), getpid(), SIGUSR2);
+	for (int i = 0; i < 400; i++) {
+		if (__atomic_load_n(&rogue_parked, __ATOMIC_SEQ_CST) == park)
+			return true;
+		poll(NULL, 0, 5);
+	}
+	return false;
+}
+
+/* Each memfd among the descriptors of the next message truncated: 0,
+ * -errno, or 1 when the message brought none. */
+static long rogue_truncate_next(void)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(4 * sizeof(int))];
+	} u;
+	char data[4096];
+	struct iovec iov = { data, sizeof(data) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = u.buf,
+			     .msg_controllen = sizeof(u.buf) };
+	long ret = 1;
+
+	if (recvmsg(3, &mh, MSG_PEEK | MSG_DONTWAIT | MSG_CMSG_CLOEXEC) < 0)
+		return -errno;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c;
+	     c = CMSG_NXTHDR(&mh, c)) {
+		const int *fds = (const int *)CMSG_DATA(c);
+		size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			struct stat st;
+
+			if (!fstat(fds[i], &st) && S_ISREG(st.st_mode))
+				ret = ftruncate(fds[i], 0) ? -errno : 0;
+			close(fds[i]);
+		}
+	}
+	return ret;
+}
+
+static long rogue_truncate(struct cusemu_device *dev, struct cusemu_file *file,
+			   unsigned int cmd, unsigned long arg)
+{
+	struct sigaction sa = { .sa_handler = rogue_park,
+				.sa_flags = SA_RESTART };
+	gint64 end = g_get_monotonic_time() + (gint64)MIN(arg, 60000ul) * 1000;
+	long ret = -ETIMEDOUT;
+
+	sigaction(SIGUSR2, &sa, NULL);
+	if (!rogue_park_main(true))
+		return -EAGAIN;
+	while (ret == -ETIMEDOUT && !cusemu_signal_pending()) {
+		struct pollfd p = { 3, POLLIN, 0 };
+		gint64 left = end - g_get_monotonic_time();
+
+		if (left <= 0)
+			break;
+		if (poll(&p, 1, (int)MIN(left / 1000 + 1, 100)) <= 0)
+			continue;
+		ret = rogue_truncate_next();
+		if (ret == 1) {
+			/* Not a channel: the main thread takes it. */
+			ret = -ETIMEDOUT;
+			if (!rogue_park_main(false) || !rogue_park_main(true))
+				return -EAGAIN;
+		}
+	}
+	rogue_park_main(false);
+	return ret;
+}
+
+/*
+ * With ROGUE_LINK_NAME set, the object loaded last before the plugin in a
+ * model host is named by that path in the host's link map, which the host
+ * sends the daemon for its reports.
+ */
+static char rogue_link_name[256];
+
+__attribute__((constructor)) static void rogue_rename_object(void)
+{
+	const char *path = getenv("ROGUE_LINK_NAME");
+	struct link_map *map = NULL;
+
+	if (!path || !*path ||
+	    strncmp(program_invocation_short_name, "cusemu-host", 11) ||
+	    !dladdr1((void *)rogue_rename_object, &(Dl_info){ 0 },
+		     (void **)&map, RTLD_DL_LINKMAP) ||
+	    !map)
+		return;
+	for (struct link_map *l = map->l_prev; l; l = l->l_prev)
+		if (l->l_name && l->l_name[0] == '/') {
+			g_strlcpy(rogue_link_name, path,
+				  sizeof(rogue_link_name));
+			l->l_name = rogue_link_name;
+			return;
+		}
+}
+
 static const struct cusemu_ioctl rogue_native[] = {
 	CUSEMU_IOCTL_IOC(ROGUE_IOC_GET_SIZE, rogue_get_size),
 	CUSEMU_IOCTL_IOC(ROGUE_IOC_PAIR, rogue_pair),
@@ -219,6 +368,8 @@ static const struct cusemu_ioctl rogue_native[] = {
 	CUSEMU_IOCTL_IOC(ROGUE_IOC_FORGET, rogue_forget),
 	CUSEMU_IOCTL_NONE(ROGUE_IOC_WAIT, rogue_wait),
 	CUSEMU_IOCTL_NONE(ROGUE_IOC_SCRIBBLE, rogue_scribble),
+	CUSEMU_IOCTL_IOC(ROGUE_IOC_OPEN, rogue_open),
+	CUSEMU_IOCTL_NONE(ROGUE_IOC_TRUNCATE, rogue_truncate),
 	CUSEMU_IOCTL_END
 };
 

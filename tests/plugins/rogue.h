@@ -37,4 +37,16 @@ struct rogue_pair {
  * it), then waits until its caller gives up. */
 #define ROGUE_IOC_SCRIBBLE _IO('R', 15)
 
+/* What a model host may reach of the machine: PATH opened in the host
+ * (O_RDONLY or O_RDWR, as flags says) and closed again; 0 or -errno. */
+struct rogue_open {
+	__u32 flags;
+	char path[252];
+};
+#define ROGUE_IOC_OPEN _IOW('R', 16, struct rogue_open)
+/* A copy of the next call channel the daemon hands its host (the
+ * descriptor of the memory the two share), truncated: 0 when it was, else
+ * -errno of ftruncate(), -ETIMEDOUT when no channel came within arg ms. */
+#define ROGUE_IOC_TRUNCATE _IO('R', 17)
+
 #endif
