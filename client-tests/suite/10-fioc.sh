@@ -46,6 +46,13 @@ wait $pid32; status32=$?
 report_client fioc-client-64 x86_64 $status64
 report_client fioc-client-32 i386 $status32
 
+# A racing caller: a second thread flips FIOC_WRITE's offset while the
+# calls run. Each ABI on its own node; the module's run is below.
+for abi in 64 32; do
+	timeout 60 "$clients/fioc-race-client-$abi" /dev/fioc$((abi == 64 ? 0 : 1)) >"$work/fioc-race-client-$abi.out" 2>&1
+	report_client "fioc-race-client-$abi" "$(arch_of $abi)" $?
+done
+
 # libfuse's unmodified example client, both builds, against cusemu
 for abi in 64 32; do
 	cc=$clients/cuse_client-$abi
@@ -237,6 +244,11 @@ for abi in 64 32; do
 	check "module: cuse_client-$abi: size reads back 14" test "$("$cc" /dev/fioc0 s)" = 14
 	check "module: cuse_client-$abi: read returns the bytes written" \
 		test "$("$cc" /dev/fioc0 r 64 2>/dev/null)" = "hello from $abi"
+	# The fetch step refuses the offset the second thread writes, and the
+	# handler acts on what the fetch step read: no second copy of the
+	# struct that the race could change (a usercopy BUG in the log).
+	timeout 60 "$clients/fioc-race-client-$abi" /dev/fioc0 >"$work/fioc-race-client-$abi.out" 2>&1
+	report_client "fioc-race-client-$abi" "$arch" $? "module: fioc-race-client-$abi"
 	check "rmmod cusemu_fioc removes /dev/fioc0 and the module" \
 		sh -c 'rmmod cusemu_fioc && ! grep -q "^cusemu_fioc " /proc/modules && for i in $(seq 50); do [ -e /dev/fioc0 ] || exit 0; sleep 0.1; done; exit 1'
 done
