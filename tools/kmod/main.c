@@ -21,6 +21,7 @@
 #include <glib/gstdio.h>
 
 #include "device.h"
+#include "flags.h"
 #include "plugin.h"
 
 enum {
@@ -30,8 +31,9 @@ enum {
 };
 
 static char *model_arg, *output_dir, *kernel_dir, *module_copy, *name_arg;
-static char **include_dirs;
-static gboolean no_build, version;
+static char *compile_commands;
+static char **include_dirs, **defines;
+static gboolean no_build, no_compile_commands, version;
 
 static const GOptionEntry entries[] = {
 	{ "model", 'm', 0, G_OPTION_ARG_FILENAME, &model_arg,
@@ -46,6 +48,16 @@ static const GOptionEntry entries[] = {
 	{ "include", 'I', 0, G_OPTION_ARG_FILENAME_ARRAY, &include_dirs,
 	  "Add DIR to the include path of the SOURCEs, as their build does "
 	  "(where the generated compat header is, say)", "DIR" },
+	{ "define", 'D', 0, G_OPTION_ARG_STRING_ARRAY, &defines,
+	  "Define NAME for the SOURCEs, as -D does for their own build",
+	  "NAME[=VALUE]" },
+	{ "compile-commands", 0, 0, G_OPTION_ARG_FILENAME, &compile_commands,
+	  "Take each SOURCE's defines and include directories from FILE, "
+	  "the plugin's build's (default: the first compile_commands.json "
+	  "in the plugin's directory or one above it)", "FILE" },
+	{ "no-compile-commands", 0, 0, G_OPTION_ARG_NONE, &no_compile_commands,
+	  "The SOURCEs need no defines and include directories but those "
+	  "-D and -I give: read no compile commands", NULL },
 	{ "kernel", 'k', 0, G_OPTION_ARG_FILENAME, &kernel_dir,
 	  "The kernel's build directory (default: /lib/modules/$(uname -r)"
 	  "/build, which Debian's linux-headers package makes)", "DIR" },
@@ -469,6 +481,61 @@ static unsigned int name_outside_calls(const char *log)
 	return found;
 }
 
+/*
+ * The defines and include directories each SOURCE was built with, from
+ * the compile commands of the plugin's build (for a model built into
+ * cusemud, of cusemu's): a module built without them is another
+ * configuration of the model, where a missing -DFIXED brings back the bug
+ * it fixes. When they cannot be known, cusemu-kmod refuses, unless told
+ * that -D and -I say them all. flags[i] gets those of sources[i].
+ */
+static bool source_flags(char **sources, int n, bool builtin, GPtrArray **flags)
+{
+	g_autofree char *file = NULL;
+
+	if (no_compile_commands) {
+		for (int i = 0; i < n; i++)
+			flags[i] = g_ptr_array_new_with_free_func(g_free);
+		return true;
+	}
+	if (compile_commands)
+		file = g_strdup(compile_commands);
+	else if (builtin)
+		file = g_build_filename(CUSEMU_BUILD_ROOT, "compile_commands.json",
+					NULL);
+	else
+		file = kmod_find_compile_commands(model_arg);
+	if (!file || !g_file_test(file, G_FILE_TEST_IS_REGULAR)) {
+		if (file && compile_commands)
+			say("--compile-commands %s: no such file", file);
+		else
+			say("cannot tell the defines (-D) and include directories "
+			    "(-I) that the sources of %s were built with: no "
+			    "compile_commands.json %s (meson writes one in its "
+			    "build directory); give the build's with "
+			    "--compile-commands FILE, or give them all with -D "
+			    "and -I, and --no-compile-commands",
+			    model_arg, builtin ? "in cusemu's build directory"
+					       : "in its directory or above it");
+		return false;
+	}
+	for (int i = 0; i < n; i++) {
+		g_autofree char *src = g_canonicalize_filename(sources[i], NULL);
+		g_autoptr(GError) error = NULL;
+
+		flags[i] = kmod_source_flags(file, src, builtin ? NULL : model_arg,
+					     &error);
+		if (!flags[i]) {
+			say("%s; give the compile commands of the build that "
+			    "made %s with --compile-commands FILE, or its "
+			    "flags with -D and -I, and --no-compile-commands",
+			    error->message, model_arg);
+			return false;
+		}
+	}
+	return true;
+}
+
 int main(int argc, char **argv)
 {
 	g_autoptr(GOptionContext) ctx = NULL;
@@ -477,7 +544,8 @@ int main(int argc, char **argv)
 	g_autofree char *module = NULL, *dir = NULL, *kdir = NULL;
 	g_autofree char *frame_dir = NULL, *sdk_include = NULL;
 	g_autofree char *header = NULL, *out = NULL, *err = NULL;
-	GString *kbuild, *objs;
+	GString *kbuild, *objs, *object_flags;
+	g_autofree GPtrArray **flags = NULL;
 	guint n;
 	int status;
 	bool portable = true, builtin;
@@ -509,6 +577,15 @@ int main(int argc, char **argv)
 		return EXIT_ERROR;
 	}
 	builtin = !strchr(model_arg, '/') && !g_str_has_suffix(model_arg, ".so");
+	for (int i = 1; i < argc; i++) {
+		if (!g_file_test(argv[i], G_FILE_TEST_IS_REGULAR)) {
+			say("%s: no such source file", argv[i]);
+			return EXIT_ERROR;
+		}
+	}
+	flags = g_new0(GPtrArray *, argc);
+	if (!source_flags(argv + 1, argc - 1, builtin, flags + 1))
+		return EXIT_ERROR;
 	if (builtin) {
 		const struct cusemu_device_model *m =
 			cusemu_device_model_find(model_arg);
@@ -592,6 +669,7 @@ int main(int argc, char **argv)
 	/* A file per source that includes it where it is: its own includes
 	 * resolve there, and the compiler names its lines. */
 	kbuild = g_string_new(NULL);
+	object_flags = g_string_new(NULL);
 	for (int i = 1; i < argc; i++) {
 		g_autofree char *src = g_canonicalize_filename(argv[i], NULL);
 		g_autofree char *srcdir = g_path_get_dirname(src);
@@ -599,10 +677,6 @@ int main(int argc, char **argv)
 		g_autofree char *stem = NULL;
 		g_autofree char *file = NULL, *text = NULL;
 
-		if (!g_file_test(src, G_FILE_TEST_IS_REGULAR)) {
-			say("%s: no such source file", argv[i]);
-			return EXIT_ERROR;
-		}
 		if (g_str_has_suffix(base, ".c"))
 			base[strlen(base) - 2] = '\0';
 		stem = c_name(base);
@@ -615,6 +689,21 @@ int main(int argc, char **argv)
 		file[strlen(file) - 1] = 'o';
 		g_string_append_printf(objs, " %s", file);
 		g_string_append_printf(kbuild, " -I%s", srcdir);
+		/* The source's own build's flags, then -D's. */
+		g_string_append_printf(object_flags, "CFLAGS_%s :=", file);
+		for (guint j = 0; j < flags[i]->len; j++) {
+			g_autofree char *arg = kmod_make_arg(flags[i]->pdata[j]);
+
+			g_string_append_printf(object_flags, " %s", arg);
+		}
+		for (char **d = defines; d && *d; d++) {
+			g_autofree char *def = g_strconcat("-D", *d, NULL);
+			g_autofree char *arg = kmod_make_arg(def);
+
+			g_string_append_printf(object_flags, " %s", arg);
+		}
+		g_string_append_c(object_flags, '\n');
+		g_ptr_array_unref(flags[i]);
 	}
 	for (char **d = include_dirs; d && *d; d++) {
 		g_autofree char *abs = g_canonicalize_filename(*d, NULL);
@@ -627,12 +716,15 @@ int main(int argc, char **argv)
 			"# model's sources and the frame of cusemu's SDK.\n"
 			"obj-m := %s.o\n"
 			"%s-y := %s\n"
-			"ccflags-y := -I$(src)/include -I%s -I$(src)%s\n",
+			"ccflags-y := -I$(src)/include -I%s -I$(src)%s\n"
+			"# Each source's defines and include directories, as "
+			"its own build\n# gave them.\n%s",
 			model_arg, module, module, module, objs->str,
-			sdk_include, kbuild->str);
+			sdk_include, kbuild->str, object_flags->str);
 
 		g_string_free(objs, TRUE);
 		g_string_free(kbuild, TRUE);
+		g_string_free(object_flags, TRUE);
 		if (!write_file(dir, "Kbuild", text))
 			return EXIT_ERROR;
 	}
