@@ -280,7 +280,9 @@ static int kmod_read_in(struct kmod_call *call, u64 addr, size_t len)
 	if (!call->ranges)
 		call->ranges = kvcalloc(CUSEMU_USER_MAX_RANGES,
 					sizeof(*call->ranges), GFP_KERNEL);
-	if (!call->ranges || call->n_ranges == CUSEMU_USER_MAX_RANGES) {
+	/* kvmalloc() takes at most INT_MAX bytes: more is too much memory. */
+	if (!call->ranges || call->n_ranges == CUSEMU_USER_MAX_RANGES ||
+	    len > INT_MAX) {
 		call->error = -ENOMEM;
 		return -ENOMEM;
 	}
