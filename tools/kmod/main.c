@@ -3,9 +3,10 @@
  * cusemu-kmod: a device model's sources, the ones its plugin builds from,
  * as a kernel module. It reads the models, their names and parameters from
  * the plugin (loaded as cusemud loads it), writes a kbuild tree around the
- * sources with the SDK's frame (kmod/cusemu-kmod.c) and runs kbuild on it.
- * A call outside the portable surface is named with its file and line and
- * what to use instead.
+ * sources with the SDK's frame (kmod/cusemu-kmod.c), each source with the
+ * defines and include directories of the plugin's build (flags.c), and
+ * runs kbuild on it. A use outside the portable surface is named with its
+ * file and line and what to use instead (outside.c).
  */
 #define G_LOG_DOMAIN "cusemu-kmod"
 
