@@ -22,6 +22,7 @@
 #include <linux/ctype.h>
 #include <linux/delay.h>
 #include <linux/fs.h>
+#include <linux/hashtable.h>
 #include <linux/hrtimer.h>
 #include <linux/kernel.h>
 #include <linux/miscdevice.h>
@@ -33,6 +34,7 @@
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/version.h>
@@ -86,6 +88,7 @@ struct kmod_dev {
 	unsigned int methods;		/* cusemu_device_set_methods() */
 	bool probed, registered;
 	bool name_given;		/* name= at insmod */
+	bool warned_unnamed;		/* a handler read unnamed memory */
 	char name[KMOD_NAME_MAX + 1];
 	/* The model's parameters, in the order of model->params. */
 	u64 *numbers;
@@ -162,17 +165,158 @@ void cusemu_dev_log(const struct cusemu_device *dev,
 	va_end(ap);
 }
 
-/* User memory (<cusemu/uaccess.h>): the caller's own, reached at once. */
+/*
+ * User memory (<cusemu/uaccess.h>). What the caller gives is read once:
+ * each range the fetch step reads or names for reading is copied in then,
+ * into a snapshot of the call, and every later read of it, the handler's
+ * included, is a copy of that snapshot, as cusemud hands a handler the
+ * bytes CUSE's retry brought. A handler that copies its struct in again
+ * sees what the fetch step checked, however the caller changes its memory
+ * meanwhile (the double fetch that the kernel's drivers must avoid by
+ * hand). Writes reach the caller at once, as a driver's copy_to_user().
+ */
+
+/* A range of the caller's memory as the call read it. */
+struct kmod_range {
+	u64 addr;
+	size_t len;
+	u8 *bytes;
+};
+
+/* One ioctl, in the task that makes it: the ranges read so far. */
+struct kmod_call {
+	struct hlist_node node;
+	struct task_struct *task;
+	struct kmod_dev *k;
+	const char *step;	/* the row, for the log */
+	bool running;		/* the handler runs: nothing more to read */
+	int error;		/* fails the call, whatever it returns */
+	unsigned int n_ranges;
+	struct kmod_range *ranges;	/* CUSEMU_USER_MAX_RANGES of them */
+};
+
+/* The calls under way, by task: the surface's calls take no context. */
+static DEFINE_HASHTABLE(kmod_calls, 6);
+static DEFINE_SPINLOCK(kmod_calls_lock);
+
+static void kmod_call_begin(struct kmod_call *call)
+{
+	spin_lock(&kmod_calls_lock);
+	hash_add(kmod_calls, &call->node, (unsigned long)call->task);
+	spin_unlock(&kmod_calls_lock);
+}
+
+static void kmod_call_end(struct kmod_call *call)
+{
+	spin_lock(&kmod_calls_lock);
+	hash_del(&call->node);
+	spin_unlock(&kmod_calls_lock);
+	for (unsigned int i = 0; i < call->n_ranges; i++)
+		kvfree(call->ranges[i].bytes);
+	kvfree(call->ranges);
+}
+
+/* Only the task itself adds and removes its call: it stays while used. */
+static struct kmod_call *kmod_call_current(void)
+{
+	struct kmod_call *call, *found = NULL;
+
+	spin_lock(&kmod_calls_lock);
+	hash_for_each_possible(kmod_calls, call, node, (unsigned long)current)
+		if (call->task == current) {
+			found = call;
+			break;
+		}
+	spin_unlock(&kmod_calls_lock);
+	return found;
+}
 
 static void __user *kmod_uptr(cusemu_uptr_t addr)
 {
 	return u64_to_user_ptr(addr);
 }
 
+/* A range read that holds [addr, addr + len); no sum can wrap. */
+static const struct kmod_range *kmod_range_find(const struct kmod_call *call,
+						u64 addr, u64 len)
+{
+	for (unsigned int i = 0; i < call->n_ranges; i++) {
+		const struct kmod_range *r = &call->ranges[i];
+
+		if (addr >= r->addr && len <= r->len &&
+		    addr - r->addr <= r->len - len)
+			return &call->ranges[i];
+	}
+	return NULL;
+}
+
+/*
+ * [addr, addr + len) in the call's snapshot: read now if the fetch step
+ * names it first; a range the caller cannot give fails the call with
+ * -EFAULT, as CUSE's retry fails it in cusemud. The handler reads only
+ * what is there: anything else fails the call with -EIO, as in cusemud.
+ */
+static int kmod_read_in(struct kmod_call *call, u64 addr, size_t len)
+{
+	struct kmod_range *r;
+
+	if (!len || kmod_range_find(call, addr, len))
+		return 0;
+	if (call->running) {
+		if (!call->k->warned_unnamed) {
+			call->k->warned_unnamed = true;
+			pr_warn("%s: the handler of %s read memory its fetch "
+				"step did not name (the handler contract of "
+				"<cusemu/device.h>); the caller gets EIO\n",
+				call->k->name, call->step ? call->step : "an ioctl");
+		}
+		call->error = -EIO;
+		return -EIO;
+	}
+	if (!access_ok(kmod_uptr(addr), len)) {
+		call->error = -EFAULT;
+		return -EFAULT;
+	}
+	if (!call->ranges)
+		call->ranges = kvcalloc(CUSEMU_USER_MAX_RANGES,
+					sizeof(*call->ranges), GFP_KERNEL);
+	/* kvmalloc() takes at most INT_MAX bytes: more is too much memory. */
+	if (!call->ranges || call->n_ranges == CUSEMU_USER_MAX_RANGES ||
+	    len > INT_MAX) {
+		call->error = -ENOMEM;
+		return -ENOMEM;
+	}
+	r = &call->ranges[call->n_ranges];
+	r->bytes = kvmalloc(len, GFP_KERNEL);
+	if (!r->bytes) {
+		call->error = -ENOMEM;
+		return -ENOMEM;
+	}
+	if (copy_from_user(r->bytes, kmod_uptr(addr), len)) {
+		kvfree(r->bytes);
+		call->error = -EFAULT;
+		return -EFAULT;
+	}
+	r->addr = addr;
+	r->len = len;
+	call->n_ranges++;
+	return 0;
+}
+
+/* Outside an ioctl (a timer's function) there is no caller to read. */
 unsigned long cusemu_copy_from_user(void *to, cusemu_uptr_t from,
 				    unsigned long n)
 {
-	return copy_from_user(to, kmod_uptr(from), n);
+	struct kmod_call *call = kmod_call_current();
+	const struct kmod_range *r;
+
+	if (!call || kmod_read_in(call, from, n))
+		return n;
+	if (!n)
+		return 0;
+	r = kmod_range_find(call, from, n);
+	memcpy(to, r->bytes + (from - r->addr), n);
+	return 0;
 }
 
 unsigned long cusemu_copy_to_user(cusemu_uptr_t to, const void *from,
@@ -190,7 +334,9 @@ static int kmod_want(cusemu_uptr_t addr, size_t len)
 
 int cusemu_user_want_read(cusemu_uptr_t addr, size_t len)
 {
-	return kmod_want(addr, len);
+	struct kmod_call *call = kmod_call_current();
+
+	return call ? kmod_read_in(call, addr, len) : -EFAULT;
 }
 
 int cusemu_user_want_write(cusemu_uptr_t addr, size_t len)
@@ -200,13 +346,17 @@ int cusemu_user_want_write(cusemu_uptr_t addr, size_t len)
 
 int cusemu_fetch_range(uint64_t addr, size_t read_len, size_t write_len)
 {
-	return kmod_want(addr, max(read_len, write_len));
+	return cusemu_user_want_read(addr, read_len) ?:
+	       kmod_want(addr, write_len);
 }
 
 int cusemu_fetch_ioc(struct cusemu_device *dev, struct cusemu_file *file,
 		     unsigned int cmd, unsigned long arg)
 {
-	return _IOC_DIR(cmd) == _IOC_NONE ? 0 : kmod_want(arg, _IOC_SIZE(cmd));
+	size_t size = _IOC_SIZE(cmd);
+
+	return cusemu_fetch_range(arg, _IOC_DIR(cmd) & _IOC_WRITE ? size : 0,
+				  _IOC_DIR(cmd) & _IOC_READ ? size : 0);
 }
 
 bool cusemu_user_pending(void)
@@ -671,7 +821,8 @@ static cusemu_fetch_fn kmod_row_fetch(const struct cusemu_ioctl *row)
 	}
 }
 
-/* The handler contract: the fetch step, then the handler, once. */
+/* The handler contract: the fetch step, then the handler, once, on what
+ * the fetch step read. */
 static long kmod_ioctl(struct file *filp, unsigned int cmd, unsigned long arg,
 		       bool compat)
 {
@@ -680,6 +831,7 @@ static long kmod_ioctl(struct file *filp, unsigned int cmd, unsigned long arg,
 	const struct cusemu_device_model *m = dev->model;
 	unsigned int methods = kmod_dev_of(dev)->methods;
 	cusemu_ioctl_fn fn = compat ? m->compat_ioctl : m->unlocked_ioctl;
+	struct kmod_call call = { .task = current, .k = kmod_dev_of(dev) };
 	cusemu_fetch_fn fetch;
 	long ret;
 
@@ -695,10 +847,19 @@ static long kmod_ioctl(struct file *filp, unsigned int cmd, unsigned long arg,
 			return -ENOTTY;
 		fn = row->handler;
 		fetch = kmod_row_fetch(row);
+		call.step = row->name;
 	}
+	kmod_call_begin(&call);
 	ret = fetch ? fetch(dev, f, cmd, arg) : 0;
-	if (ret >= 0)
+	if (call.error) {
+		ret = call.error;
+	} else if (ret >= 0) {
+		call.running = true;
 		ret = fn(dev, f, cmd, arg);
+		if (call.error)
+			ret = call.error;
+	}
+	kmod_call_end(&call);
 	return ret == -ENOIOCTLCMD ? -ENOTTY : ret;
 }
 

@@ -46,6 +46,13 @@ wait $pid32; status32=$?
 report_client fioc-client-64 x86_64 $status64
 report_client fioc-client-32 i386 $status32
 
+# A racing caller: a second thread flips FIOC_WRITE's offset while the
+# calls run. Each ABI on its own node; the module's run is below.
+for abi in 64 32; do
+	timeout 60 "$clients/fioc-race-client-$abi" /dev/fioc$((abi == 64 ? 0 : 1)) >"$work/fioc-race-client-$abi.out" 2>&1
+	report_client "fioc-race-client-$abi" "$(arch_of $abi)" $?
+done
+
 # libfuse's unmodified example client, both builds, against cusemu
 for abi in 64 32; do
 	cc=$clients/cuse_client-$abi
@@ -214,6 +221,21 @@ stop_daemon TERM
 "$cusemud" --foreground --major 512 >"$work/log" 2>&1
 check "--major 512 is refused with the range" grep -q "major '512' is not a number from 1 to 511" "$work/log"
 
+# --- a handler that copies its payload in twice while the caller's other
+# thread changes it (tests/plugins/twice.c): both copies are of one
+# reading, here and in the module below
+start_daemon "$work/twice.log" --control none --plugin "$build/tests/twice.so" --device twice
+if wait_for 15 is_char_node /dev/twice0; then
+	ok "cusemud serves the twice plugin's /dev/twice0"
+	for abi in 64 32; do
+		timeout 60 "$clients/twice-client-$abi" /dev/twice0 >"$work/twice-client-$abi.out" 2>&1
+		report_client "twice-client-$abi" "$(arch_of $abi)" $?
+	done
+else
+	not_ok "cusemud serves the twice plugin's /dev/twice0"; diag <"$work/twice.log"
+fi
+stop_daemon TERM
+
 # --- the same model as a kernel module: cusemu_fioc.ko, which sdk-example built
 # from devices/fioc/fioc.c with cusemu-kmod. Each client on a module loaded
 # afresh, as each ran on a fresh node above; every answer the same.
@@ -237,7 +259,27 @@ for abi in 64 32; do
 	check "module: cuse_client-$abi: size reads back 14" test "$("$cc" /dev/fioc0 s)" = 14
 	check "module: cuse_client-$abi: read returns the bytes written" \
 		test "$("$cc" /dev/fioc0 r 64 2>/dev/null)" = "hello from $abi"
+	# The fetch step refuses the offset the second thread writes, and the
+	# handler acts on what the fetch step read: no second copy of the
+	# struct that the race could change (a usercopy BUG in the log).
+	timeout 60 "$clients/fioc-race-client-$abi" /dev/fioc0 >"$work/fioc-race-client-$abi.out" 2>&1
+	report_client "fioc-race-client-$abi" "$arch" $? "module: fioc-race-client-$abi"
 	check "rmmod cusemu_fioc removes /dev/fioc0 and the module" \
 		sh -c 'rmmod cusemu_fioc && ! grep -q "^cusemu_fioc " /proc/modules && for i in $(seq 50); do [ -e /dev/fioc0 ] || exit 0; sleep 0.1; done; exit 1'
 done
-kmod_log_clean "$dmesg_before" 'model fioc serves /dev/fioc0'
+# A handler that copies its payload in twice, 200 µs apart, while the
+# caller's other thread changes it: both copies are of the fetch step's
+# one reading (sdk-example built twice.ko from tests/plugins/twice.c).
+tko=$build/sdk-example/twice-kmod/twice.ko
+if insmod "$tko" 2>"$work/insmod.err" && wait_for 10 is_char_node /dev/twice0; then
+	ok "insmod twice.ko serves /dev/twice0"
+	for abi in 64 32; do
+		timeout 60 "$clients/twice-client-$abi" /dev/twice0 >"$work/twice-client-$abi.out" 2>&1
+		report_client "twice-client-$abi" "$(arch_of $abi)" $? "module: twice-client-$abi"
+	done
+	check "rmmod twice" rmmod twice
+else
+	not_ok "insmod twice.ko serves /dev/twice0"
+	diag <"$work/insmod.err"
+fi
+kmod_log_clean "$dmesg_before" 'model (fioc serves /dev/fioc0|twice serves /dev/twice0)'

@@ -134,6 +134,23 @@ static size_t fioc_room(unsigned int cmd, const struct fioc_rw *rw)
 }
 
 /*
+ * The offset and size of a call, checked by the fetch step before it names
+ * memory and by the handler before it acts, each on the struct it read: a
+ * write ends within max_size, so that offset + n cannot wrap, whatever
+ * the caller wrote into its struct between the two readings.
+ */
+static int fioc_rw_check(const struct fioc *f, unsigned int cmd,
+			 const struct fioc_rw *rw)
+{
+	if (rw->offset < 0)
+		return -EINVAL;
+	if (cmd == FIOC_WRITE && ((uint64_t)rw->offset > f->max_size ||
+				  rw->size > f->max_size - (uint64_t)rw->offset))
+		return -EINVAL;
+	return 0;
+}
+
+/*
  * The fetch step: both sizes out first, so a short read leaves the rest of
  * buf alone, and the whole of buf that the call may move. A read names
  * what was asked for, not what the buffer holds now: its size may change
@@ -143,13 +160,10 @@ static int fioc_rw_want(const struct fioc *f, unsigned int cmd,
 			const struct fioc_rw *rw)
 {
 	size_t n = fioc_room(cmd, rw);
-	int err;
+	int err = fioc_rw_check(f, cmd, rw);
 
-	if (rw->offset < 0)
-		return -EINVAL;
-	if (cmd == FIOC_WRITE && ((uint64_t)rw->offset > f->max_size ||
-				  rw->size > f->max_size - rw->offset))
-		return -EINVAL;
+	if (err)
+		return err;
 	cusemu_user_want_write(rw->prev_size_at, rw->width);
 	cusemu_user_want_write(rw->new_size_at, rw->width);
 	err = cmd == FIOC_READ ? cusemu_user_want_write(rw->buf, n)
@@ -179,15 +193,17 @@ static long fioc_do_read(struct fioc *f, const struct fioc_rw *rw)
 	return ret;
 }
 
+/* rw passed fioc_rw_check(): offset + n is at most max_size. */
 static long fioc_do_write(struct fioc *f, const struct fioc_rw *rw)
 {
 	size_t n = fioc_room(FIOC_WRITE, rw);
+	size_t end = (size_t)rw->offset + n;
 	size_t prev, next;
 	long ret;
 
 	cusemu_mutex_lock(&f->lock);
 	prev = f->size;
-	ret = fioc_resize(f, max_size(f->size, rw->offset + n));
+	ret = fioc_resize(f, max_size(f->size, end));
 	/* In cusemud the fetch step named the range and this copy cannot
 	 * fail; in a kernel module it fails on a bad pointer, and the buffer
 	 * goes back to its size, as in cusemud, where the call failed before.
@@ -255,9 +271,11 @@ static long fioc_rw_abi(struct cusemu_device *dev, unsigned int cmd,
 			unsigned long arg, bool abi32)
 {
 	struct fioc_rw rw;
+	int err = fioc_rw_args(arg, abi32, &rw) ?: fioc_rw_check(dev->priv,
+								cmd, &rw);
 
-	if (fioc_rw_args(arg, abi32, &rw))
-		return -EFAULT;
+	if (err)
+		return err;
 	return cmd == FIOC_READ ? fioc_do_read(dev->priv, &rw)
 				: fioc_do_write(dev->priv, &rw);
 }

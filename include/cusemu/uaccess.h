@@ -39,6 +39,13 @@ typedef uint64_t cusemu_uptr_t;
  * (they are named, and the call is retried with them whatever the step
  * returns) or can never be read. In a handler, bytes the fetch step did not
  * name fail the call with -EIO.
+ *
+ * The client's memory is read once per call: the bytes of every range the
+ * fetch step read or named for reading are those the handler copies, in
+ * cusemud (what CUSE's retry brought) and in a kernel module (what the
+ * fetch step copied in). A handler that copies its struct in again gets
+ * what the fetch step checked, even if another thread of the client
+ * changed it meanwhile: no double fetch, whichever way a model is written.
  */
 unsigned long cusemu_copy_from_user(void *to, cusemu_uptr_t from,
 				    unsigned long n);

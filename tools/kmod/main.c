@@ -3,9 +3,10 @@
  * cusemu-kmod: a device model's sources, the ones its plugin builds from,
  * as a kernel module. It reads the models, their names and parameters from
  * the plugin (loaded as cusemud loads it), writes a kbuild tree around the
- * sources with the SDK's frame (kmod/cusemu-kmod.c) and runs kbuild on it.
- * A call outside the portable surface is named with its file and line and
- * what to use instead.
+ * sources with the SDK's frame (kmod/cusemu-kmod.c), each source with the
+ * defines and include directories of the plugin's build (flags.c), and
+ * runs kbuild on it. A use outside the portable surface is named with its
+ * file and line and what to use instead (outside.c).
  */
 #define G_LOG_DOMAIN "cusemu-kmod"
 
@@ -21,6 +22,8 @@
 #include <glib/gstdio.h>
 
 #include "device.h"
+#include "flags.h"
+#include "outside.h"
 #include "plugin.h"
 
 enum {
@@ -30,8 +33,9 @@ enum {
 };
 
 static char *model_arg, *output_dir, *kernel_dir, *module_copy, *name_arg;
-static char **include_dirs;
-static gboolean no_build, version;
+static char *compile_commands;
+static char **include_dirs, **defines;
+static gboolean no_build, no_compile_commands, version;
 
 static const GOptionEntry entries[] = {
 	{ "model", 'm', 0, G_OPTION_ARG_FILENAME, &model_arg,
@@ -46,6 +50,16 @@ static const GOptionEntry entries[] = {
 	{ "include", 'I', 0, G_OPTION_ARG_FILENAME_ARRAY, &include_dirs,
 	  "Add DIR to the include path of the SOURCEs, as their build does "
 	  "(where the generated compat header is, say)", "DIR" },
+	{ "define", 'D', 0, G_OPTION_ARG_STRING_ARRAY, &defines,
+	  "Define NAME for the SOURCEs, as -D does for their own build",
+	  "NAME[=VALUE]" },
+	{ "compile-commands", 0, 0, G_OPTION_ARG_FILENAME, &compile_commands,
+	  "Take each SOURCE's defines and include directories from FILE, "
+	  "the plugin's build's (default: the first compile_commands.json "
+	  "in the plugin's directory or one above it)", "FILE" },
+	{ "no-compile-commands", 0, 0, G_OPTION_ARG_NONE, &no_compile_commands,
+	  "The SOURCEs need no defines and include directories but those "
+	  "-D and -I give: read no compile commands", NULL },
 	{ "kernel", 'k', 0, G_OPTION_ARG_FILENAME, &kernel_dir,
 	  "The kernel's build directory (default: /lib/modules/$(uname -r)"
 	  "/build, which Debian's linux-headers package makes)", "DIR" },
@@ -265,208 +279,96 @@ static bool copy_file(const char *from, const char *to)
 }
 
 /*
- * What stands in for libc's headers in the module's tree (include/, first
- * on its include path): the headers whose calls the kernel has too map to
- * the kernel's own; the others stop the build where the model includes
- * them, saying what to use instead.
+ * The defines and include directories each SOURCE was built with, from
+ * the compile commands of the plugin's build (for a model built into
+ * cusemud, of cusemu's): a module built without them is another
+ * configuration of the model, where a missing -DFIXED brings back the bug
+ * it fixes. When they cannot be known, cusemu-kmod refuses, unless told
+ * that -D and -I say them all. flags[i] gets those of sources[i].
  */
-struct libc_header {
-	const char *name;
-	const char *what;	/* what it gives, or what to use instead */
-	const char *body;	/* the kernel's includes; NULL: an #error */
-};
-
-static const struct libc_header libc_headers[] = {
-	{ "string.h", "memcpy, memset, strcmp, strlen and the rest the kernel has",
-	  "#include <linux/string.h>\n" },
-	{ "stddef.h", "size_t, NULL, offsetof",
-	  "#include <linux/stddef.h>\n#include <linux/types.h>\n" },
-	{ "stdbool.h", "bool, true, false",
-	  "#include <linux/stddef.h>\n#include <linux/types.h>\n" },
-	{ "stdint.h", "uint8_t to uint64_t, int8_t to int64_t and their limits",
-	  "#include <linux/limits.h>\n#include <linux/types.h>\n\n"
-	  "#define INT8_MIN S8_MIN\n#define INT8_MAX S8_MAX\n"
-	  "#define UINT8_MAX U8_MAX\n#define INT16_MIN S16_MIN\n"
-	  "#define INT16_MAX S16_MAX\n#define UINT16_MAX U16_MAX\n"
-	  "#define INT32_MIN S32_MIN\n#define INT32_MAX S32_MAX\n"
-	  "#define UINT32_MAX U32_MAX\n#define INT64_MIN S64_MIN\n"
-	  "#define INT64_MAX S64_MAX\n#define UINT64_MAX U64_MAX\n" },
-	{ "errno.h", "the error numbers (no errno: calls return -errno)",
-	  "#include <linux/errno.h>\n" },
-	{ "poll.h", "POLLIN, POLLOUT and the rest, for ->poll",
-	  "#include <linux/poll.h>\n" },
-	{ "limits.h", "INT_MAX and the rest", "#include <linux/limits.h>\n" },
-	{ "sys/types.h", "ssize_t, off_t, pid_t", "#include <linux/types.h>\n" },
-	{ "sys/ioctl.h", "_IO, _IOR, _IOW, _IOWR and _IOC_*",
-	  "#include <linux/ioctl.h>\n" },
-	/* A uapi header's struct timeval changed with the y2038 work: the
-	 * kernel's time types, without it. */
-	{ "sys/time.h", "the kernel's time types", "#include <linux/time.h>\n" },
-	{ "glib.h", "glib: use <cusemu/lock.h> (struct cusemu_mutex), "
-		    "<cusemu/sched.h> (cusemu_timer, cusemu_waitq, cusemu_time_ns), "
-		    "<cusemu/memory.h> (cusemu_zalloc, cusemu_strscpy) and "
-		    "<cusemu/log.h>", NULL },
-	{ "stdlib.h", "malloc and free: use cusemu_zalloc() and cusemu_free() "
-		      "of <cusemu/memory.h>", NULL },
-	{ "stdio.h", "stdio: format with cusemu_snprintf() of <cusemu/memory.h>, "
-		     "log with cusemu_dev_info() and the rest of <cusemu/log.h>",
-	  NULL },
-	{ "time.h", "clock_gettime and nanosleep: use cusemu_time_ns() and "
-		    "cusemu_usleep() of <cusemu/sched.h>", NULL },
-	{ "unistd.h", "unistd: sleep with cusemu_usleep() of <cusemu/sched.h>; "
-		      "a module has no files of its own", NULL },
-	{ "pthread.h", "threads: use a timer (cusemu_timer) or a wait queue "
-		       "(cusemu_waitq) of <cusemu/sched.h>, and struct "
-		       "cusemu_mutex of <cusemu/lock.h>", NULL },
-	{ "fcntl.h", "files: a module has no files of its own to open", NULL },
-};
-
-static bool write_libc_headers(const char *dir)
+static bool source_flags(char **sources, int n, bool builtin, GPtrArray **flags)
 {
-	g_autofree char *sys = g_build_filename(dir, "include", "sys", NULL);
+	g_autofree char *file = NULL;
 
-	if (g_mkdir_with_parents(sys, 0755)) {
-		say("cannot create %s: %s", sys, g_strerror(errno));
+	if (no_compile_commands) {
+		for (int i = 0; i < n; i++)
+			flags[i] = g_ptr_array_new_with_free_func(g_free);
+		return true;
+	}
+	if (compile_commands)
+		file = g_strdup(compile_commands);
+	else if (builtin)
+		file = g_build_filename(CUSEMU_BUILD_ROOT, "compile_commands.json",
+					NULL);
+	else
+		file = kmod_find_compile_commands(model_arg);
+	if (!file || !g_file_test(file, G_FILE_TEST_IS_REGULAR)) {
+		if (file && compile_commands)
+			say("--compile-commands %s: no such file", file);
+		else
+			say("cannot tell the defines (-D) and include directories "
+			    "(-I) that the sources of %s were built with: no "
+			    "compile_commands.json %s (meson writes one in its "
+			    "build directory); give the build's with "
+			    "--compile-commands FILE, or give them all with -D "
+			    "and -I, and --no-compile-commands",
+			    model_arg, builtin ? "in cusemu's build directory"
+					       : "in its directory or above it");
 		return false;
 	}
-	for (guint i = 0; i < G_N_ELEMENTS(libc_headers); i++) {
-		const struct libc_header *h = &libc_headers[i];
-		g_autofree char *name = g_build_filename("include", h->name, NULL);
-		g_autofree char *guard = g_ascii_strup(h->name, -1);
-		g_autofree char *text = NULL;
+	for (int i = 0; i < n; i++) {
+		g_autofree char *src = g_canonicalize_filename(sources[i], NULL);
+		g_autoptr(GError) error = NULL;
 
-		g_strdelimit(guard, "/.", '_');
-		if (h->body)
-			text = g_strdup_printf(
-				"/* <%s> in a module that cusemu-kmod writes: %s, "
-				"from the kernel's own headers. */\n"
-				"#ifndef CUSEMU_KMOD_%s\n#define CUSEMU_KMOD_%s\n"
-				"%s#endif\n", h->name, h->what, guard, guard,
-				h->body);
-		else
-			text = g_strdup_printf(
-				"/* <%s> is outside cusemu's portable surface: a "
-				"model that includes it cannot build as a module. "
-				"*/\n#error \"<%s> is outside cusemu's portable "
-				"surface, which a kernel module is built on: %s\"\n",
-				h->name, h->name, h->what);
-		if (!write_file(dir, name, text))
+		flags[i] = kmod_source_flags(file, src, builtin ? NULL : model_arg,
+					     &error);
+		if (!flags[i]) {
+			say("%s; give the compile commands of the build that "
+			    "made %s with --compile-commands FILE, or its "
+			    "flags with -D and -I, and --no-compile-commands",
+			    error->message, model_arg);
 			return false;
+		}
 	}
 	return true;
 }
 
-struct replacement {
-	const char *prefix;	/* of a function's name */
-	const char *use;
-};
-
-/* What to call instead, for the calls a user-space model makes most. */
-static const struct replacement replacements[] = {
-	{ "g_mutex_", "struct cusemu_mutex and cusemu_mutex_lock() of <cusemu/lock.h>" },
-	{ "g_cond_", "struct cusemu_waitq and cusemu_wait_timeout() of <cusemu/sched.h>" },
-	{ "g_thread_", "a timer, cusemu_timer_new() of <cusemu/sched.h>" },
-	{ "pthread_", "a timer (cusemu_timer_new()) or a wait queue of <cusemu/sched.h>" },
-	{ "g_usleep", "cusemu_usleep() of <cusemu/sched.h>" },
-	{ "usleep", "cusemu_usleep() of <cusemu/sched.h>" },
-	{ "nanosleep", "cusemu_usleep() of <cusemu/sched.h>" },
-	{ "sleep", "cusemu_msleep() of <cusemu/sched.h>" },
-	{ "g_get_monotonic_time", "cusemu_time_ns() of <cusemu/sched.h>" },
-	{ "clock_gettime", "cusemu_time_ns() of <cusemu/sched.h>" },
-	{ "g_new0", "cusemu_new0() of <cusemu/memory.h>" },
-	{ "g_new", "cusemu_new0() of <cusemu/memory.h>" },
-	{ "g_malloc", "cusemu_zalloc() of <cusemu/memory.h>" },
-	{ "g_malloc0", "cusemu_zalloc() of <cusemu/memory.h>" },
-	{ "g_realloc", "cusemu_zalloc(), a copy and cusemu_free() of <cusemu/memory.h>" },
-	{ "realloc", "cusemu_zalloc(), a copy and cusemu_free() of <cusemu/memory.h>" },
-	{ "MIN", "the comparison written out: glib's MIN() is not the kernel's min(), which checks types" },
-	{ "MAX", "the comparison written out: glib's MAX() is not the kernel's max(), which checks types" },
-	{ "g_free", "cusemu_free() of <cusemu/memory.h>" },
-	{ "malloc", "cusemu_zalloc() of <cusemu/memory.h>" },
-	{ "calloc", "cusemu_zalloc() of <cusemu/memory.h>" },
-	{ "free", "cusemu_free() of <cusemu/memory.h>" },
-	{ "g_strlcpy", "cusemu_strscpy() of <cusemu/memory.h>" },
-	{ "strncpy", "cusemu_strscpy() of <cusemu/memory.h>" },
-	{ "g_message", "cusemu_dev_info() of <cusemu/log.h>" },
-	{ "g_warning", "cusemu_dev_warn() of <cusemu/log.h>" },
-	{ "g_critical", "cusemu_dev_err() of <cusemu/log.h>" },
-	{ "printf", "cusemu_dev_info() of <cusemu/log.h>" },
-	{ "fprintf", "cusemu_dev_err() of <cusemu/log.h>" },
-	{ "cusemu_lock_kernel", "a struct cusemu_mutex of the model's: kernels have had no big lock since 2.6.39" },
-	{ "cusemu_unlock_kernel", "a struct cusemu_mutex of the model's: kernels have had no big lock since 2.6.39" },
-	{ "cusemu_cond_wait_until", "cusemu_wait_timeout() of <cusemu/sched.h>" },
-};
-
-static const char *replacement_for(const char *fn)
+/* The directories a source's includes are looked for in: its own, -I's,
+ * and those of its build's flags. */
+static GPtrArray *source_dirs(const char *source, GPtrArray *flags)
 {
-	for (guint i = 0; i < G_N_ELEMENTS(replacements); i++) {
-		size_t len = strlen(replacements[i].prefix);
-		bool prefix = replacements[i].prefix[len - 1] == '_';
+	static const char *const opts[] = { "-I", "-iquote", "-isystem" };
+	GPtrArray *dirs = g_ptr_array_new_with_free_func(g_free);
+	g_autofree char *src = g_canonicalize_filename(source, NULL);
 
-		if (prefix ? !strncmp(fn, replacements[i].prefix, len)
-			   : !strcmp(fn, replacements[i].prefix))
-			return replacements[i].use;
+	g_ptr_array_add(dirs, g_path_get_dirname(src));
+	for (char **d = include_dirs; d && *d; d++)
+		g_ptr_array_add(dirs, g_canonicalize_filename(*d, NULL));
+	for (guint i = 0; i < flags->len; i++) {
+		const char *f = flags->pdata[i];
+
+		for (guint j = 0; j < G_N_ELEMENTS(opts); j++)
+			if (g_str_has_prefix(f, opts[j])) {
+				g_ptr_array_add(dirs, g_strdup(f + strlen(opts[j])));
+				break;
+			}
 	}
-	if (g_str_has_prefix(fn, "g_"))
-		return "the SDK's portable calls (cusemu-model(7), THE PORTABLE "
-		       "SURFACE): a module has no glib";
-	return "the SDK's portable calls (cusemu-model(7), THE PORTABLE "
-	       "SURFACE), or the kernel's own under #ifdef __KERNEL__";
+	return dirs;
 }
 
-/*
- * The compiler's complaints that mean "outside the portable surface", in
- * the words of this tool: a call to an undeclared function, and a header
- * the frame stands in for with an error. Returns how many it found.
- */
-static unsigned int name_outside_calls(const char *log)
+/* "FILE:LINE: ..." lines by file, then line. */
+static int by_place(gconstpointer a, gconstpointer b)
 {
-	g_auto(GStrv) lines = g_strsplit(log, "\n", -1);
-	g_autoptr(GRegex) implicit = g_regex_new(
-		"^(.+?):([0-9]+):[0-9]+: error: implicit declaration of "
-		"function ['‘]([A-Za-z_0-9]+)['’]", 0, 0, NULL);
-	g_autoptr(GRegex) included = g_regex_new(
-		"^In file included from (.+?):([0-9]+)[:,]", 0, 0, NULL);
-	g_autoptr(GRegex) poisoned = g_regex_new(
-		"error: #error \"(<[^>]+> is outside [^\"]*)\"", 0, 0, NULL);
-	g_autofree char *from = NULL;
-	unsigned int found = 0;
+	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+	const char *cx = strchr(x, ':'), *cy = strchr(y, ':');
+	size_t lx = cx ? (size_t)(cx - x) : strlen(x);
+	size_t ly = cy ? (size_t)(cy - y) : strlen(y);
+	int c = strncmp(x, y, MIN(lx, ly));
 
-	for (char **l = lines; *l; l++) {
-		g_autoptr(GMatchInfo) mi = NULL;
-		g_autoptr(GMatchInfo) mp = NULL;
-
-		/* The first line of an include chain names the file that
-		 * included the header: the model's. */
-		if (g_regex_match(included, *l, 0, &mi)) {
-			g_autofree char *file = g_match_info_fetch(mi, 1);
-			g_autofree char *line = g_match_info_fetch(mi, 2);
-
-			g_free(from);
-			from = g_strdup_printf("%s:%s", file, line);
-			continue;
-		}
-		if (g_regex_match_simple("^\\s+from ", *l, 0, 0))
-			continue;
-		g_clear_pointer(&mi, g_match_info_free);
-		if (g_regex_match(implicit, *l, 0, &mi)) {
-			g_autofree char *file = g_match_info_fetch(mi, 1);
-			g_autofree char *line = g_match_info_fetch(mi, 2);
-			g_autofree char *fn = g_match_info_fetch(mi, 3);
-
-			fprintf(stderr, "%s:%s: %s() is outside cusemu's portable "
-				"surface: use %s\n", file, line, fn,
-				replacement_for(fn));
-			found++;
-		} else if (g_regex_match(poisoned, *l, 0, &mp)) {
-			g_autofree char *what = g_match_info_fetch(mp, 1);
-
-			fprintf(stderr, "%s: %s\n", from ? from : "?", what);
-			found++;
-		}
-		g_clear_pointer(&from, g_free);
-	}
-	return found;
+	if (c || lx != ly)
+		return c ? c : (lx < ly ? -1 : 1);
+	return (int)(cx ? strtol(cx + 1, NULL, 10) : 0) -
+	       (int)(cy ? strtol(cy + 1, NULL, 10) : 0);
 }
 
 int main(int argc, char **argv)
@@ -477,7 +379,12 @@ int main(int argc, char **argv)
 	g_autofree char *module = NULL, *dir = NULL, *kdir = NULL;
 	g_autofree char *frame_dir = NULL, *sdk_include = NULL;
 	g_autofree char *header = NULL, *out = NULL, *err = NULL;
-	GString *kbuild, *objs;
+	GString *kbuild, *objs, *object_flags;
+	g_autofree GPtrArray **flags = NULL;
+	g_autoptr(GPtrArray) missing_headers = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GPtrArray) said = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GHashTable) broken = g_hash_table_new_full(g_str_hash, g_str_equal,
+							     g_free, NULL);
 	guint n;
 	int status;
 	bool portable = true, builtin;
@@ -509,6 +416,27 @@ int main(int argc, char **argv)
 		return EXIT_ERROR;
 	}
 	builtin = !strchr(model_arg, '/') && !g_str_has_suffix(model_arg, ".so");
+	for (int i = 1; i < argc; i++) {
+		if (!g_file_test(argv[i], G_FILE_TEST_IS_REGULAR)) {
+			say("%s: no such source file", argv[i]);
+			return EXIT_ERROR;
+		}
+	}
+	flags = g_new0(GPtrArray *, argc);
+	if (!source_flags(argv + 1, argc - 1, builtin, flags + 1))
+		return EXIT_ERROR;
+	/* What the compiler would stop at, or misread, before it runs. */
+	{
+		GPtrArray **dirs = g_new0(GPtrArray *, argc);
+
+		for (int i = 1; i < argc; i++)
+			dirs[i] = source_dirs(argv[i], flags[i]);
+		kmod_scan(argv + 1, argc - 1, dirs + 1, missing_headers, said,
+			  broken);
+		for (int i = 1; i < argc; i++)
+			g_ptr_array_unref(dirs[i]);
+		g_free(dirs);
+	}
 	if (builtin) {
 		const struct cusemu_device_model *m =
 			cusemu_device_model_find(model_arg);
@@ -566,7 +494,7 @@ int main(int argc, char **argv)
 		g_autofree char *frame = g_build_filename(frame_dir, "cusemu-kmod.c", NULL);
 		g_autofree char *to = g_build_filename(dir, "cusemu-kmod.c", NULL);
 
-		if (!copy_file(frame, to) || !write_libc_headers(dir))
+		if (!copy_file(frame, to) || !kmod_write_libc_headers(dir, missing_headers))
 			return EXIT_ERROR;
 	}
 	header = params_header(models, n, module);
@@ -592,6 +520,7 @@ int main(int argc, char **argv)
 	/* A file per source that includes it where it is: its own includes
 	 * resolve there, and the compiler names its lines. */
 	kbuild = g_string_new(NULL);
+	object_flags = g_string_new(NULL);
 	for (int i = 1; i < argc; i++) {
 		g_autofree char *src = g_canonicalize_filename(argv[i], NULL);
 		g_autofree char *srcdir = g_path_get_dirname(src);
@@ -599,10 +528,6 @@ int main(int argc, char **argv)
 		g_autofree char *stem = NULL;
 		g_autofree char *file = NULL, *text = NULL;
 
-		if (!g_file_test(src, G_FILE_TEST_IS_REGULAR)) {
-			say("%s: no such source file", argv[i]);
-			return EXIT_ERROR;
-		}
 		if (g_str_has_suffix(base, ".c"))
 			base[strlen(base) - 2] = '\0';
 		stem = c_name(base);
@@ -615,6 +540,21 @@ int main(int argc, char **argv)
 		file[strlen(file) - 1] = 'o';
 		g_string_append_printf(objs, " %s", file);
 		g_string_append_printf(kbuild, " -I%s", srcdir);
+		/* The source's own build's flags, then -D's. */
+		g_string_append_printf(object_flags, "CFLAGS_%s :=", file);
+		for (guint j = 0; j < flags[i]->len; j++) {
+			g_autofree char *arg = kmod_make_arg(flags[i]->pdata[j]);
+
+			g_string_append_printf(object_flags, " %s", arg);
+		}
+		for (char **d = defines; d && *d; d++) {
+			g_autofree char *def = g_strconcat("-D", *d, NULL);
+			g_autofree char *arg = kmod_make_arg(def);
+
+			g_string_append_printf(object_flags, " %s", arg);
+		}
+		g_string_append_c(object_flags, '\n');
+		g_ptr_array_unref(flags[i]);
 	}
 	for (char **d = include_dirs; d && *d; d++) {
 		g_autofree char *abs = g_canonicalize_filename(*d, NULL);
@@ -627,12 +567,15 @@ int main(int argc, char **argv)
 			"# model's sources and the frame of cusemu's SDK.\n"
 			"obj-m := %s.o\n"
 			"%s-y := %s\n"
-			"ccflags-y := -I$(src)/include -I%s -I$(src)%s\n",
+			"ccflags-y := -I$(src)/include -I%s -I$(src)%s\n"
+			"# Each source's defines and include directories, as "
+			"its own build\n# gave them.\n%s",
 			model_arg, module, module, module, objs->str,
-			sdk_include, kbuild->str);
+			sdk_include, kbuild->str, object_flags->str);
 
 		g_string_free(objs, TRUE);
 		g_string_free(kbuild, TRUE);
+		g_string_free(object_flags, TRUE);
 		if (!write_file(dir, "Kbuild", text))
 			return EXIT_ERROR;
 	}
@@ -664,7 +607,8 @@ int main(int argc, char **argv)
 	}
 	{
 		g_autofree char *m = g_strdup_printf("M=%s", dir);
-		const char *make[] = { "make", "-C", kdir, m, "modules", NULL };
+		/* -k: every source's errors in one run, not the first's alone. */
+		const char *make[] = { "make", "-k", "-C", kdir, m, "modules", NULL };
 		/* The compiler's words untranslated: they are read below. */
 		g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "LC_ALL",
 						     "C", TRUE);
@@ -681,15 +625,24 @@ int main(int argc, char **argv)
 
 		g_file_set_contents(log_path, log, -1, NULL);
 		if (!g_spawn_check_wait_status(status, NULL)) {
-			unsigned int outside = name_outside_calls(err);
+			unsigned int other = 0;
 
-			if (outside) {
+			kmod_name_outside(err, &other, said, broken);
+			if (said->len) {
+				g_ptr_array_sort(said, by_place);
+				for (guint i = 0; i < said->len; i++)
+					fprintf(stderr, "%s\n", (char *)said->pdata[i]);
+				if (other)
+					say("%s: %u more error%s of kbuild's, which may "
+					    "follow from these, in %s", module, other,
+					    other == 1 ? "" : "s", log_path);
 				say("%s: %u use%s of what is outside the portable surface; "
-				    "kbuild's own words in %s", module, outside,
-				    outside == 1 ? "" : "s", log_path);
+				    "kbuild's own words in %s", module, said->len,
+				    said->len == 1 ? "" : "s", log_path);
 				return EXIT_NOT_PORTABLE;
 			}
 			fputs(err, stderr);
+			kmod_name_other_errors(err, argv + 1, argc - 1);
 			say("kbuild failed on %s: its log is %s", dir, log_path);
 			return EXIT_ERROR;
 		}
