@@ -1710,6 +1710,19 @@ static bool host_gone(struct channel *ch)
 	return recv(ch->sock, junk, sizeof(junk), MSG_DONTWAIT) == 0;
 }
 
+/* Ends h for its fault, which why (freed here) says in the log and, as
+ * the first reason given, in the report of its end. */
+static void end_host(struct host *h, char *why)
+{
+	g_warning("%s; it is ended", why);
+	g_mutex_lock(&h->lock);
+	if (!h->kill_report)
+		h->kill_report = g_steal_pointer(&why);
+	g_mutex_unlock(&h->lock);
+	g_free(why);
+	kill_host(h);
+}
+
 /* The host's channel is not as the protocol has it: no call of it can be
  * trusted any more. */
 static enum waited broken(struct host *h, struct fwd *f, uint32_t state)
@@ -1719,13 +1732,7 @@ static enum waited broken(struct host *h, struct fwd *f, uint32_t state)
 				    h->set->origin, f->dev->name,
 				    cusemu_op_name(f->op), state);
 
-	g_warning("%s; it is ended", why);
-	g_mutex_lock(&h->lock);
-	if (!h->kill_report)
-		h->kill_report = g_steal_pointer(&why);
-	g_mutex_unlock(&h->lock);
-	g_free(why);
-	kill_host(h);
+	end_host(h, why);
 	return WAITED_DEAD;
 }
 
@@ -2700,13 +2707,7 @@ static void channel_hung_up(struct host *h)
 			      "runs (a model that closes descriptors it was "
 			      "not given)",
 			      h->set->origin, (int)h->pid);
-	g_warning("%s; it is ended", why);
-	g_mutex_lock(&h->lock);
-	if (!h->kill_report)
-		h->kill_report = g_steal_pointer(&why);
-	g_mutex_unlock(&h->lock);
-	g_free(why);
-	kill_host(h);
+	end_host(h, why);
 }
 
 static gpointer reader_main(gpointer data)

@@ -223,21 +223,32 @@ void cusemu_private_file_unmake(const char *path, int fd)
 		unlinkat(dir, name, 0);
 }
 
-bool cusemu_private_file_take(int fd, GError **error)
+/* fd's status flags, when it is a regular file (else -1, error set): the
+ * only kind a file handed over may be, which use says what it is for. */
+static int handed_regular(int fd, const char *use, GError **error)
 {
 	struct stat st;
 	int flags = fcntl(fd, F_GETFL);
 
 	if (fstat(fd, &st) < 0 || flags < 0) {
 		set_errno(error, errno, "%s", g_strerror(errno));
-		return false;
+		return -1;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		set_errno(error, EINVAL, "the file handed over is %s: only a "
-					 "regular file is written",
-			  kind_of(&st));
-		return false;
+					 "regular file is %s",
+			  kind_of(&st), use);
+		return -1;
 	}
+	return flags;
+}
+
+bool cusemu_private_file_take(int fd, GError **error)
+{
+	int flags = handed_regular(fd, "written", error);
+
+	if (flags < 0)
+		return false;
 	if ((flags & O_ACCMODE) == O_RDONLY) {
 		set_errno(error, EBADF, "the file handed over is open for "
 					"reading only");
@@ -252,19 +263,10 @@ bool cusemu_private_file_take(int fd, GError **error)
 
 bool cusemu_private_file_take_model(int fd, GError **error)
 {
-	struct stat st;
-	int flags = fcntl(fd, F_GETFL);
+	int flags = handed_regular(fd, "used", error);
 
-	if (fstat(fd, &st) < 0 || flags < 0) {
-		set_errno(error, errno, "%s", g_strerror(errno));
+	if (flags < 0)
 		return false;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		set_errno(error, EINVAL, "the file handed over is %s: only a "
-					 "regular file is used",
-			  kind_of(&st));
-		return false;
-	}
 	if ((flags & O_ACCMODE) != O_RDWR || (flags & O_APPEND)) {
 		set_errno(error, EBADF, "the file handed over is not open for "
 					"reading and writing in place");
