@@ -487,44 +487,43 @@ static GRegex *error_regex(void)
 static bool say_use(const char *file, const char *line, const char *msg,
 		    GPtrArray *out)
 {
+	enum use { USE_CALL, USE_NAME, USE_HEADER, USE_STAND_IN };
 	static const struct {
 		const char *pattern;
-		int kind;	/* 0 a call, 1 a name, 2 a header */
+		enum use kind;
 	} kinds[] = {
-		{ "^implicit declaration of function ['‘]([A-Za-z_0-9]+)['’]", 0 },
-		{ "^unknown type name ['‘]([A-Za-z_0-9]+)['’]", 1 },
-		{ "^['‘]([A-Za-z_0-9]+)['’] undeclared", 1 },
-		{ "^([^:]+): No such file or directory$", 2 },
-		{ "^#error \"(<[^>]+> is outside [^\"]*)\"", 3 },
+		{ "^implicit declaration of function ['‘]([A-Za-z_0-9]+)['’]", USE_CALL },
+		{ "^unknown type name ['‘]([A-Za-z_0-9]+)['’]", USE_NAME },
+		{ "^['‘]([A-Za-z_0-9]+)['’] undeclared", USE_NAME },
+		{ "^([^:]+): No such file or directory$", USE_HEADER },
+		/* a header's stand-in, which says it all */
+		{ "^#error \"(<[^>]+> is outside [^\"]*)\"", USE_STAND_IN },
 	};
 
 	for (guint i = 0; i < G_N_ELEMENTS(kinds); i++) {
 		g_autoptr(GRegex) re = g_regex_new(kinds[i].pattern, 0, 0, NULL);
 		g_autoptr(GMatchInfo) mi = NULL;
 		g_autofree char *what = NULL;
+		bool call = kinds[i].kind == USE_CALL;
 
 		if (!g_regex_match(re, msg, 0, &mi))
 			continue;
 		what = g_match_info_fetch(mi, 1);
 		switch (kinds[i].kind) {
-		case 0:
+		case USE_CALL:
+		case USE_NAME:
 			g_ptr_array_add(out, g_strdup_printf(
-				"%s:%s: %s() is outside cusemu's portable "
+				"%s:%s: %s%s is outside cusemu's portable "
 				"surface: use %s", file, line, what,
-				call_advice(what)));
+				call ? "()" : "",
+				call ? call_advice(what) : name_advice(what)));
 			break;
-		case 1:
-			g_ptr_array_add(out, g_strdup_printf(
-				"%s:%s: %s is outside cusemu's portable "
-				"surface: use %s", file, line, what,
-				name_advice(what)));
-			break;
-		case 2:
+		case USE_HEADER:
 			g_ptr_array_add(out, g_strdup_printf(
 				"%s:%s: <%s> is outside " SURFACE ": %s",
 				file, line, what, header_advice(what)));
 			break;
-		default:
+		case USE_STAND_IN:
 			g_ptr_array_add(out, g_strdup_printf("%s:%s: %s", file,
 							     line, what));
 			break;
